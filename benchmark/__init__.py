@@ -1,0 +1,1 @@
+"""Benchmark replays of published code-editing suites through the edit-fidelity server."""

@@ -1,0 +1,1 @@
+"""Running untrusted generated code and hidden tests with real isolation."""

@@ -1,0 +1,1 @@
+"""edit-fidelity language server and fidelity core."""

@@ -1,0 +1,48 @@
+"""The `edit-fidelity` console script.
+
+Built-in subcommands live in `server`; `sandbox` and `benchmark` contribute theirs through the
+`edit_fidelity.commands` entry-point group (each entry is a `register(subparsers)` callable), so
+`server` never imports `benchmark`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable, Sequence
+from importlib.metadata import entry_points
+
+from server import check_cli
+
+BUILTIN: dict[str, Callable[[argparse._SubParsersAction], None]] = {
+    "check": check_cli.register,
+}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="edit-fidelity",
+        description="Measure how faithfully a model edited code; serve that to editors; replay benchmarks.",
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    for register in BUILTIN.values():
+        register(sub)
+    for ep in sorted(entry_points(group="edit_fidelity.commands"), key=lambda e: e.name):
+        if ep.name not in BUILTIN:
+            ep.load()(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.handler(args) or 0)
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,111 @@
+"""Records of the fidelity core. They are stored and sent, so they are msgspec Structs.
+
+Line numbers in hunks and functions are 1-based and inclusive. An empty range (an insertion point)
+has ``end_line == start_line - 1``: nothing is replaced, new lines go in before ``start_line``.
+Text edits use LSP conventions instead: 0-based lines and UTF-16 code-unit columns.
+"""
+
+from __future__ import annotations
+
+import msgspec
+
+VARIANTS = ("raw", "no_comments", "body_no_comments")
+
+# Hunk kinds. Everything but `logic` and `comment_only` is a change nobody asked for unless the
+# instruction says so; the server decides what to flag, the core only describes.
+HUNK_KINDS = (
+    "formatting_only",
+    "comment_removed",
+    "comment_only",
+    "rename",
+    "docstring",
+    "signature_change",
+    "import_change",
+    "defensive",
+    "lazy_placeholder",
+    "deletion",
+    "outside_target",
+    "logic",
+)
+UNREQUESTED_KINDS = frozenset(HUNK_KINDS) - {"logic", "comment_only"}
+
+
+class Distance(msgspec.Struct, frozen=True):
+    tokens: int
+    normalized: float
+
+
+class ComplexityDelta(msgspec.Struct, frozen=True):
+    """A whole-file complexity before and after; all three are None where the code does not parse."""
+
+    before: float | None
+    after: float | None
+    delta: float | None
+
+
+class Position(msgspec.Struct, frozen=True):
+    line: int
+    character: int
+
+
+class Range(msgspec.Struct, frozen=True):
+    start: Position
+    end: Position
+
+
+class TextEdit(msgspec.Struct, frozen=True, rename={"new_text": "newText"}):
+    """An LSP TextEdit (0-based lines, UTF-16 columns) against the original text."""
+
+    range: Range
+    new_text: str
+
+
+class Hunk(msgspec.Struct, frozen=True):
+    start_line: int  # original side
+    end_line: int
+    new_start_line: int  # edited side
+    new_end_line: int
+    kinds: list[str]
+    tokens_changed: int
+    unrequested: bool
+    message: str
+    renames: dict[str, str] = {}
+
+
+class FunctionChange(msgspec.Struct, frozen=True):
+    name: str  # qualified: Class.method
+    status: str  # changed | added | removed
+    start_line: int | None  # original side; None when added
+    end_line: int | None
+    new_start_line: int | None  # edited side; None when removed
+    new_end_line: int | None
+    tokens_changed: int
+    cognitive_before: int | None
+    cognitive_after: int | None
+    sonar_before: int | None
+    sonar_after: int | None
+    cyclomatic_before: int | None
+    cyclomatic_after: int | None
+
+
+class ParseStatus(msgspec.Struct, frozen=True):
+    original: str | None  # None when it parses, else the SyntaxError message
+    edited: str | None
+
+
+class FidelityReport(msgspec.Struct, frozen=True):
+    distance: dict[str, Distance]
+    excess: dict[str, float] | None
+    gold_distance: dict[str, Distance] | None
+    complexity: dict[str, ComplexityDelta]  # paper, sonar, cyclomatic, maintainability
+    hunks: list[Hunk]
+    functions: list[FunctionChange]
+    edits: list[TextEdit]
+    parse_errors: ParseStatus
+    identical: bool
+
+    def to_json(self) -> bytes:
+        return msgspec.json.encode(self)
+
+    def to_builtins(self) -> dict:
+        return msgspec.to_builtins(self)
