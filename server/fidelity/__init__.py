@@ -1,0 +1,50 @@
+"""The fidelity core: pure functions over strings that say how faithfully an edit kept the original.
+
+Nothing here knows about editors, models or I/O. Public API:
+
+- `measure(original, edited, gold=None, target=None) -> FidelityReport`
+- `distances(original, edited)` and `token_distance(a_tokens, b_tokens)`
+- `paper_tokens(text)`, `normalize(text)`, `function_body(text)`: the paper's building blocks
+- `apply_text_edits(text, edits)`
+"""
+
+from server.fidelity.measure import distances, measure, token_distance
+from server.fidelity.normalize import function_body, normalize
+from server.fidelity.report import (
+    HUNK_KINDS,
+    UNREQUESTED_KINDS,
+    VARIANTS,
+    ComplexityDelta,
+    Distance,
+    FidelityReport,
+    FunctionChange,
+    Hunk,
+    ParseStatus,
+    Position,
+    Range,
+    TextEdit,
+)
+from server.fidelity.textedits import apply_text_edits
+from server.fidelity.tokens import paper_tokens
+
+__all__ = [
+    "HUNK_KINDS",
+    "UNREQUESTED_KINDS",
+    "VARIANTS",
+    "ComplexityDelta",
+    "Distance",
+    "FidelityReport",
+    "FunctionChange",
+    "Hunk",
+    "ParseStatus",
+    "Position",
+    "Range",
+    "TextEdit",
+    "apply_text_edits",
+    "distances",
+    "function_body",
+    "measure",
+    "normalize",
+    "paper_tokens",
+    "token_distance",
+]

@@ -1,0 +1,300 @@
+"""Everything the core derives from one text, computed once and cached.
+
+An editor compares many candidate edits against the same original and a benchmark compares every
+sample against the same task, so per-text facts are cached (`analyze`). Below that, a text is a list
+of top-level chunks (`chunks.py`), each cached by its own text, so a small edit to a large file only
+re-analyses the chunk it touched; the per-text facts here are assembled from the chunks.
+"""
+
+from __future__ import annotations
+
+import ast
+import math
+import re
+from bisect import bisect_left, bisect_right
+from collections import deque
+from functools import cached_property, lru_cache
+
+from radon.metrics import mi_compute
+
+from server.fidelity import complexity
+from server.fidelity.chunks import Chunk, split_chunks, statement_separator
+from server.fidelity.normalize import body_by_regex, body_start_line, first_function
+from server.fidelity.rawmetrics import RawMetrics
+from server.fidelity.structure import FunctionInfo, Structure
+from server.fidelity.tokens import Lexed, lex
+
+_LONE_CR = re.compile(r"\r(?!\n)")
+_LINE_BREAK_AFTER = re.compile(r"(?<=\n)|(?<=\r)(?!\n)")
+_NEWLINES = ("\n", "\r\n", "")
+
+
+def split_lines(text: str) -> list[str]:
+    """Lines as LSP sees them (\\n, \\r\\n or \\r end a line), each with its line ending."""
+    if not text:
+        return []
+    if "\r" in text:
+        lines = _LINE_BREAK_AFTER.split(text)
+    else:
+        lines = [line + "\n" for line in text.split("\n")]
+        lines[-1] = lines[-1][:-1]
+    if not lines[-1]:
+        lines.pop()
+    return lines
+
+
+def _concat(parts: list[tuple[int, Lexed]]) -> Lexed:
+    """Join chunk token streams, moving each chunk's rows by its offset."""
+    if len(parts) == 1 and parts[0][0] == 0:
+        return parts[0][1]
+    strings: list[str] = []
+    rows: list[int] = []
+    end_rows: list[int] = []
+    comments: list[tuple[int, str]] = []
+    for offset, lexed in parts:
+        strings.extend(lexed.strings)
+        if offset:
+            rows.extend([r + offset for r in lexed.rows])
+            end_rows.extend([r + offset for r in lexed.end_rows])
+            comments.extend((r + offset, c) for r, c in lexed.comments)
+        else:
+            rows.extend(lexed.rows)
+            end_rows.extend(lexed.end_rows)
+            comments.extend(lexed.comments)
+    return Lexed(strings, rows, end_rows, comments, all(lx.ok for _, lx in parts))
+
+
+class Analysis:
+    """The per-text facts. Cheap parts are computed eagerly, the rest on first use."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.chunks: list[tuple[int, Chunk]] = split_chunks(text)
+        errors = [c.parse_error for _, c in self.chunks if c.parse_error]
+        self.parse_error: str | None = errors[0] if errors else None
+        self.parses = self.parse_error is None
+        # tokenize counts only \n as a line break; LSP also counts a lone \r. Map rows when they differ.
+        self.line_map: list[int] | None = _row_map(text) if "\r" in text and _LONE_CR.search(text) else None
+
+    @cached_property
+    def lexed(self) -> Lexed:
+        return _concat([(row - 1, c.lexed) for row, c in self.chunks])
+
+    # -- distance variants -------------------------------------------------------------------
+    @cached_property
+    def _normalized_parts(self) -> list[tuple[int, Chunk]]:
+        """(row offset in the normalised text, chunk) for each chunk with statements."""
+        if not self.parses:
+            return [(0, self.chunks[0][1])]
+        parts: list[tuple[int, Chunk]] = []
+        next_row = 1
+        for _, c in self.chunks:
+            if not c.stmts:
+                continue
+            if parts:
+                next_row += statement_separator(c.stmts[0]).count("\n")
+            parts.append((next_row - 1, c))
+            next_row += c.normalized.count("\n")
+        return parts
+
+    @cached_property
+    def normalized(self) -> str:
+        """The paper's `standardize_code_formatting` of the text."""
+        if not self.text.strip():
+            return self.text
+        parts = self._normalized_parts
+        if not self.parses:
+            return parts[0][1].normalized
+        return "".join(
+            (statement_separator(c.stmts[0]) if i else "") + c.normalized for i, (_, c) in enumerate(parts)
+        )
+
+    @cached_property
+    def normalized_lexed(self) -> Lexed:
+        if not self.text.strip():
+            return self.lexed
+        parts = self._normalized_parts
+        if len(parts) == 1:
+            return parts[0][1].normalized_lexed
+        joined = _concat([(offset, c.normalized_lexed) for offset, c in parts])
+        # A chunk tokenised alone ends with NEWLINE ""; inside the module that NEWLINE is "\n".
+        strings = list(joined.strings)
+        position = 0
+        for _, c in parts[:-1]:
+            position += len(c.normalized_lexed.strings)
+            if position == 0 or strings[position - 1] != "":
+                return lex(self.normalized)
+            strings[position - 1] = "\n"
+        return joined._replace(strings=strings)
+
+    @cached_property
+    def body_tokens(self) -> list[str]:
+        """Tokens of the paper's `extract_function_body` of the text."""
+        if not self.parses:
+            return lex(body_by_regex(self.normalized)).strings
+        found = self._first_function_chunk()
+        if found is None:
+            return lex(body_by_regex(self.normalized)).strings
+        offset, piece = found
+        # Within its chunk the paper's function is also the first FunctionDef in walk order, so the
+        # chunk's normalised text can be searched the same way.
+        func = first_function(ast.parse(piece.normalized))
+        assert func is not None
+        start = body_start_line(ast.Module(body=[func], type_ignores=[]))
+        if start == 0:
+            return []
+        assert start is not None
+        if func.col_offset == 0:
+            # A top-level function: tokenising the slice gives exactly the tail of the full token list.
+            lexed = self.normalized_lexed
+            return lexed.strings[bisect_left(lexed.rows, start + offset) :]
+        return lex("\n".join(self.normalized.splitlines()[start + offset - 1 :])).strings
+
+    def _first_function_chunk(self) -> tuple[int, Chunk] | None:
+        """The chunk holding the paper's function: the first `FunctionDef` in `ast.walk` order."""
+        parts = self._normalized_parts
+        queue: deque[tuple[ast.AST, int]] = deque()
+        for number, (_, c) in enumerate(parts):
+            queue.extend((stmt, number) for stmt in c.stmts or ())
+        while queue:
+            node, number = queue.popleft()
+            if isinstance(node, ast.FunctionDef):
+                return parts[number]
+            queue.extend((child, number) for child in ast.iter_child_nodes(node))
+        return None
+
+    def variant_tokens(self, variant: str) -> list[str]:
+        if variant == "raw":
+            return self.lexed.strings
+        if variant == "no_comments":
+            return self.normalized_lexed.strings
+        if variant == "body_no_comments":
+            return self.body_tokens
+        raise ValueError(f"unknown distance variant {variant!r}")
+
+    # -- lines and tokens ------------------------------------------------------------------
+    @cached_property
+    def lines(self) -> list[str]:
+        return split_lines(self.text)
+
+    @cached_property
+    def token_rows(self) -> tuple[list[int], list[int]]:
+        """Per raw token its first and last LSP line (1-based)."""
+        lexed = self.lexed
+        if self.line_map is None:
+            return lexed.rows, lexed.end_rows
+        m = self.line_map
+        return [m[r] for r in lexed.rows], [m[r] for r in lexed.end_rows]
+
+    def token_span(self, first: int, last: int) -> tuple[int, int]:
+        """Index range of the raw tokens that overlap lines first..last (1-based, inclusive)."""
+        if last < first:
+            return 0, 0
+        rows, end_rows = self.token_rows
+        return bisect_left(end_rows, first), bisect_right(rows, last)
+
+    def tokens_in(self, first: int, last: int) -> list[str]:
+        lo, hi = self.token_span(first, last)
+        return self.lexed.strings[lo:hi] if hi > lo else []
+
+    def comments_in(self, first: int, last: int) -> list[str]:
+        m = self.line_map
+        return [c for row, c in self.lexed.comments if first <= (m[row] if m else row) <= last]
+
+    @cached_property
+    def identifiers(self) -> frozenset[str]:
+        return frozenset(s for s in self.lexed.strings if s.isidentifier())
+
+    # -- structure -------------------------------------------------------------------------
+    @cached_property
+    def structure(self) -> Structure:
+        if len(self.chunks) == 1:
+            return self.chunks[0][1].structure
+        merged = Structure()
+        for row, c in self.chunks:
+            merged.extend_shifted(c.structure, row - 1)
+        return merged
+
+    @cached_property
+    def bound_names(self) -> frozenset[str]:
+        return frozenset().union(*(c.bound_names for _, c in self.chunks))
+
+    # -- complexity ------------------------------------------------------------------------
+    @cached_property
+    def paper_cognitive(self) -> int | None:
+        return sum(c.paper_cognitive for _, c in self.chunks) if self.parses else None
+
+    @cached_property
+    def sonar(self) -> tuple[int, dict[int, int]] | None:
+        """complexipy's file total and per-function values by first line; additive over chunks."""
+        if not self.parses:
+            return None
+        total = 0
+        per_function: dict[int, int] = {}
+        for row, c in self.chunks:
+            if c.sonar is None:
+                return None
+            total += c.sonar[0]
+            per_function.update((line + row - 1, value) for line, value in c.sonar[1].items())
+        return total, per_function
+
+    @cached_property
+    def cyclomatic(self) -> tuple[int, dict[int, int]] | None:
+        """radon's total cyclomatic complexity and per-function values keyed by `def` line."""
+        if not self.parses:
+            return None
+        total = 1
+        per_function: dict[int, int] = {}
+        for row, c in self.chunks:
+            chunk_total, chunk_functions, _ = c.radon
+            total += chunk_total - 1  # each chunk's module-level count starts at 1
+            per_function.update((line + row - 1, value) for line, value in chunk_functions.items())
+        return total, per_function
+
+    @cached_property
+    def raw_metrics(self) -> RawMetrics | None:
+        """radon's raw line counts; additive over chunks, which never split a logical line."""
+        parts = [c.raw_metrics for _, c in self.chunks]
+        if any(p is None for p in parts):
+            return None
+        return RawMetrics(*(sum(values) for values in zip(*parts)))  # type: ignore[misc]
+
+    @cached_property
+    def maintainability(self) -> float | None:
+        """radon's maintainability index, multi-line strings counted as comments (`radon mi -m`)."""
+        if not self.parses or self.cyclomatic is None or self.raw_metrics is None:
+            return None
+        raw = self.raw_metrics
+        operators_seen: set = set()
+        operands_seen: set = set()
+        operators = operands = 0
+        for _, c in self.chunks:
+            visitor = c.radon[2]
+            operators_seen |= visitor.operators_seen
+            operands_seen |= visitor.operands_seen
+            operators += visitor.operators
+            operands += visitor.operands
+        vocabulary = len(operators_seen) + len(operands_seen)
+        volume = (operators + operands) * math.log2(vocabulary) if vocabulary else 0
+        comments = (raw.comments + raw.multi) / float(raw.sloc) * 100 if raw.sloc else 0
+        value = mi_compute(volume, self.cyclomatic[0], raw.lloc, comments)
+        return None if math.isnan(value) else round(value, 2)
+
+    def function_paper_cognitive(self, info: FunctionInfo) -> int:
+        return complexity.paper_cognitive(info.node)
+
+
+def _row_map(text: str) -> list[int]:
+    """tokenize row (1-based, \\n-separated) -> LSP line (1-based)."""
+    mapping = [0]
+    lsp_line = 1
+    for chunk_text in text.split("\n"):
+        mapping.append(lsp_line)
+        lsp_line += len(_LONE_CR.findall(chunk_text)) + 1
+    mapping.append(lsp_line)
+    return mapping
+
+
+@lru_cache(maxsize=256)
+def analyze(text: str) -> Analysis:
+    return Analysis(text)

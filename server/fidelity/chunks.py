@@ -1,0 +1,174 @@
+"""Top-level chunks: a module analysed piece by piece, each piece cached by its text.
+
+A top-level statement is independent of its neighbours for tokenising, parsing, unparsing and every
+complexity count we use, so a file is split at lines that start a top-level statement and each chunk
+is analysed on its own (and only once: chunks are cached by text). Editing one function of a
+10,000-line file then re-analyses that one function. Splitting is validated, not trusted: a chunk that
+does not parse is merged with the next one, and a file that cannot be split falls back to one chunk.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import warnings
+from functools import cached_property, lru_cache
+
+from radon.raw import analyze as radon_raw
+from radon.visitors import ComplexityVisitor, HalsteadVisitor
+
+from server.fidelity import complexity
+from server.fidelity.normalize import strip_comments_fallback
+from server.fidelity.rawmetrics import RawMetrics, raw_metrics
+from server.fidelity.structure import Structure, bound_names
+from server.fidelity.tokens import Lexed, lex
+
+# Lines that look like a new statement at column 0 but continue the previous one.
+_CONTINUATION = re.compile(r"(?:else|elif|except|finally)\b|[)\]}]")
+_MAX_MERGES = 16
+# Below this many lines one chunk is cheaper than many: per-chunk parse and visitor set-up dominate.
+MIN_SPLIT_LINES = 150
+
+
+class Chunk:
+    """One piece of source analysed standalone; rows are relative to the chunk (1-based)."""
+
+    def __init__(self, text: str, first: bool) -> None:
+        self.text = text
+        self.first = first  # holds the module's first statement: a string there is the module docstring
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # invalid escapes in user code are not our warnings
+                self.stmts: list[ast.stmt] | None = ast.parse(text).body
+            self.parse_error: str | None = None
+        except SyntaxError as exc:
+            self.stmts, self.parse_error = None, f"line {exc.lineno}: {exc.msg}"
+        except (ValueError, RecursionError, MemoryError) as exc:
+            self.stmts, self.parse_error = None, f"{type(exc).__name__}: {exc}"
+
+    @cached_property
+    def lexed(self) -> Lexed:
+        return lex(self.text)
+
+    @cached_property
+    def n_rows(self) -> int:
+        return self.text.count("\n") + (0 if self.text.endswith("\n") else 1)
+
+    @cached_property
+    def normalized(self) -> str:
+        """`ast.unparse` of the chunk's statements joined as in a module (no leading separator)."""
+        if self.stmts is None:
+            return strip_comments_fallback(self.text) if self.text.strip() else self.text
+        parts: list[str] = []
+        for index, stmt in enumerate(self.stmts):
+            if index:
+                parts.append(statement_separator(stmt))
+            if index == 0 and self.first and _is_string_expr(stmt):
+                parts.append(ast.unparse(ast.Module(body=[stmt], type_ignores=[])))
+            else:
+                parts.append(ast.unparse(stmt))
+        return "".join(parts)
+
+    @cached_property
+    def normalized_lexed(self) -> Lexed:
+        if self.stmts is None and self.lexed.ok:
+            return self.lexed  # the tokenize round trip of the paper's fallback keeps the token list
+        return lex(self.normalized)
+
+    @cached_property
+    def structure(self) -> Structure:
+        return Structure().visit_module(self.stmts or [], first=self.first)
+
+    @cached_property
+    def bound_names(self) -> set[str]:
+        return bound_names(self.stmts or [])
+
+    @cached_property
+    def raw_metrics(self) -> RawMetrics | None:
+        """radon's sloc/lloc/comments/multi of the chunk (radon's own analyzer where our rules may differ)."""
+        fast = raw_metrics(self.text, self.lexed)
+        if fast is not None:
+            return fast
+        try:
+            raw = radon_raw(self.text)
+        except (SyntaxError, ValueError, IndexError):
+            return None
+        return RawMetrics(sloc=raw.sloc, lloc=raw.lloc, comments=raw.comments, multi=raw.multi)
+
+    @cached_property
+    def sonar(self) -> tuple[int, dict[int, int]] | None:
+        return complexity.sonar_cognitive(self.text) if self.stmts is not None else None
+
+    @cached_property
+    def paper_cognitive(self) -> int:
+        return sum(complexity.paper_cognitive(s) for s in self.stmts or ())
+
+    @cached_property
+    def radon(self) -> tuple[int, dict[int, int], HalsteadVisitor]:
+        """radon's total cyclomatic complexity, per-function values by `def` line, and its Halstead visitor."""
+        module = ast.Module(body=self.stmts or [], type_ignores=[])
+        visitor = ComplexityVisitor.from_ast(module)
+        per_function = {b.lineno: b.complexity for b in visitor.functions}
+        for cls in visitor.classes:
+            per_function.update((m.lineno, m.complexity) for m in cls.methods)
+        return visitor.total_complexity, per_function, HalsteadVisitor.from_ast(module)
+
+
+def statement_separator(stmt: ast.stmt) -> str:
+    """What `ast.unparse` puts before a statement that is not the module's first."""
+    return "\n\n" if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) else "\n"
+
+
+def _is_string_expr(stmt: ast.stmt) -> bool:
+    return isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant) and isinstance(stmt.value.value, str)
+
+
+@lru_cache(maxsize=4096)
+def chunk(text: str, first: bool) -> Chunk:
+    return Chunk(text, first)
+
+
+def _candidate_starts(lines: list[str]) -> list[int]:
+    starts = [0]
+    for index in range(1, len(lines)):
+        line = lines[index]
+        if line and line[0] not in " \t\f\r\n#" and not _CONTINUATION.match(line):
+            starts.append(index)
+    return starts
+
+
+def split_chunks(text: str) -> list[tuple[int, Chunk]]:
+    """(first row, chunk) pairs covering the text, rows 1-based in tokenize's (\\n-separated) lines."""
+    lines = _split_newlines(text)
+    if len(lines) < MIN_SPLIT_LINES:
+        return [(1, chunk(text, True))]
+    starts = _candidate_starts(lines)
+    if len(starts) == 1:
+        return [(1, chunk(text, True))]
+    starts.append(len(lines))
+    result: list[tuple[int, Chunk]] = []
+    seen_statement = False
+    i = 0
+    merges = 0
+    while i < len(starts) - 1:
+        j = i + 1
+        piece = chunk("".join(lines[starts[i] : starts[j]]), not seen_statement)
+        while piece.stmts is None and j < len(starts) - 1 and merges < _MAX_MERGES:
+            j += 1
+            merges += 1
+            piece = chunk("".join(lines[starts[i] : starts[j]]), not seen_statement)
+        if piece.stmts is None:
+            return [(1, chunk(text, True))]
+        result.append((starts[i] + 1, piece))
+        seen_statement = seen_statement or bool(piece.stmts)
+        i = j
+    return result
+
+
+def _split_newlines(text: str) -> list[str]:
+    # tokenize splits on \n only; str.splitlines would also split on \r, \f, \x1c and more.
+    parts = text.split("\n")
+    lines = [p + "\n" for p in parts[:-1]]
+    if parts[-1]:
+        lines.append(parts[-1])
+    return lines

@@ -1,0 +1,40 @@
+"""Shared fixtures: where the benchmark data lives (EDIT_FIDELITY_DATA, else ../shared/data)."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def data_dir() -> Path | None:
+    configured = os.environ.get("EDIT_FIDELITY_DATA")
+    candidates = [Path(configured)] if configured else [REPO.parent / "shared" / "data"]
+    for candidate in candidates:
+        if candidate.is_dir():
+            return candidate
+    return None
+
+
+@pytest.fixture(scope="session")
+def shared_data() -> Path:
+    found = data_dir()
+    if found is None:
+        pytest.skip("benchmark data not found: set EDIT_FIDELITY_DATA to the shared data directory")
+    return found
+
+
+@pytest.fixture(scope="session")
+def overedit_tasks(shared_data: Path) -> list[dict]:
+    path = shared_data / "overedit" / "corrupted_solutions_manual_easy_400.jsonl"
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+@pytest.fixture(scope="session")
+def canitedit_problems(shared_data: Path) -> list[dict]:
+    path = shared_data / "canitedit" / "canitedit_test.jsonl"
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
