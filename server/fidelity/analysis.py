@@ -12,7 +12,7 @@ import ast
 import math
 import re
 from bisect import bisect_left, bisect_right
-from collections import deque
+from collections import Counter, deque
 from functools import cached_property, lru_cache
 
 from radon.metrics import mi_compute
@@ -202,8 +202,12 @@ class Analysis:
         return [c for row, c in self.lexed.comments if first <= (m[row] if m else row) <= last]
 
     @cached_property
+    def name_counts(self) -> Counter[str]:
+        return Counter(s for s in self.lexed.strings if s.isidentifier())
+
+    @cached_property
     def identifiers(self) -> frozenset[str]:
-        return frozenset(s for s in self.lexed.strings if s.isidentifier())
+        return frozenset(self.name_counts)
 
     # -- structure -------------------------------------------------------------------------
     @cached_property

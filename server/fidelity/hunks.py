@@ -87,32 +87,37 @@ def _is_name(token: str) -> bool:
 
 
 def rename_map(original: Analysis, edited: Analysis, regions: list[LineRegion]) -> dict[str, str]:
-    """Consistent identifier renames: a bound name replaced everywhere by one new name that did not exist."""
-    pairs: dict[str, Counter[str]] = {}
+    """Consistent identifier renames: a bound name that vanished, replaced by one new bound name.
+
+    Candidates come from the token alignment; a candidate is accepted when renaming it in the original
+    removes at least half of its occurrences from the edit distance (a real rename turns every
+    occurrence into a match; a chance alignment of two unrelated names does not).
+    """
+    old_tokens: list[str] = []
+    new_tokens: list[str] = []
     for region in regions:
-        old = original.tokens_in(region.a_start, region.a_end)
-        new = edited.tokens_in(region.b_start, region.b_end)
-        for op in Levenshtein.opcodes(old, new):
-            if op.tag != "replace" or op.src_end - op.src_start != op.dest_end - op.dest_start:
-                continue
-            for a, b in zip(old[op.src_start : op.src_end], new[op.dest_start : op.dest_end]):
-                if _is_name(a) and _is_name(b):
-                    pairs.setdefault(a, Counter())[b] += 1
-    renames: dict[str, str] = {}
+        old_tokens += original.tokens_in(region.a_start, region.a_end)
+        new_tokens += edited.tokens_in(region.b_start, region.b_end)
+    pairs: Counter[tuple[str, str]] = Counter()
+    for op in Levenshtein.opcodes(old_tokens, new_tokens):
+        if op.tag == "replace":
+            for a, b in zip(old_tokens[op.src_start : op.src_end], new_tokens[op.dest_start : op.dest_end]):
+                if a != b and _is_name(a) and _is_name(b):
+                    pairs[a, b] += 1
     if not pairs:
-        return renames
-    bound_old, bound_new = original.bound_names, edited.bound_names
-    for old_name, targets in pairs.items():
-        if len(targets) != 1:
+        return {}
+    vanished = {n for n, _ in pairs if n not in edited.identifiers and n in original.bound_names}
+    appeared = {n for _, n in pairs if n not in original.identifiers and n in edited.bound_names}
+    renames: dict[str, str] = {}
+    base = Levenshtein.distance(old_tokens, new_tokens)
+    for (old, new), _ in pairs.most_common(32):
+        if old not in vanished or new not in appeared or old in renames or new in renames.values():
             continue
-        (new_name,) = targets
-        if (
-            old_name in bound_old
-            and new_name in bound_new
-            and old_name not in edited.identifiers
-            and new_name not in original.identifiers
-        ):
-            renames[old_name] = new_name
+        trial = [renames.get(t, new if t == old else t) for t in old_tokens]
+        distance = Levenshtein.distance(trial, new_tokens)
+        if base - distance >= max(1, original.name_counts[old] / 2):
+            renames[old] = new
+            base = distance
     return renames
 
 

@@ -175,3 +175,19 @@ def test_function_breakdown():
     assert functions["extra"].status == "added" and functions["extra"].start_line is None
     assert functions["total"].cognitive_before == functions["total"].cognitive_after == 1
     assert functions["total"].cyclomatic_before == 2
+
+
+def test_renames_inside_a_rewrite_are_found_and_chance_alignments_are_not():
+    original = (
+        "def total_positive(items):\n    # sum of the positive items\n    s = 0\n"
+        "    for i in range(1, len(items)):\n        if items[i] > 0:\n            s += items[i]\n    return s\n"
+    )
+    edited = (
+        'def total_positive(values):\n    """Sum the positive values."""\n    if values is None:\n'
+        '        raise ValueError("values must not be None")\n    result = 0\n    for value in values:\n'
+        "        if value > 0:\n            result += value\n    return result\n"
+    )
+    (hunk,) = measure(original, edited).hunks
+    # `i` lines up with `values` once by chance; it is no rename, `items` and `s` are
+    assert hunk.renames == {"items": "values", "s": "result"}
+    assert {"rename", "signature_change", "docstring", "defensive", "logic", "comment_removed"} == set(hunk.kinds)
