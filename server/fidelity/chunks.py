@@ -73,7 +73,13 @@ class Chunk:
     def normalized_lexed(self) -> Lexed:
         if self.stmts is None and self.lexed.ok:
             return self.lexed  # the tokenize round trip of the paper's fallback keeps the token list
-        return lex(self.normalized)
+        normalized = self.normalized
+        if normalized == self.text:
+            return self.lexed  # already in unparse form: nothing to tokenise again
+        if normalized == self.text.rstrip("\n") and self.lexed.strings[-1:] == ["\n"]:
+            # unparse form plus trailing line breaks: the same tokens, but the last NEWLINE is ""
+            return self.lexed._replace(strings=[*self.lexed.strings[:-1], ""])
+        return lex(normalized)
 
     @cached_property
     def structure(self) -> Structure:
