@@ -57,6 +57,8 @@ def test_files_gold_and_target(tmp_path: Path):
         (["a.py"], "give ORIGINAL and EDITED"),
         (["latin1.py", "b.py"], "not UTF-8"),
         (["dir", "b.py"], "dir: is a directory"),
+        (["a.py", "b.py", "--format", "xml"], "invalid choice: 'xml'"),
+        (["a.py", "b.py", "--no-such-flag"], "unrecognized arguments"),
     ],
 )
 def test_bad_input_is_one_line_and_nonzero(tmp_path: Path, args, message):
