@@ -10,17 +10,26 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Callable, Sequence
+from typing import NoReturn
 from importlib.metadata import entry_points
 
-from server import check_cli
+from server import check_cli, serve_cli
 
 BUILTIN: dict[str, Callable[[argparse._SubParsersAction], None]] = {
     "check": check_cli.register,
+    "serve": serve_cli.register,
 }
 
 
+class _Parser(argparse.ArgumentParser):
+    """Usage errors as one line (`edit-fidelity check: error: ...`), exit status 2."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message} (see --help)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="edit-fidelity",
         description="Measure how faithfully a model edited code; serve that to editors; replay benchmarks.",
     )

@@ -1,0 +1,474 @@
+// The command flows: input -> server command (with progress and cancellation) -> preview -> apply.
+// They talk to the server only through `ServerApi`, so tests drive them with a scripted server.
+import * as vscode from "vscode";
+import {
+  Commands,
+  type ApplyProposalResult,
+  type Baseline,
+  type CheckChangeResult,
+  type CompareBackendsResult,
+  type CompareRow,
+  type LspRange,
+  type Proposal,
+  type RequestEditParams,
+  type RequestEditResult,
+} from "./protocol";
+import { PROPOSAL_SCHEME, ProposalDocuments } from "./proposals";
+import { fmtDistance, fmtSigned, hunkItems, proposalRow, renderMarkdownTable, renderRows, type RowItem } from "./render";
+import type { FidelityStatus } from "./status";
+
+export interface ServerApi {
+  /** Start the server if needed; false (after telling the user why) when there is none. */
+  ready(): Promise<boolean>;
+  /**
+   * `workspace/executeCommand` with one JSON argument. The token goes to the language client's
+   * sendRequest, which turns its cancellation into `$/cancelRequest`.
+   */
+  executeCommand<T>(command: string, arg: unknown, token?: vscode.CancellationToken, onProgress?: ProgressSink): Promise<T>;
+}
+
+/** Work-done progress the server reports for a request (message, percentage 0-100). */
+export type ProgressSink = (message: string | undefined, percentage: number | undefined) => void;
+
+export class Cancelled extends Error {
+  constructor() {
+    super("cancelled");
+  }
+}
+
+/** Settle as soon as the token fires, even when the server never answers the cancelled request. */
+export function raceCancellation<T>(promise: Promise<T>, token: vscode.CancellationToken): Promise<T> {
+  if (token.isCancellationRequested) return Promise.reject(new Cancelled());
+  return new Promise<T>((resolve, reject) => {
+    const sub = token.onCancellationRequested(() => {
+      sub.dispose();
+      reject(new Cancelled());
+    });
+    promise.then(
+      (v) => {
+        sub.dispose();
+        if (token.isCancellationRequested) reject(new Cancelled());
+        else resolve(v);
+      },
+      (e) => {
+        sub.dispose();
+        reject(token.isCancellationRequested ? new Cancelled() : e);
+      },
+    );
+  });
+}
+
+export function errorText(e: unknown): string {
+  if (e instanceof Error) return e.message;
+  if (e && typeof e === "object" && "message" in e) return String((e as { message: unknown }).message);
+  return String(e);
+}
+
+export function toLspRange(sel: vscode.Selection | vscode.Range): LspRange {
+  return {
+    start: { line: sel.start.line, character: sel.start.character },
+    end: { line: sel.end.line, character: sel.end.character },
+  };
+}
+
+interface Snapshot {
+  uri: vscode.Uri;
+  version: number;
+  text: string;
+  getText(): string;
+}
+
+function snapshot(doc: vscode.TextDocument): Snapshot {
+  const text = doc.getText();
+  return { uri: doc.uri, version: doc.version, text, getText: () => text };
+}
+
+const PENDING_CONTEXT = "editFidelity.hasPendingProposal";
+const MSG = "Edit Fidelity";
+
+export class Flows {
+  pendingId: string | undefined;
+  lastInstruction = "";
+
+  constructor(
+    private readonly api: ServerApi,
+    private readonly docs: ProposalDocuments,
+    private readonly status: FidelityStatus,
+  ) {}
+
+  private editor(): vscode.TextEditor | undefined {
+    const editor = vscode.window.activeTextEditor;
+    if (!editor || editor.document.uri.scheme === PROPOSAL_SCHEME) {
+      void vscode.window.showInformationMessage(`${MSG}: open the file to edit and select the code first.`);
+      return undefined;
+    }
+    return editor;
+  }
+
+  private async askInstruction(title: string): Promise<string | undefined> {
+    const instruction = await vscode.window.showInputBox({
+      title,
+      prompt: "What should change? (the selection, or the whole file when nothing is selected)",
+      placeHolder: "e.g. fix the off-by-one error in the loop",
+      value: this.lastInstruction,
+      ignoreFocusOut: true,
+      validateInput: (v) => (v.trim() ? undefined : "Write an instruction."),
+    });
+    if (!instruction || !instruction.trim()) return undefined;
+    this.lastInstruction = instruction.trim();
+    return this.lastInstruction;
+  }
+
+  /**
+   * Run a server command under a cancellable notification that shows the server's own progress
+   * reports. undefined when cancelled or failed; the result's warnings are shown.
+   */
+  private async withServer<T>(title: string, command: string, arg: unknown, cancellable = true): Promise<T | undefined> {
+    try {
+      const result = await vscode.window.withProgress(
+        { location: vscode.ProgressLocation.Notification, title, cancellable },
+        (progress, token) => {
+          let last = 0;
+          const sink: ProgressSink = (message, percentage) => {
+            const increment = typeof percentage === "number" && percentage > last ? percentage - last : undefined;
+            if (increment !== undefined) last = percentage as number;
+            progress.report({ message, increment });
+          };
+          return raceCancellation(this.api.executeCommand<T>(command, arg, token, sink), token);
+        },
+      );
+      const warnings = (result as { warnings?: unknown } | undefined)?.warnings;
+      if (Array.isArray(warnings) && warnings.length) {
+        void vscode.window.showWarningMessage(`${MSG}: ${warnings.map(String).join("; ")}`);
+      }
+      return result;
+    } catch (e) {
+      if (e instanceof Cancelled || (e instanceof Error && e.name === "Canceled")) {
+        vscode.window.setStatusBarMessage(`${MSG}: request cancelled`, 4000);
+        return undefined;
+      }
+      void vscode.window.showErrorMessage(`${MSG}: ${errorText(e)}`);
+      return undefined;
+    }
+  }
+
+  private setPending(id: string | undefined): void {
+    this.pendingId = id;
+    void vscode.commands.executeCommand("setContext", PENDING_CONTEXT, id !== undefined);
+  }
+
+  // ---- Edit selection with instruction --------------------------------------------------------
+
+  async editSelection(): Promise<void> {
+    const editor = this.editor();
+    if (!editor || !(await this.api.ready())) return;
+    const instruction = await this.askInstruction("Edit Fidelity: edit with instruction");
+    if (!instruction) return;
+    await this.requestAndPreview(editor.document, editor.selection, instruction, undefined);
+  }
+
+  private async requestAndPreview(
+    doc: vscode.TextDocument,
+    selection: vscode.Selection | vscode.Range | undefined,
+    instruction: string,
+    backends: string[] | undefined,
+  ): Promise<Proposal | undefined> {
+    const snap = snapshot(doc);
+    const params: RequestEditParams = { uri: snap.uri.toString(), version: snap.version, instruction };
+    if (selection && !selection.isEmpty) params.range = toLspRange(selection);
+    if (backends) params.backends = backends;
+    const who = backends && backends.length === 1 ? backends[0] : "the configured backends";
+    const result = await this.withServer<RequestEditResult>(`${MSG}: asking ${who}…`, Commands.requestEdit, params);
+    if (!result) return undefined;
+    const proposals = Array.isArray(result.proposals) ? result.proposals : [];
+    const ok = proposals.filter((p) => p.status === "ok");
+    if (ok.length === 0) {
+      const why = proposals.map((p) => `${p.backend}: ${p.error ?? "no answer"}`).join("; ");
+      void vscode.window.showErrorMessage(`${MSG}: no usable proposal${why ? ` (${why})` : ""}.`);
+      return undefined;
+    }
+    let chosen: Proposal | undefined = ok[0];
+    if (proposals.length > 1) {
+      const items = renderRows(proposals.map(proposalRow));
+      const pick = await vscode.window.showQuickPick(items, {
+        title: `${MSG}: ${ok.length} proposals (best first); choose one to preview`,
+        matchOnDescription: true,
+      });
+      if (!pick) return undefined;
+      if (!pick.previewable) {
+        void vscode.window.showErrorMessage(`${MSG}: ${pick.row.backend} failed: ${pick.row.error ?? "no answer"}`);
+        return undefined;
+      }
+      chosen = ok.find((p) => p.id === pick.row.id);
+    }
+    if (!chosen) return undefined;
+    await this.preview(chosen, snap, doc, instruction);
+    return chosen;
+  }
+
+  /** Diff editor: the buffer on the left, the proposed text (virtual document) on the right. */
+  async preview(proposal: Proposal, snap: Snapshot, doc: vscode.TextDocument, instruction: string): Promise<void> {
+    const uri = this.docs.add(proposal, snap, instruction);
+    const summary = this.status.update(proposal.report, `proposal from ${proposal.backend}`, proposal.flaggedHunks);
+    this.setPending(proposal.id);
+    const name = doc.uri.path.split("/").pop();
+    await vscode.commands.executeCommand("vscode.diff", doc.uri, uri, `${name} ↔ ${proposal.backend} proposal`, { preview: true });
+    if (doc.version !== snap.version) {
+      void vscode.window.showWarningMessage(
+        `${MSG}: the document changed while the model was answering; this proposal is for the older text and will be refused.`,
+      );
+    }
+    const facts = summary
+      ? `distance ${fmtDistance(summary.distance)}, excess ${fmtSigned(summary.excess, 3)}, Δ complexity ${fmtSigned(summary.complexityDelta)}, ${summary.flagged} flagged hunk${summary.flagged === 1 ? "" : "s"}`
+      : "no fidelity report";
+    const actions = ["Accept", "Accept Hunks…", "Reject"];
+    const choice = await vscode.window.showInformationMessage(`${MSG}: ${proposal.backend} proposal: ${facts}.`, ...actions);
+    if (choice === "Accept") await this.accept(proposal.id);
+    else if (choice === "Accept Hunks…") await this.acceptHunks(proposal.id);
+    else if (choice === "Reject") await this.reject(proposal.id);
+  }
+
+  // ---- Compare backends -----------------------------------------------------------------------
+
+  async compareBackends(): Promise<void> {
+    const editor = this.editor();
+    if (!editor || !(await this.api.ready())) return;
+    const instruction = await this.askInstruction("Edit Fidelity: compare backends for this edit");
+    if (!instruction) return;
+    const doc = editor.document;
+    const selection = editor.selection;
+    const params: Record<string, unknown> = { uri: doc.uri.toString(), version: doc.version, instruction };
+    if (!selection.isEmpty) params.range = toLspRange(selection);
+    const snap = snapshot(doc);
+    const result = await this.withServer<CompareBackendsResult>(`${MSG}: asking every backend…`, Commands.compareBackends, params);
+    if (!result) return;
+    const rows: CompareRow[] = Array.isArray(result.rows) ? result.rows : [];
+    if (rows.length === 0) {
+      const choice = await vscode.window.showWarningMessage(`${MSG}: no backends are configured.`, "Open Settings");
+      if (choice) await vscode.commands.executeCommand("workbench.action.openSettings", "editFidelity.backends");
+      return;
+    }
+    type Item = vscode.QuickPickItem & { row?: RowItem; markdown?: boolean };
+    const items: Item[] = renderRows(rows).map((r) => ({ label: r.label, description: r.description, detail: r.detail, row: r }));
+    items.push({ label: "", kind: vscode.QuickPickItemKind.Separator });
+    items.push({ label: "$(markdown) Open this table as Markdown", markdown: true });
+    const pick = await vscode.window.showQuickPick<Item>(items, {
+      title: `${MSG}: backends compared (best first) — choose one to preview`,
+      matchOnDescription: true,
+      matchOnDetail: true,
+    });
+    if (!pick) return;
+    if (pick.markdown) {
+      const content = `# Backends for: ${instruction}\n\n${renderMarkdownTable(rows)}\n`;
+      const md = await vscode.workspace.openTextDocument({ language: "markdown", content });
+      await vscode.window.showTextDocument(md, { preview: true });
+      return;
+    }
+    const row = pick.row!;
+    if (!row.previewable) {
+      void vscode.window.showErrorMessage(`${MSG}: ${row.row.backend} failed: ${row.row.error ?? "no answer"}`);
+      return;
+    }
+    const id = row.row.proposalId ?? row.row.id;
+    if (id && Array.isArray(row.row.edits)) {
+      // The server sent the proposal's edits with its row: preview it without asking the model again.
+      const proposal: Proposal = { id, backend: row.row.backend, status: "ok", edits: row.row.edits, latencyMs: row.row.latencyMs ?? undefined };
+      await this.preview(proposal, snap, doc, instruction);
+      return;
+    }
+    await this.requestAndPreview(doc, selection, instruction, [row.row.backend]);
+  }
+
+  // ---- Check a change against a baseline --------------------------------------------------------
+
+  async checkChange(baseline: Baseline): Promise<void> {
+    const editor = this.editor();
+    if (!editor || !(await this.api.ready())) return;
+    const label = baseline === "git" ? "HEAD" : baseline === "snapshot" ? "the snapshot" : "the given text";
+    const result = await this.withServer<CheckChangeResult>(
+      `${MSG}: checking against ${label}…`,
+      Commands.checkChange,
+      { uri: editor.document.uri.toString(), baseline },
+      true,
+    );
+    if (!result || !result.report) return;
+    const s = this.status.update(result.report, `this change against ${label}`, result.flaggedHunks);
+    const text = !s
+      ? "no report"
+      : s.identical
+        ? `no change against ${label}.`
+        : `against ${label}: distance ${fmtDistance(s.distance)}, Δ complexity ${fmtSigned(s.complexityDelta)}, ${s.flagged} of ${s.hunks} hunks flagged.`;
+    const choice = await vscode.window.showInformationMessage(`${MSG}: ${text}`, "Show Report");
+    if (choice) await this.showLastReport();
+  }
+
+  async showLastReport(): Promise<void> {
+    if (!this.status.lastReport) {
+      void vscode.window.showInformationMessage(`${MSG}: no edit has been measured yet.`);
+      return;
+    }
+    const content = JSON.stringify({ origin: this.status.lastOrigin, report: this.status.lastReport }, null, 2);
+    const doc = await vscode.workspace.openTextDocument({ language: "json", content });
+    await vscode.window.showTextDocument(doc, { preview: true });
+  }
+
+  // ---- Accept / reject ----------------------------------------------------------------------------
+
+  /** A proposal id from a command argument: a string, {id}, a proposal document uri, or the pending one. */
+  resolveId(arg: unknown): string | undefined {
+    if (typeof arg === "string" && arg) return arg;
+    if (arg && typeof arg === "object") {
+      if ("scheme" in arg && (arg as vscode.Uri).scheme === PROPOSAL_SCHEME) return this.docs.idOf(arg as vscode.Uri);
+      const id = (arg as { id?: unknown }).id;
+      if (typeof id === "string" && id) return id;
+    }
+    const active = vscode.window.activeTextEditor?.document.uri;
+    if (active && active.scheme === PROPOSAL_SCHEME) return this.docs.idOf(active);
+    return this.pendingId;
+  }
+
+  private async apply(id: string, hunks?: number[]): Promise<boolean> {
+    if (!(await this.api.ready())) return false;
+    const arg: { id: string; hunks?: number[] } = { id };
+    if (hunks) arg.hunks = hunks;
+    let result: ApplyProposalResult | undefined;
+    try {
+      result = await this.api.executeCommand<ApplyProposalResult>(Commands.applyProposal, arg);
+    } catch (e) {
+      void vscode.window.showErrorMessage(`${MSG}: could not apply the proposal: ${errorText(e)}`);
+      return false;
+    }
+    if (result && result.applied) {
+      this.done(id);
+      vscode.window.setStatusBarMessage(`${MSG}: proposal applied`, 4000);
+      return true;
+    }
+    const reason = result?.reason ?? "";
+    if (/stale/i.test(reason)) {
+      const stored = this.docs.get(id);
+      const choice = await vscode.window.showWarningMessage(
+        `${MSG}: the document changed since this proposal was computed, so nothing was applied.`,
+        ...(stored ? ["Ask Again"] : []),
+      );
+      if (choice === "Ask Again" && stored) {
+        this.done(id);
+        const doc = vscode.workspace.textDocuments.find((d) => d.uri.toString() === stored.documentUri);
+        if (doc) await this.requestAndPreview(doc, undefined, stored.instruction, [stored.proposal.backend]);
+      }
+    } else {
+      const why = result?.message || reason || "the server did not apply it";
+      void vscode.window.showWarningMessage(`${MSG}: nothing was applied: ${why.replace(/\.$/, "")}.`);
+    }
+    return false;
+  }
+
+  async accept(arg?: unknown): Promise<boolean> {
+    const id = this.resolveId(arg);
+    if (!id) {
+      void vscode.window.showInformationMessage(`${MSG}: there is no pending proposal.`);
+      return false;
+    }
+    return this.apply(id);
+  }
+
+  async acceptHunks(arg?: unknown): Promise<boolean> {
+    const id = this.resolveId(arg);
+    if (!id) {
+      void vscode.window.showInformationMessage(`${MSG}: there is no pending proposal.`);
+      return false;
+    }
+    const proposal = this.docs.get(id)?.proposal;
+    const hunks = proposal?.report?.hunks ?? [];
+    if (hunks.length === 0) return this.apply(id);
+    const picks = await vscode.window.showQuickPick(hunkItems(hunks, proposal?.flaggedHunks, proposal?.hunkMessages), {
+      title: `${MSG}: hunks to accept (flagged ones are not preselected)`,
+      canPickMany: true,
+    });
+    if (!picks || picks.length === 0) return false;
+    return this.apply(
+      id,
+      picks.map((p) => p.index).sort((a, b) => a - b),
+    );
+  }
+
+  async reject(arg?: unknown): Promise<void> {
+    const id = this.resolveId(arg);
+    if (!id) return;
+    this.done(id);
+    vscode.window.setStatusBarMessage(`${MSG}: proposal rejected`, 4000);
+    // The server drops its diagnostics and code lenses for the proposal; best effort.
+    try {
+      await this.api.executeCommand(Commands.rejectProposal, { id });
+    } catch {
+      /* an older server without the command: nothing to clean up there */
+    }
+  }
+
+  /** Revert the flagged hunks of the last observed or checked change (the server computes them). */
+  async revertFlagged(): Promise<boolean> {
+    const editor = this.editor();
+    if (!editor || !(await this.api.ready())) return false;
+    const doc = editor.document;
+    let result: ApplyProposalResult | undefined;
+    try {
+      result = await this.api.executeCommand<ApplyProposalResult>(Commands.revertHunks, { uri: doc.uri.toString(), version: doc.version });
+    } catch (e) {
+      void vscode.window.showErrorMessage(`${MSG}: ${errorText(e)}`);
+      return false;
+    }
+    if (result?.applied) {
+      const n = result.hunks?.length ?? 0;
+      vscode.window.setStatusBarMessage(`${MSG}: reverted ${n} flagged hunk${n === 1 ? "" : "s"}`, 4000);
+      return true;
+    }
+    const why = result?.reason === "nothing" ? "there is no measured change with flagged hunks in this file" : result?.message || result?.reason || "not applied";
+    void vscode.window.showInformationMessage(`${MSG}: ${why.replace(/\.$/, "")}.`);
+    return false;
+  }
+
+  /** Make the current buffer the baseline of "check against the snapshot". */
+  async takeSnapshot(): Promise<void> {
+    const editor = this.editor();
+    if (!editor || !(await this.api.ready())) return;
+    try {
+      await this.api.executeCommand(Commands.takeSnapshot, { uri: editor.document.uri.toString() });
+      vscode.window.setStatusBarMessage(`${MSG}: snapshot taken`, 4000);
+    } catch (e) {
+      void vscode.window.showErrorMessage(`${MSG}: ${errorText(e)}`);
+    }
+  }
+
+  private done(id: string): void {
+    this.docs.forget(id);
+    if (this.pendingId === id) this.setPending(undefined);
+    void this.closePreview(id);
+  }
+
+  private async closePreview(id: string): Promise<void> {
+    const groups = vscode.window.tabGroups;
+    if (!groups) return;
+    const tabs = groups.all
+      .flatMap((g) => g.tabs)
+      .filter((tab) => {
+        const input = tab.input as { modified?: vscode.Uri; uri?: vscode.Uri } | undefined;
+        const uri = input?.modified ?? input?.uri;
+        return uri !== undefined && uri.scheme === PROPOSAL_SCHEME && this.docs.idOf(uri) === id;
+      });
+    if (tabs.length) await groups.close(tabs);
+  }
+
+  /** A code lens or code action ran a server command: keep the pending state in step. */
+  serverCommandDone(command: string, args: unknown[], result: unknown): void {
+    const id = (args?.[0] as { id?: unknown } | undefined)?.id;
+    if (typeof id !== "string") return;
+    const r = result as { applied?: boolean; rejected?: boolean } | undefined;
+    if ((command === Commands.applyProposal && r?.applied) || (command === Commands.rejectProposal && r?.rejected)) {
+      this.done(id);
+    }
+  }
+
+  /** Server restarted: its proposals are gone. */
+  reset(): void {
+    if (this.pendingId) this.done(this.pendingId);
+  }
+}

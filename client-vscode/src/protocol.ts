@@ -1,0 +1,159 @@
+// The language server's command contract (issue 3 / SPEC section 4), as the extension sees it.
+// Everything here is plain JSON; the server is the authority, so the types are lenient where the
+// contract leaves room (numbers that may arrive as objects, optional fields).
+
+export const Commands = {
+  requestEdit: "editFidelity.requestEdit",
+  applyProposal: "editFidelity.applyProposal",
+  compareBackends: "editFidelity.compareBackends",
+  checkChange: "editFidelity.checkChange",
+  // Beyond issue 3's four: the server's small commands behind its code lenses.
+  rejectProposal: "editFidelity.rejectProposal",
+  takeSnapshot: "editFidelity.takeSnapshot",
+  revertHunks: "editFidelity.revertHunks",
+} as const;
+
+export interface LspPosition {
+  line: number;
+  character: number;
+}
+
+export interface LspRange {
+  start: LspPosition;
+  end: LspPosition;
+}
+
+export interface LspTextEdit {
+  range: LspRange;
+  newText: string;
+}
+
+export interface Distance {
+  tokens: number;
+  normalized: number;
+}
+
+export interface ComplexityDelta {
+  before: number | null;
+  after: number | null;
+  delta: number | null;
+}
+
+export interface Hunk {
+  start_line: number;
+  end_line: number;
+  new_start_line: number;
+  new_end_line: number;
+  kinds: string[];
+  tokens_changed: number;
+  unrequested: boolean;
+  message: string;
+  renames?: Record<string, string>;
+}
+
+/** The object `edit-fidelity check --format json` prints (server/fidelity/report.py). */
+export interface FidelityReport {
+  distance: Record<string, Distance>;
+  excess: Record<string, number> | null;
+  gold_distance?: Record<string, Distance> | null;
+  complexity: Record<string, ComplexityDelta>;
+  hunks: Hunk[];
+  functions?: unknown[];
+  edits?: LspTextEdit[];
+  parse_errors?: { original: string | null; edited: string | null };
+  identical?: boolean;
+}
+
+export interface RequestEditParams {
+  uri: string;
+  version: number;
+  range?: LspRange;
+  instruction: string;
+  backends?: string[];
+  style?: "generic" | "minimal";
+}
+
+export interface Proposal {
+  id: string;
+  backend: string;
+  status: "ok" | "error";
+  error?: string | null;
+  edits: LspTextEdit[];
+  report?: FidelityReport | null;
+  latencyMs?: number;
+  /** Indices into report.hunks that the server flags (by its thresholds). */
+  flaggedHunks?: number[];
+  /** One message per hunk, as the diagnostics say it. */
+  hunkMessages?: string[];
+  style?: string;
+  truncated?: boolean;
+}
+
+export interface RequestEditResult {
+  proposals: Proposal[];
+  warnings?: string[];
+}
+
+export interface ApplyProposalParams {
+  id: string;
+  hunks?: number[];
+}
+
+export interface ApplyProposalResult {
+  applied: boolean;
+  /** stale | unknown | error_proposal | closed | rejected | unsupported | nothing */
+  reason?: string | null;
+  message?: string | null;
+  hunks?: number[];
+}
+
+export interface CompareBackendsParams {
+  uri: string;
+  version: number;
+  range?: LspRange;
+  instruction: string;
+}
+
+/** One row of `editFidelity.compareBackends`. Numbers may be absent when a backend failed. */
+export interface CompareRow {
+  backend: string;
+  status: "ok" | "error" | string;
+  error?: string;
+  latencyMs?: number | null;
+  tokens?: number | { prompt?: number; completion?: number; total?: number } | null;
+  distance?: number | Distance | null;
+  excess?: number | null;
+  complexityDelta?: number | ComplexityDelta | null;
+  flaggedHunks?: number | unknown[] | null;
+  wellFormed?: boolean | null;
+  syntaxError?: string | boolean | null;
+  lazyPlaceholders?: number | boolean | null;
+  tests?: unknown;
+  hunks?: number;
+  distanceTokens?: number | null;
+  /** The row's proposal stays pending on the server: applyProposal {id: proposalId} applies it. */
+  proposalId?: string;
+  /** Preview without asking the backend again, when the server sends the edits with the row. */
+  edits?: LspTextEdit[];
+  /** Client side only: rows built from requestEdit proposals. */
+  id?: string;
+}
+
+export interface CompareBackendsResult {
+  rows: CompareRow[];
+  warnings?: string[];
+}
+
+export type Baseline = "snapshot" | "git" | { text: string };
+
+export interface CheckChangeParams {
+  uri: string;
+  baseline: Baseline;
+}
+
+export interface CheckChangeResult {
+  report: FidelityReport;
+  baseline?: string;
+  flaggedHunks?: number[];
+  hunkMessages?: string[];
+}

@@ -1,0 +1,385 @@
+import { beforeEach, describe, expect, it } from "vitest";
+import { Flows, raceCancellation, type ProgressSink, type ServerApi } from "../src/flows";
+import { PROPOSAL_SCHEME, ProposalDocuments } from "../src/proposals";
+import type { Proposal } from "../src/protocol";
+import { FidelityStatus } from "../src/status";
+import { report } from "./fixtures";
+import * as vscode from "./vscode.fake";
+
+interface Sent {
+  command: string;
+  arg: any;
+  token: any;
+}
+
+/** A scripted language server: one handler per command; records every request with its token. */
+class ScriptedServer implements ServerApi {
+  sent: Sent[] = [];
+  running = true;
+  handlers: Record<string, (arg: any, token: any, onProgress?: ProgressSink) => unknown> = {};
+  async ready(): Promise<boolean> {
+    return this.running;
+  }
+  async executeCommand<T>(command: string, arg: unknown, token?: any, onProgress?: ProgressSink): Promise<T> {
+    this.sent.push({ command, arg, token });
+    const h = this.handlers[command];
+    if (!h) throw new Error(`unexpected command ${command}`);
+    return (await h(arg, token, onProgress)) as T;
+  }
+}
+
+const SRC = "def clip(x):\n    if x < 0:\n        return 0\n    return x\n";
+const FIX = { range: { start: { line: 1, character: 9 }, end: { line: 1, character: 10 } }, newText: "<=" };
+const RENAME = { range: { start: { line: 0, character: 9 }, end: { line: 0, character: 10 } }, newText: "value" };
+
+function proposal(id: string, backend: string, edits = [FIX], over: Partial<Proposal> = {}): Proposal {
+  return { id, backend, status: "ok", edits, report: report(), latencyMs: 100, ...over };
+}
+
+let server: ScriptedServer;
+let docs: ProposalDocuments;
+let status: FidelityStatus;
+let flows: Flows;
+let doc: vscode.FakeDocument;
+
+function select(l1: number, c1: number, l2: number, c2: number) {
+  vscode.window.activeTextEditor = vscode.makeEditor(doc, new vscode.Selection(l1, c1, l2, c2));
+}
+
+function diffCalls() {
+  return vscode.ui.calls.filter((c) => c.fn === "executeCommand" && c.args[0] === "vscode.diff");
+}
+
+beforeEach(() => {
+  vscode.resetFake();
+  server = new ScriptedServer();
+  docs = new ProposalDocuments();
+  status = new FidelityStatus("editFidelity.showLastReport");
+  flows = new Flows(server, docs, status);
+  doc = vscode.makeDocument("/w/clip.py", SRC, 7);
+  vscode.textDocuments.push(doc);
+  select(1, 4, 2, 16);
+  vscode.ui.onInputBox = () => "  fix the boundary  ";
+});
+
+describe("edit selection with instruction", () => {
+  it("sends the selection, version and instruction, previews the proposal as a diff and applies it on Accept", async () => {
+    server.handlers["editFidelity.requestEdit"] = () => ({ proposals: [proposal("p1", "qwen")] });
+    server.handlers["editFidelity.applyProposal"] = () => ({ applied: true });
+    let previewed = "";
+    vscode.ui.onMessage = (level, _msg, actions) => {
+      // What the diff editor shows while the user decides.
+      previewed = docs.provideTextDocumentContent(diffCalls()[0].args[2] as any);
+      return level === "info" && actions.includes("Accept") ? "Accept" : undefined;
+    };
+
+    await flows.editSelection();
+
+    expect(server.sent[0].command).toBe("editFidelity.requestEdit");
+    expect(server.sent[0].arg).toEqual({
+      uri: "file:///w/clip.py",
+      version: 7,
+      instruction: "fix the boundary",
+      range: { start: { line: 1, character: 4 }, end: { line: 2, character: 16 } },
+    });
+    // The progress notification is cancellable and its token reaches the request.
+    expect(vscode.ui.progress[0].opts).toMatchObject({ location: vscode.ProgressLocation.Notification, cancellable: true });
+    expect(server.sent[0].token).toBe(vscode.ui.progress[0].source.token);
+
+    const [diff] = diffCalls();
+    expect(diff.args[1]).toBe(doc.uri);
+    const right = diff.args[2] as vscode.Uri;
+    expect(right.scheme).toBe(PROPOSAL_SCHEME);
+    expect(diff.args[3]).toBe("clip.py ↔ qwen proposal");
+    // The preview shows the proposed text; nothing touched the buffer.
+    expect(previewed).toBe(SRC.replace("x < 0", "x <= 0"));
+    expect(doc.getText()).toBe(SRC);
+    // Once applied, the virtual document is released.
+    expect(docs.provideTextDocumentContent(right as any)).toMatch(/no longer available/);
+
+    expect(vscode.ui.messages[0].message).toBe(
+      "Edit Fidelity: qwen proposal: distance 0.125, excess –, Δ complexity +2, 1 flagged hunk.",
+    );
+    expect(server.sent[1]).toMatchObject({ command: "editFidelity.applyProposal", arg: { id: "p1" } });
+    expect(status.text).toBe("$(warning) Fidelity d 0.125 · CC +2 · 1 flagged");
+    expect(flows.pendingId).toBeUndefined();
+    expect(vscode.ui.contexts["editFidelity.hasPendingProposal"]).toBe(false);
+    expect(docs.get("p1")).toBeUndefined();
+  });
+
+  it("asks about the whole file when nothing is selected, and keeps the proposal pending when the message is dismissed", async () => {
+    select(3, 2, 3, 2);
+    server.handlers["editFidelity.requestEdit"] = () => ({ proposals: [proposal("p1", "qwen")] });
+    await flows.editSelection();
+    expect(server.sent[0].arg.range).toBeUndefined();
+    expect(server.sent).toHaveLength(1);
+    expect(flows.pendingId).toBe("p1");
+    expect(vscode.ui.contexts["editFidelity.hasPendingProposal"]).toBe(true);
+  });
+
+  it("does nothing when the instruction box is dismissed", async () => {
+    vscode.ui.onInputBox = () => undefined;
+    await flows.editSelection();
+    expect(server.sent).toEqual([]);
+  });
+
+  it("does not ask for an instruction when there is no server", async () => {
+    server.running = false;
+    await flows.editSelection();
+    expect(vscode.ui.calls.some((c) => c.fn === "showInputBox")).toBe(false);
+  });
+
+  it("cancelling the notification cancels the request's token and ends quietly even if the server never answers", async () => {
+    let seenToken: any;
+    server.handlers["editFidelity.requestEdit"] = (_arg, token) => {
+      seenToken = token;
+      return new Promise(() => undefined); // a backend that hangs
+    };
+    vscode.ui.onProgress = (_opts, source) => setTimeout(() => source.cancel(), 5);
+
+    await flows.editSelection();
+
+    expect(seenToken.isCancellationRequested).toBe(true);
+    expect(diffCalls()).toEqual([]);
+    expect(vscode.ui.messages.filter((m) => m.level === "error")).toEqual([]);
+    expect(vscode.ui.statusMessages).toContain("Edit Fidelity: request cancelled");
+  });
+
+  it("shows the server's progress reports in the notification and its warnings afterwards", async () => {
+    server.handlers["editFidelity.requestEdit"] = (_a, _t, onProgress) => {
+      onProgress!("qwen: waiting", 10);
+      onProgress!("qwen: answered", 60);
+      onProgress!("measuring", undefined);
+      return { proposals: [proposal("p1", "qwen")], warnings: ["backend 'x' ignored: unknown"] };
+    };
+    await flows.editSelection();
+    expect(vscode.ui.progress[0].reports).toEqual([
+      { message: "qwen: waiting", increment: 10 },
+      { message: "qwen: answered", increment: 50 },
+      { message: "measuring", increment: undefined },
+    ]);
+    expect(vscode.ui.messages[0]).toMatchObject({ level: "warning", message: "Edit Fidelity: backend 'x' ignored: unknown" });
+  });
+
+  it("uses the server's flagged hunks over the report's marks", async () => {
+    server.handlers["editFidelity.requestEdit"] = () => ({ proposals: [proposal("p1", "qwen", [FIX], { flaggedHunks: [0, 1] })] });
+    await flows.editSelection();
+    expect(status.text).toBe("$(warning) Fidelity d 0.125 · CC +2 · 2 flagged");
+  });
+
+  it("shows one error with the server's message when the request fails", async () => {
+    server.handlers["editFidelity.requestEdit"] = () => {
+      throw new Error("unknown backend 'gpt5'");
+    };
+    await flows.editSelection();
+    expect(vscode.ui.messages).toEqual([{ level: "error", message: "Edit Fidelity: unknown backend 'gpt5'", actions: [] }]);
+  });
+
+  it("reports every backend's error when no proposal is usable", async () => {
+    server.handlers["editFidelity.requestEdit"] = () => ({
+      proposals: [
+        proposal("a", "qwen", [], { status: "error", error: "HTTP 500" }),
+        proposal("b", "gpt", [], { status: "error", error: "answer has no code" }),
+      ],
+    });
+    await flows.editSelection();
+    expect(vscode.ui.messages[0].message).toBe("Edit Fidelity: no usable proposal (qwen: HTTP 500; gpt: answer has no code).");
+    expect(diffCalls()).toEqual([]);
+  });
+
+  it("lets the user choose among several proposals, best first", async () => {
+    const over = proposal("p-gpt", "gpt", [FIX, RENAME]);
+    const minimal = proposal("p-qwen", "qwen", [FIX], { report: report({ hunks: [] }) });
+    server.handlers["editFidelity.requestEdit"] = () => ({ proposals: [over, minimal, proposal("p-x", "down", [], { status: "error", error: "timeout" })] });
+    let offered: string[] = [];
+    vscode.ui.onQuickPick = (items) => {
+      offered = items.map((i) => i.label);
+      return items.find((i) => i.row.backend === "gpt");
+    };
+    await flows.editSelection();
+    expect(offered).toEqual(["$(pass) qwen", "$(warning) gpt", "$(error) down"]);
+    const right = diffCalls()[0].args[2] as vscode.Uri;
+    expect(docs.idOf(right as any)).toBe("p-gpt");
+    expect(docs.provideTextDocumentContent(right as any)).toContain("def clip(value):");
+  });
+});
+
+describe("accept, accept some hunks, reject", () => {
+  beforeEach(async () => {
+    server.handlers["editFidelity.requestEdit"] = () => ({ proposals: [proposal("p1", "qwen", [FIX, RENAME])] });
+    await flows.editSelection();
+    vscode.ui.messages.length = 0;
+  });
+
+  it("sends only the chosen hunks", async () => {
+    server.handlers["editFidelity.applyProposal"] = () => ({ applied: true });
+    let offered: any[] = [];
+    vscode.ui.onQuickPick = (items, opts) => {
+      offered = items;
+      expect(opts.canPickMany).toBe(true);
+      return [items[0]];
+    };
+    expect(await flows.acceptHunks()).toBe(true);
+    expect(offered.map((i) => i.picked)).toEqual([true, false]);
+    expect(server.sent.at(-1)).toMatchObject({ command: "editFidelity.applyProposal", arg: { id: "p1", hunks: [0] } });
+  });
+
+  it("explains a stale proposal and asks the same backend again on request", async () => {
+    server.handlers["editFidelity.applyProposal"] = () => ({ applied: false, reason: "stale: document version 9, proposal for 7" });
+    server.handlers["editFidelity.requestEdit"] = () => ({ proposals: [proposal("p2", "qwen")] });
+    vscode.ui.onMessage = (level, _msg, actions) => (level === "warning" && actions.includes("Ask Again") ? "Ask Again" : undefined);
+    doc.setText(SRC + "\n");
+    expect(await flows.accept()).toBe(false);
+    expect(vscode.ui.messages[0]).toMatchObject({
+      level: "warning",
+      message: "Edit Fidelity: the document changed since this proposal was computed, so nothing was applied.",
+    });
+    const again = server.sent.at(-1)!;
+    expect(again.command).toBe("editFidelity.requestEdit");
+    expect(again.arg).toMatchObject({ version: 8, instruction: "fix the boundary", backends: ["qwen"] });
+    expect(again.arg.range).toBeUndefined();
+    expect(flows.pendingId).toBe("p2");
+    expect(docs.get("p1")).toBeUndefined();
+  });
+
+  it("accepts a proposal named by its preview document or by a code lens argument", async () => {
+    server.handlers["editFidelity.applyProposal"] = () => ({ applied: true });
+    const uri = docs.uriFor("p1", doc.uri as any);
+    expect(flows.resolveId(uri)).toBe("p1");
+    expect(flows.resolveId({ id: "p9" })).toBe("p9");
+    expect(await flows.accept({ id: "p1" })).toBe(true);
+    expect(server.sent.at(-1)!.arg).toEqual({ id: "p1" });
+  });
+
+  it("rejects: closes the preview tab and tells the server (whose failure does not matter)", async () => {
+    vscode.tabs.push({ input: { original: doc.uri, modified: docs.uriFor("p1", doc.uri as any) } }, { input: { uri: doc.uri } });
+    await flows.reject();
+    expect(server.sent.at(-1)).toMatchObject({ command: "editFidelity.rejectProposal", arg: { id: "p1" } });
+    expect(vscode.ui.messages).toEqual([]);
+    expect(flows.pendingId).toBeUndefined();
+    expect(vscode.tabs).toHaveLength(1);
+    expect(docs.get("p1")).toBeUndefined();
+  });
+
+  it("keeps in step when a code lens applies or rejects through the server", async () => {
+    flows.serverCommandDone("editFidelity.applyProposal", [{ id: "p1", hunks: [0] }], { applied: false, reason: "stale" });
+    expect(flows.pendingId).toBe("p1");
+    flows.serverCommandDone("editFidelity.rejectProposal", [{ id: "p1" }], { rejected: true });
+    expect(flows.pendingId).toBeUndefined();
+    expect(docs.get("p1")).toBeUndefined();
+  });
+
+  it("shows the server's message when it refuses for another reason", async () => {
+    server.handlers["editFidelity.applyProposal"] = () => ({ applied: false, reason: "closed", message: "proposal p1 was already applied or rejected" });
+    expect(await flows.accept()).toBe(false);
+    expect(vscode.ui.messages.at(-1)!.message).toBe("Edit Fidelity: nothing was applied: proposal p1 was already applied or rejected.");
+  });
+
+  it("says so when there is nothing to accept", async () => {
+    server.handlers["editFidelity.rejectProposal"] = () => ({ rejected: true });
+    await flows.reject();
+    vscode.window.activeTextEditor = vscode.makeEditor(doc);
+    expect(await flows.accept()).toBe(false);
+    expect(vscode.ui.messages.at(-1)!.message).toBe("Edit Fidelity: there is no pending proposal.");
+  });
+});
+
+describe("compare backends", () => {
+  const rows = [
+    { backend: "gpt", status: "ok", latencyMs: 900, tokens: 50, distance: 0.08, excess: 0.05, complexityDelta: 2, flaggedHunks: 2 },
+    { backend: "qwen", status: "ok", latencyMs: 300, tokens: 40, distance: 0.01, excess: 0, complexityDelta: 0, flaggedHunks: 0 },
+  ];
+
+  it("shows the table and previews the chosen backend by asking it alone", async () => {
+    server.handlers["editFidelity.compareBackends"] = () => ({ rows });
+    server.handlers["editFidelity.requestEdit"] = () => ({ proposals: [proposal("g1", "gpt", [FIX, RENAME])] });
+    let items: any[] = [];
+    vscode.ui.onQuickPick = (its) => {
+      items = its;
+      return its.find((i) => i.row?.row.backend === "gpt");
+    };
+    await flows.compareBackends();
+    expect(server.sent[0]).toMatchObject({
+      command: "editFidelity.compareBackends",
+      arg: { uri: "file:///w/clip.py", version: 7, instruction: "fix the boundary", range: { start: { line: 1, character: 4 } } },
+    });
+    expect(items.map((i) => i.label)).toEqual(["$(pass) qwen", "$(warning) gpt", "", "$(markdown) Open this table as Markdown"]);
+    expect(items[1].description).toBe("900 ms · distance 0.080 · excess +0.050 · Δ complexity +2 · 2 flagged");
+    expect(server.sent[1]).toMatchObject({ command: "editFidelity.requestEdit", arg: { backends: ["gpt"] } });
+    expect(docs.idOf(diffCalls()[0].args[2] as any)).toBe("g1");
+  });
+
+  it("previews without a second model call when the row carries the proposal", async () => {
+    server.handlers["editFidelity.compareBackends"] = () => ({ rows: [{ ...rows[1], proposalId: "q1", edits: [FIX] }] });
+    server.handlers["editFidelity.applyProposal"] = () => ({ applied: true });
+    vscode.ui.onQuickPick = (its) => its[0];
+    let previewed = "";
+    vscode.ui.onMessage = (_l, _m, actions) => {
+      previewed = docs.provideTextDocumentContent(diffCalls()[0].args[2] as any);
+      return actions.includes("Accept") ? "Accept" : undefined;
+    };
+    await flows.compareBackends();
+    expect(server.sent.map((x) => x.command)).toEqual(["editFidelity.compareBackends", "editFidelity.applyProposal"]);
+    expect(server.sent[1].arg).toEqual({ id: "q1" });
+    expect(previewed).toBe(SRC.replace("x < 0", "x <= 0"));
+  });
+
+  it("opens the table as Markdown", async () => {
+    server.handlers["editFidelity.compareBackends"] = () => ({ rows });
+    vscode.ui.onQuickPick = (its) => its.at(-1);
+    await flows.compareBackends();
+    expect(vscode.ui.shownDocuments[0].language).toBe("markdown");
+    expect(vscode.ui.shownDocuments[0].content).toContain("| qwen | 300 ms | 0.010 | 0.000 | 0 | 0 |");
+  });
+
+  it("points to the settings when no backend is configured", async () => {
+    server.handlers["editFidelity.compareBackends"] = () => ({ rows: [] });
+    vscode.ui.onMessage = () => "Open Settings";
+    await flows.compareBackends();
+    expect(vscode.ui.calls.some((c) => c.fn === "executeCommand" && c.args[0] === "workbench.action.openSettings" && c.args[1] === "editFidelity.backends")).toBe(true);
+  });
+});
+
+describe("check a change", () => {
+  it("checks against HEAD and puts the result in the status bar", async () => {
+    server.handlers["editFidelity.checkChange"] = () => ({ report: report() });
+    await flows.checkChange("git");
+    expect(server.sent[0]).toMatchObject({ command: "editFidelity.checkChange", arg: { uri: "file:///w/clip.py", baseline: "git" } });
+    expect(status.text).toBe("$(warning) Fidelity d 0.125 · CC +2 · 1 flagged");
+    expect(vscode.ui.messages[0].message).toBe("Edit Fidelity: against HEAD: distance 0.125, Δ complexity +2, 1 of 2 hunks flagged.");
+  });
+
+  it("shows the last report as JSON", async () => {
+    server.handlers["editFidelity.checkChange"] = () => ({ report: report({ identical: true }) });
+    vscode.ui.onMessage = () => "Show Report";
+    await flows.checkChange("snapshot");
+    expect(server.sent[0].arg.baseline).toBe("snapshot");
+    const shown = JSON.parse(vscode.ui.shownDocuments[0].content!);
+    expect(shown.origin).toBe("this change against the snapshot");
+    expect(shown.report.identical).toBe(true);
+  });
+});
+
+describe("revert flagged hunks of a measured change", () => {
+  it("asks the server for the current version and reports what it did", async () => {
+    server.handlers["editFidelity.revertHunks"] = () => ({ applied: true, hunks: [0, 2] });
+    expect(await flows.revertFlagged()).toBe(true);
+    expect(server.sent[0]).toMatchObject({ command: "editFidelity.revertHunks", arg: { uri: "file:///w/clip.py", version: 7 } });
+    expect(vscode.ui.statusMessages).toContain("Edit Fidelity: reverted 2 flagged hunks");
+  });
+
+  it("explains when there is nothing to revert", async () => {
+    server.handlers["editFidelity.revertHunks"] = () => ({ applied: false, reason: "nothing", message: "no observed change" });
+    expect(await flows.revertFlagged()).toBe(false);
+    expect(vscode.ui.messages[0].message).toBe("Edit Fidelity: there is no measured change with flagged hunks in this file.");
+  });
+});
+
+describe("raceCancellation", () => {
+  it("passes results through and rejects at once when already cancelled", async () => {
+    const src = new vscode.CancellationTokenSource();
+    await expect(raceCancellation(Promise.resolve(3), src.token as any)).resolves.toBe(3);
+    src.cancel();
+    await expect(raceCancellation(Promise.resolve(3), src.token as any)).rejects.toThrow("cancelled");
+  });
+});

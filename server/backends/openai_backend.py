@@ -1,0 +1,298 @@
+"""The OpenAI-compatible chat-completions backend (vLLM, OpenAI, Ollama, llama.cpp alike).
+
+Built on the `openai` async client with its own retries switched off: this module retries 429,
+408/409 and 5xx answers with exponential backoff, honouring `Retry-After` / `retry-after-ms`, holds
+at most `max_concurrency` requests in flight per backend, enforces `timeout_s` per attempt as a hard
+deadline (a slow-drip server cannot stretch it), and lets task cancellation close the HTTP request.
+The API key is read from the environment variable the settings name, at request time; it is never
+logged or returned, and is masked in anything a (possibly hostile) backend sends back.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import logging
+import os
+import random
+import time
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any
+
+import msgspec
+
+from server.backends.config import BackendConfig
+from server.backends.extract import extract_code
+from server.backends.prompts import ChatMessage
+
+logger = logging.getLogger(__name__)
+
+MAX_ANSWER_CHARS = 4_000_000
+MAX_RETRY_AFTER_S = 30.0
+RETRYABLE = frozenset({408, 409, 425, 429, 500, 502, 503, 504, 520, 521, 522, 524, 529})
+
+
+class BackendError(Exception):
+    """A failed backend call. `kind`: missing_key, connection, timeout, http, rate_limited,
+    bad_response, empty, no_code, too_large."""
+
+    def __init__(self, kind: str, message: str, *, status: int | None = None, attempts: int = 1):
+        super().__init__(message)
+        self.kind = kind
+        self.message = message
+        self.status = status
+        self.attempts = attempts
+
+
+class Completion(msgspec.Struct):
+    text: str  # the answer as received (reasoning included), key masked
+    code: str | None  # extracted code, None when the answer has none
+    prompt_tokens: int | None
+    completion_tokens: int | None
+    finish_reason: str | None
+    latency_ms: float
+    attempts: int
+
+
+def parse_retry_after(headers: Mapping[str, str] | None, *, now: float | None = None) -> float | None:
+    """Seconds to wait according to `retry-after-ms` or `Retry-After` (seconds or HTTP date)."""
+    if not headers:
+        return None
+    try:
+        ms = headers.get("retry-after-ms")
+        if ms is not None:
+            value = float(ms) / 1000.0
+            return value if value >= 0 else None
+    except (TypeError, ValueError):
+        pass
+    raw = headers.get("retry-after")
+    if raw is None:
+        return None
+    raw = raw.strip()
+    try:
+        value = float(raw)
+        return value if value >= 0 else None
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(raw)
+    except (TypeError, ValueError, IndexError):
+        return None
+    if when is None:
+        return None
+    return max(0.0, when.timestamp() - (now if now is not None else time.time()))
+
+
+def backoff_delay(attempt: int, *, base: float = 0.25, cap: float = 8.0) -> float:
+    return min(cap, base * (2**attempt)) * (0.5 + random.random() / 2)
+
+
+class OpenAIBackend:
+    """One configured backend. Create inside the running event loop's lifetime; `aclose` at the end."""
+
+    def __init__(
+        self,
+        config: BackendConfig,
+        *,
+        environ: Mapping[str, str] | None = None,
+        sleep: Callable[[float], Awaitable[Any]] = asyncio.sleep,
+    ):
+        self.config = config
+        self._environ = environ if environ is not None else os.environ
+        self._sleep = sleep
+        self._semaphore = asyncio.Semaphore(config.max_concurrency)
+        self._client: Any = None
+        self._client_key: str | None = None
+        self.in_flight = 0
+        self.max_in_flight = 0
+
+    @property
+    def name(self) -> str:
+        return self.config.name
+
+    # -- keys ---------------------------------------------------------------------------------
+    def _api_key(self) -> str:
+        env = self.config.api_key_env
+        if not env:
+            return "EMPTY"  # local servers (vLLM, Ollama, llama.cpp) accept any key
+        key = self._environ.get(env)
+        if not key:
+            raise BackendError(
+                "missing_key",
+                f"backend {self.name!r}: environment variable {env} is not set (it must hold the API key)",
+            )
+        return key
+
+    def _mask(self, text: str) -> str:
+        key = self._client_key
+        if key and key != "EMPTY" and len(key) >= 6 and key in text:
+            text = text.replace(key, "***")
+        return text
+
+    def _get_client(self, key: str):
+        if self._client is None or key != self._client_key:
+            from openai import (
+                AsyncOpenAI,  # import here: it costs ~0.3 s at server start
+            )
+
+            old = self._client
+            self._client = AsyncOpenAI(
+                api_key=key,
+                base_url=self.config.base_url,
+                max_retries=0,
+                timeout=self.config.timeout_s,
+            )
+            self._client_key = key
+            if old is not None:
+                asyncio.ensure_future(old.close())
+        return self._client
+
+    async def aclose(self) -> None:
+        client, self._client = self._client, None
+        if client is not None:
+            try:
+                await client.close()
+            except Exception:  # pragma: no cover - closing is best effort
+                logger.debug("closing backend %s failed", self.name, exc_info=True)
+
+    # -- the call -----------------------------------------------------------------------------
+    def _short(self, text: str, limit: int = 300) -> str:
+        text = self._mask(" ".join(str(text).split()))
+        return text if len(text) <= limit else text[: limit - 1] + "…"
+
+    async def complete(self, messages: list[ChatMessage]) -> Completion:
+        """Send one chat request; retries as configured. Raises BackendError (never a key in it)."""
+        import openai
+
+        key = self._api_key()
+        client = self._get_client(key)
+        cfg = self.config
+        payload = [{"role": m.role, "content": m.content} for m in messages]
+        started = time.perf_counter()
+        attempt = 0
+        while True:
+            attempt += 1
+            try:
+                async with self._semaphore:
+                    self.in_flight += 1
+                    self.max_in_flight = max(self.max_in_flight, self.in_flight)
+                    try:
+                        async with asyncio.timeout(cfg.timeout_s):
+                            response = await client.chat.completions.create(
+                                model=cfg.model,
+                                messages=payload,
+                                temperature=cfg.temperature,
+                                max_tokens=cfg.max_tokens,
+                            )
+                    finally:
+                        self.in_flight -= 1
+                return self._completion(response, started, attempt)
+            except (TimeoutError, openai.APITimeoutError):
+                raise BackendError(
+                    "timeout",
+                    f"backend {self.name!r} did not answer within {cfg.timeout_s:g} s",
+                    attempts=attempt,
+                ) from None
+            except openai.APIStatusError as exc:
+                status = exc.status_code
+                detail = self._short(getattr(exc, "message", "") or str(exc))
+                if status in RETRYABLE and attempt <= cfg.max_retries:
+                    headers = exc.response.headers if exc.response is not None else None
+                    wait = parse_retry_after(headers)
+                    if wait is None:
+                        wait = backoff_delay(attempt - 1)
+                    if wait <= MAX_RETRY_AFTER_S:
+                        logger.info("backend %s: HTTP %s, retry %d in %.2f s", self.name, status, attempt, wait)
+                        await self._sleep(wait)
+                        continue
+                    detail = f"asked to retry after {wait:.0f} s; {detail}"
+                kind = "rate_limited" if status == 429 else "http"
+                if status in (401, 403):
+                    detail = "authentication failed (check the key in " + (cfg.api_key_env or "the environment") + ")"
+                raise BackendError(
+                    kind,
+                    f"backend {self.name!r}: HTTP {status}" + (f" after {attempt} attempts" if attempt > 1 else "")
+                    + f": {detail}",
+                    status=status,
+                    attempts=attempt,
+                ) from None
+            except openai.APIConnectionError as exc:
+                raise BackendError(
+                    "connection",
+                    f"backend {self.name!r}: cannot reach {cfg.base_url} ({self._short(exc.__cause__ or exc, 120)})",
+                    attempts=attempt,
+                ) from None
+            except (openai.APIResponseValidationError, openai.APIError, ValueError, TypeError, KeyError) as exc:
+                raise BackendError(
+                    "bad_response",
+                    f"backend {self.name!r} sent an answer that is not a chat completion: {self._short(exc, 160)}",
+                    attempts=attempt,
+                ) from None
+
+    def _completion(self, response: Any, started: float, attempts: int) -> Completion:
+        latency = (time.perf_counter() - started) * 1000.0
+        choices = getattr(response, "choices", None)
+        if not isinstance(choices, list):
+            raise BackendError(
+                "bad_response",
+                f"backend {self.name!r} sent an answer that is not a chat completion "
+                f"({self._short(repr(response), 120)})",
+                attempts=attempts,
+            )
+        if not choices:
+            raise BackendError("empty", f"backend {self.name!r} answered with no choices", attempts=attempts)
+        choice = choices[0]
+        message = getattr(choice, "message", None)
+        content = getattr(message, "content", None) if message is not None else None
+        if not isinstance(content, str) or not content.strip():
+            raise BackendError("empty", f"backend {self.name!r} answered with an empty message", attempts=attempts)
+        if len(content) > MAX_ANSWER_CHARS:
+            raise BackendError(
+                "too_large", f"backend {self.name!r} answered with {len(content):,} characters", attempts=attempts
+            )
+        content = self._mask(content)
+        usage = getattr(response, "usage", None)
+
+        def _int(v: Any) -> int | None:
+            return v if isinstance(v, int) and not isinstance(v, bool) and v >= 0 else None
+
+        return Completion(
+            text=content,
+            code=extract_code(content),
+            prompt_tokens=_int(getattr(usage, "prompt_tokens", None)),
+            completion_tokens=_int(getattr(usage, "completion_tokens", None)),
+            finish_reason=getattr(choice, "finish_reason", None) if isinstance(
+                getattr(choice, "finish_reason", None), str) else None,
+            latency_ms=latency,
+            attempts=attempts,
+        )
+
+
+class BackendPool:
+    """The configured backends by name; rebuilt when settings change, clients reused when unchanged."""
+
+    def __init__(self) -> None:
+        self._backends: dict[str, OpenAIBackend] = {}
+
+    def configure(self, configs: list[BackendConfig]) -> None:
+        new: dict[str, OpenAIBackend] = {}
+        for cfg in configs:
+            old = self._backends.get(cfg.name)
+            new[cfg.name] = old if old is not None and old.config == cfg else OpenAIBackend(cfg)
+        for name, old in self._backends.items():
+            if new.get(name) is not old:
+                asyncio.ensure_future(old.aclose())
+        self._backends = new
+
+    def names(self) -> list[str]:
+        return list(self._backends)
+
+    def get(self, name: str) -> OpenAIBackend | None:
+        return self._backends.get(name)
+
+    def __len__(self) -> int:
+        return len(self._backends)
+
+    async def aclose(self) -> None:
+        backends, self._backends = self._backends, {}
+        await asyncio.gather(*(b.aclose() for b in backends.values()), return_exceptions=True)

@@ -1,0 +1,210 @@
+"""The path shared by `requestEdit` and `compareBackends`: validate, ask backends concurrently,
+turn each answer into a proposal with its fidelity report, publish.
+
+Cancellation (`$/cancelRequest` or the progress' cancel button) cancels the command task; the
+backend calls are child tasks and get cancelled with it, which closes their HTTP requests.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import logging
+import time
+import uuid
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from lsprotocol import types
+
+from server.backends import STYLES, BackendError, OpenAIBackend, build_messages
+from server.backends.extract import parses
+from server.fidelity import measure
+from server.lsp import args as A
+from server.lsp.judge import (
+    assemble_selection,
+    flag_hunks,
+    hunk_views,
+    split_lines,
+    whole_lines,
+)
+from server.lsp.progress import WorkProgress
+from server.lsp.state import Proposal
+
+if TYPE_CHECKING:
+    from server.lsp.server import EditFidelityServer
+
+logger = logging.getLogger(__name__)
+
+MAX_INSTRUCTION = 20_000
+
+
+@dataclass
+class EditRequest:
+    uri: str
+    key: str
+    version: int
+    text: str
+    instruction: str
+    selection: tuple[int, int] | None
+    backends: list[OpenAIBackend]
+    style: str | None
+    warnings: list[str]
+
+
+def parse_request(ls: EditFidelityServer, command: str, arguments, *, allow_backend_choice: bool) -> EditRequest:
+    obj = A.single_object(command, arguments)
+    uri = A.get_str(command, obj, "uri")
+    version = A.get_int(command, obj, "version")
+    rng = A.get_range(command, obj, "range")
+    instruction = A.get_str(command, obj, "instruction", max_len=MAX_INSTRUCTION)
+    names = A.get_str_list(command, obj, "backends") if allow_backend_choice else None
+    style = A.get_str(command, obj, "style", required=False)
+    if style is not None and style not in STYLES:
+        raise A.InvalidArgs(command, f"`style` must be one of {', '.join(STYLES)}, got {style!r}")
+    assert uri is not None and version is not None and instruction is not None
+
+    opened = ls.open_document(uri)
+    if opened is None:
+        raise A.InvalidArgs(command, f"unknown document {uri!r}: the editor has not opened it (textDocument/didOpen)")
+    doc, state = opened
+    if doc.version != version:
+        raise A.ContentModified(
+            message=f"{command}: document version {version} is not the current one ({doc.version}); "
+            "the buffer changed, request again"
+        )
+    text = state.text
+    selection = None
+    if rng is not None:
+        n_lines = len(split_lines(text))
+        (sl, sc), (el, ec) = rng
+        if sl > max(n_lines - 1, 0) or el > n_lines:
+            raise A.InvalidArgs(command, f"`range` lies outside the document ({n_lines} lines)")
+        selection = whole_lines(text, (sl, sc), (el, ec))
+
+    if len(ls.pool) == 0:
+        raise A.RequestFailed(
+            message=f"{command}: no backends configured (settings: editFidelity.backends)"
+            + (f"; rejected entries: {'; '.join(ls.config_problems)}" if ls.config_problems else "")
+        )
+    if names is None:
+        chosen = [ls.pool.get(n) for n in ls.pool.names()]
+    else:
+        unknown = [n for n in names if ls.pool.get(n) is None]
+        if unknown:
+            raise A.InvalidArgs(
+                command,
+                f"unknown backend{'s' if len(unknown) > 1 else ''} {', '.join(map(repr, unknown))}; "
+                f"configured: {', '.join(ls.pool.names())}",
+            )
+        chosen = [ls.pool.get(n) for n in names]
+    warnings = []
+    if not parses(text):
+        warnings.append("the buffer does not parse as Python; the fidelity report covers what it can")
+    return EditRequest(uri=doc.uri, key=state.uri, version=version, text=text, instruction=instruction,
+                       selection=selection, backends=[b for b in chosen if b is not None], style=style,
+                       warnings=warnings)
+
+
+def _match_line_endings(original: str, code: str) -> str:
+    """Models answer with \\n; a CRLF buffer keeps its CRLF (else every line would be a change)."""
+    if "\r\n" in original and "\r\n" not in code and original.count("\r\n") * 2 >= original.count("\n"):
+        return code.replace("\n", "\r\n")
+    return code
+
+
+def _normalise_whole_file(original: str, code: str) -> str:
+    if original.endswith(("\n", "\r")) and not code.endswith(("\n", "\r")):
+        return code + ("\r\n" if original.endswith("\r\n") else "\n")
+    if not original.endswith(("\n", "\r")) and code.endswith("\n"):
+        return code.rstrip("\r\n")
+    return code
+
+
+async def ask_backend(ls: EditFidelityServer, req: EditRequest, backend: OpenAIBackend) -> Proposal:
+    style = req.style or backend.config.style or ls.settings.default_style
+    p = Proposal(
+        id=uuid.uuid4().hex,
+        uri=req.key,
+        version=req.version,
+        backend=backend.name,
+        instruction=req.instruction,
+        style=style,
+        original=req.text,
+        target=req.selection,
+        client_uri=req.uri,
+    )
+    started = time.perf_counter()
+    try:
+        messages = build_messages(req.instruction, req.text, style=style, selection=req.selection)
+        completion = await backend.complete(messages)
+        p.latency_ms = completion.latency_ms
+        p.prompt_tokens = completion.prompt_tokens
+        p.completion_tokens = completion.completion_tokens
+        p.attempts = completion.attempts
+        p.truncated = completion.finish_reason == "length"
+        if completion.code is None:
+            preview = " ".join(completion.text.split())[:120]
+            raise BackendError("no_code", f"backend {backend.name!r} answered without code: {preview!r}",
+                               attempts=completion.attempts)
+        code = _match_line_endings(req.text, completion.code)
+        if req.selection is None:
+            edited = _normalise_whole_file(req.text, code)
+        else:
+            edited = assemble_selection(req.text, req.selection[0], req.selection[1], code)
+        target = range(req.selection[0] + 1, req.selection[1] + 2) if req.selection else None
+        report = await ls.compute(functools.partial(measure, req.text, edited, target=target))
+        p.edited = edited
+        p.report = report
+        p.report_json = report.to_builtins()
+        p.flagged = flag_hunks(report, req.instruction)
+        p.views = hunk_views(report, p.flagged, ls.settings.thresholds, edited_side=False)
+    except BackendError as exc:
+        p.status, p.error, p.error_kind = "error", exc.message, exc.kind
+        p.attempts = p.attempts or exc.attempts
+    except asyncio.CancelledError:
+        raise
+    except Exception as exc:  # a bug must cost one proposal, not the server
+        logger.exception("edit request to %s failed", backend.name)
+        p.status, p.error, p.error_kind = "error", f"internal error: {type(exc).__name__}: {exc}"[:300], "internal"
+    if not p.latency_ms:
+        p.latency_ms = (time.perf_counter() - started) * 1000.0
+    return p
+
+
+async def run_edit(
+    ls: EditFidelityServer, req: EditRequest, token, title: str
+) -> list[Proposal]:
+    progress = WorkProgress(ls, token, title)
+    await progress.start(f"asking {len(req.backends)} backend{'s' if len(req.backends) != 1 else ''}")
+    tasks = [asyncio.create_task(ask_backend(ls, req, b), name=f"edit:{b.name}") for b in req.backends]
+    done: list[Proposal] = []
+    ok = False
+    try:
+        for fut in asyncio.as_completed(tasks):
+            p = await fut
+            done.append(p)
+            state = "ok" if p.status == "ok" else f"error ({p.error_kind})"
+            progress.report(
+                f"{p.backend}: {state}, {p.latency_ms:.0f} ms ({len(done)}/{len(tasks)})",
+                int(100 * len(done) / len(tasks)),
+            )
+        ok = True
+    finally:
+        if not ok:
+            for t in tasks:
+                t.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+            progress.end("cancelled")
+    order = {b.name: i for i, b in enumerate(req.backends)}
+    done.sort(key=lambda p: order.get(p.backend, 0))
+    for p in done:
+        ls.store.add_proposal(p)
+    n_ok = sum(1 for p in done if p.status == "ok")
+    progress.end(f"{n_ok} proposal{'s' if n_ok != 1 else ''}, {len(done) - n_ok} error{'s' if len(done) - n_ok != 1 else ''}")
+    errors = [p for p in done if p.status == "error"]
+    if errors and n_ok == 0:
+        ls.show("edit-fidelity: " + "; ".join(p.error or "" for p in errors)[:800], types.MessageType.Error)
+    ls.publish(req.key)
+    ls.refresh_code_lenses()
+    return done

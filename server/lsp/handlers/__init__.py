@@ -1,0 +1,34 @@
+"""LSP handlers, one module per method or command."""
+
+from __future__ import annotations
+
+from server.lsp.handlers import (
+    apply_proposal,
+    check_change,
+    code_action,
+    code_lens,
+    compare_backends,
+    hover,
+    lifecycle,
+    misc_commands,
+    request_edit,
+    sync,
+)
+
+MODULES = (
+    lifecycle,
+    sync,
+    hover,
+    code_lens,
+    code_action,
+    request_edit,
+    apply_proposal,
+    compare_backends,
+    check_change,
+    misc_commands,
+)
+
+
+def register_all(ls) -> None:
+    for module in MODULES:
+        module.register(ls)

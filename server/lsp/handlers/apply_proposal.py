@@ -1,0 +1,83 @@
+"""`editFidelity.applyProposal` {id, hunks?} -> {applied, reason?}.
+
+Sends `workspace/applyEdit` with a TextDocumentEdit versioned for the document version the
+proposal was computed on, so the client itself refuses it if the buffer moved on in between; and
+nothing is sent when the server already knows the version moved ("stale"). After a partial apply
+the rest of the proposal is carried over to the new version once the client reports exactly the
+text the applied hunks produce.
+"""
+
+from __future__ import annotations
+
+import msgspec
+from lsprotocol import types
+
+from server.fidelity import apply_text_edits
+from server.lsp import args as A
+from server.lsp.records import ApplyResult
+from server.lsp.views import _workspace_edit
+
+COMMAND = "editFidelity.applyProposal"
+
+
+def _refuse(reason: str, message: str, **kw) -> dict:
+    return msgspec.to_builtins(ApplyResult(applied=False, reason=reason, message=message, **kw))
+
+
+def register(ls) -> None:
+    @ls.command(COMMAND)
+    async def apply_proposal(ls, params: types.ExecuteCommandParams):
+        obj = A.single_object(COMMAND, params.arguments)
+        pid = A.get_str(COMMAND, obj, "id", max_len=200)
+        hunks = A.get_int_list(COMMAND, obj, "hunks")
+        p = ls.store.proposals.get(pid)
+        if p is None:
+            return _refuse("unknown", f"no proposal with id {pid!r} (it may have expired or the server restarted)")
+        if p.status != "ok" or p.report is None:
+            return _refuse("error_proposal", f"proposal {pid} has no edits: {p.error}")
+        n = len(p.report.hunks)
+        if hunks is not None:
+            if not hunks:
+                raise A.InvalidArgs(COMMAND, "`hunks` is empty (omit it to apply every hunk)")
+            bad = [i for i in hunks if not 0 <= i < n]
+            if bad:
+                raise A.InvalidArgs(COMMAND, f"hunk index {bad[0]} out of range: the proposal has {n} hunks (0-{n - 1})")
+        if p.closed:
+            return _refuse("closed", f"proposal {pid} was already applied or rejected")
+        if n == 0:
+            return _refuse("nothing", "the proposal changes nothing")
+        opened = ls.open_document(p.uri)
+        if opened is None:
+            return _refuse("closed", f"the document {p.uri} is not open")
+        doc, state = opened
+        if doc.version != p.version or state.text != p.original:
+            return _refuse(
+                "stale",
+                f"the document changed since the proposal was computed (version {p.version}, now {doc.version}); "
+                "nothing was applied",
+                version=doc.version,
+            )
+        caps = ls.client_capabilities
+        if not (caps and caps.workspace and caps.workspace.apply_edit):
+            return _refuse("unsupported", "the client does not support workspace/applyEdit")
+        chosen = sorted(hunks) if hunks is not None else list(range(n))
+        edits = [p.report.edits[i] for i in chosen]
+        ws_edit = _workspace_edit(doc.uri, p.version, [msgspec.to_builtins(e) for e in edits])
+        partial = len(chosen) < n
+        # Set before sending: the client's didChange can arrive before its applyEdit answer.
+        p.expected_text = apply_text_edits(p.original, edits) if partial else None
+        p.applied_hunks = chosen
+        p.expected_budget = 2 * len(edits) + 2
+        try:
+            result = await ls.workspace_apply_edit_async(
+                types.ApplyWorkspaceEditParams(edit=ws_edit, label=f"edit-fidelity: {p.backend}")
+            )
+        except Exception as exc:  # noqa: BLE001 - a client's error answer is a refusal, not a crash
+            p.expected_text = None
+            return _refuse("rejected", f"workspace/applyEdit failed: {exc}"[:300])
+        if not result.applied:
+            p.expected_text = None
+            return _refuse("rejected", result.failure_reason or "the client did not apply the edit")
+        if not partial:
+            p.closed = True
+        return msgspec.to_builtins(ApplyResult(applied=True, hunks=chosen, version=p.version))

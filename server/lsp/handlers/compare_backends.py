@@ -1,0 +1,53 @@
+"""`editFidelity.compareBackends` {uri, version, range?, instruction, style?} -> {rows}: every configured
+backend concurrently, one row each; every row's proposal stays pending, so the best can be applied."""
+
+from __future__ import annotations
+
+import msgspec
+from lsprotocol import types
+
+from server.lsp.edit_flow import parse_request, run_edit
+from server.lsp.records import CompareResult, CompareRow
+from server.lsp.state import Proposal
+
+COMMAND = "editFidelity.compareBackends"
+
+
+def row(p: Proposal) -> CompareRow:
+    tokens = None
+    if p.prompt_tokens is not None or p.completion_tokens is not None:
+        tokens = (p.prompt_tokens or 0) + (p.completion_tokens or 0)
+    if p.status != "ok" or p.report is None:
+        return CompareRow(
+            backend=p.backend, status=p.status, latency_ms=round(p.latency_ms, 2), tokens=tokens, distance=None,
+            distance_tokens=None, excess=None, complexity_delta=None, flagged_hunks=0, hunks=0,
+            well_formed=False, syntax_error=None, lazy_placeholders=0, proposal_id=p.id, error=p.error,
+        )
+    r = p.report
+    d = r.distance.get("no_comments")
+    excess = r.excess.get("no_comments") if r.excess else None
+    cx = r.complexity.get("paper")
+    return CompareRow(
+        backend=p.backend,
+        status=p.status,
+        latency_ms=round(p.latency_ms, 2),
+        tokens=tokens,
+        distance=d.normalized if d else None,
+        distance_tokens=d.tokens if d else None,
+        excess=excess,
+        complexity_delta=cx.delta if cx else None,
+        flagged_hunks=sum(1 for f in p.flagged if f),
+        hunks=len(r.hunks),
+        well_formed=r.parse_errors.edited is None,
+        syntax_error=r.parse_errors.edited,
+        lazy_placeholders=sum(1 for h in r.hunks if "lazy_placeholder" in h.kinds),
+        proposal_id=p.id,
+    )
+
+
+def register(ls) -> None:
+    @ls.command(COMMAND)
+    async def compare_backends(ls, params: types.ExecuteCommandParams):
+        req = parse_request(ls, COMMAND, params.arguments, allow_backend_choice=True)
+        proposals = await run_edit(ls, req, params.work_done_token, "Comparing backends")
+        return msgspec.to_builtins(CompareResult(rows=[row(p) for p in proposals], warnings=req.warnings))

@@ -1,0 +1,109 @@
+"""Small commands behind the code lenses and actions, and for clients:
+
+- `editFidelity.rejectProposal` {id} -> {rejected}
+- `editFidelity.dismiss` {uri} -> {dismissed}: hide the observed-change warnings
+- `editFidelity.revertHunks` {uri, version?, hunks?} -> {applied, reason?}: revert observed hunks
+  (default: the flagged ones) with a versioned workspace/applyEdit
+- `editFidelity.takeSnapshot` {uri} -> {version}: the baseline for checkChange "snapshot"
+- `editFidelity.listBackends` {} -> {backends, problems}: the configuration as the server sees it
+"""
+
+from __future__ import annotations
+
+import msgspec
+from lsprotocol import types
+
+from server.lsp import args as A
+from server.lsp.judge import revert_edit, split_lines
+from server.lsp.records import ApplyResult
+from server.lsp.views import _workspace_edit
+
+
+def register(ls) -> None:
+    @ls.command("editFidelity.rejectProposal")
+    async def reject_proposal(ls, params: types.ExecuteCommandParams):
+        obj = A.single_object("editFidelity.rejectProposal", params.arguments)
+        pid = A.get_str("editFidelity.rejectProposal", obj, "id", max_len=200)
+        p = ls.store.proposals.get(pid)
+        if p is None:
+            return {"rejected": False, "reason": "unknown"}
+        was_pending = p.pending
+        p.closed = True
+        if was_pending:
+            ls.publish(p.uri)
+            ls.refresh_code_lenses()
+        return {"rejected": True}
+
+    @ls.command("editFidelity.dismiss")
+    async def dismiss(ls, params: types.ExecuteCommandParams):
+        obj = A.single_object("editFidelity.dismiss", params.arguments)
+        uri = A.get_str("editFidelity.dismiss", obj, "uri")
+        opened = ls.open_document(uri)
+        if opened is None:
+            raise A.InvalidArgs("editFidelity.dismiss", f"unknown document {uri!r}")
+        _, state = opened
+        state.dismissed = True
+        state.observe_baseline = None
+        if state.observe_task is not None:
+            state.observe_task.cancel()
+        ls.publish(state.uri)
+        ls.refresh_code_lenses()
+        return {"dismissed": True}
+
+    @ls.command("editFidelity.revertHunks")
+    async def revert_hunks(ls, params: types.ExecuteCommandParams):
+        cmd = "editFidelity.revertHunks"
+        obj = A.single_object(cmd, params.arguments)
+        uri = A.get_str(cmd, obj, "uri")
+        version = A.get_int(cmd, obj, "version", required=False)
+        hunks = A.get_int_list(cmd, obj, "hunks")
+        opened = ls.open_document(uri)
+        if opened is None:
+            raise A.InvalidArgs(cmd, f"unknown document {uri!r}")
+        doc, state = opened
+        obs = state.observation
+        if obs is None or state.dismissed:
+            return msgspec.to_builtins(ApplyResult(applied=False, reason="nothing", message="no observed change"))
+        if obs.version != doc.version or (version is not None and version != doc.version):
+            return msgspec.to_builtins(ApplyResult(
+                applied=False, reason="stale", message="the document changed since the change was measured",
+                version=doc.version))
+        n = len(obs.report.hunks)
+        if hunks is None:
+            chosen = [i for i, f in enumerate(obs.flagged) if f]
+        else:
+            bad = [i for i in hunks if not 0 <= i < n]
+            if bad:
+                raise A.InvalidArgs(cmd, f"hunk index {bad[0]} out of range: the change has {n} hunks")
+            chosen = sorted(hunks)
+        if not chosen:
+            return msgspec.to_builtins(ApplyResult(applied=False, reason="nothing", message="no hunks to revert"))
+        cur_lines, base_lines = split_lines(obs.current), split_lines(obs.baseline)
+        edits = [revert_edit(cur_lines, base_lines, obs.report.hunks[i]) for i in chosen]
+        result = await ls.workspace_apply_edit_async(
+            types.ApplyWorkspaceEditParams(edit=_workspace_edit(doc.uri, doc.version, edits),
+                                           label="edit-fidelity: revert unrequested changes")
+        )
+        if not result.applied:
+            return msgspec.to_builtins(ApplyResult(applied=False, reason="rejected",
+                                                   message=result.failure_reason or "the client did not apply the edit"))
+        return msgspec.to_builtins(ApplyResult(applied=True, hunks=chosen, version=doc.version))
+
+    @ls.command("editFidelity.takeSnapshot")
+    async def take_snapshot(ls, params: types.ExecuteCommandParams):
+        obj = A.single_object("editFidelity.takeSnapshot", params.arguments)
+        uri = A.get_str("editFidelity.takeSnapshot", obj, "uri")
+        opened = ls.open_document(uri)
+        if opened is None:
+            raise A.InvalidArgs("editFidelity.takeSnapshot", f"unknown document {uri!r}")
+        doc, state = opened
+        state.snapshot = state.text
+        return {"version": doc.version}
+
+    @ls.command("editFidelity.listBackends")
+    async def list_backends(ls, params: types.ExecuteCommandParams):
+        return {
+            "backends": [ls.pool.get(n).config.describe() for n in ls.pool.names()],
+            "defaultStyle": ls.settings.default_style,
+            "problems": list(ls.config_problems),
+        }

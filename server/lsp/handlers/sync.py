@@ -1,0 +1,135 @@
+"""Document sync: didOpen / didChange / didSave / didClose.
+
+pygls has already applied the change to its workspace when these run; the handlers keep the
+server's own copy of the previous text (the baseline of a large change), drop proposals that no
+longer match the buffer, carry a partially applied proposal over, and schedule observation.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import logging
+from urllib.parse import unquote
+
+from lsprotocol import types
+
+from server.fidelity import measure
+from server.lsp.judge import flag_hunks, hunk_views
+from server.lsp.observe import changed_lines, schedule
+from server.lsp.state import DocState, Proposal
+
+logger = logging.getLogger(__name__)
+
+
+def _shift_target(target: tuple[int, int] | None, edits) -> tuple[int, int] | None:
+    if target is None:
+        return None
+    first, last = target
+    for e in sorted(edits, key=lambda e: (e.range.start.line, e.range.start.character), reverse=True):
+        s, t = e.range.start.line, e.range.end.line
+        d = e.new_text.count("\n") - (t - s)
+        if t < first:
+            first += d
+            last += d
+        elif s <= last:
+            last = max(first, last + d)
+    return first, last
+
+
+async def _carry_over(ls, p: Proposal, version: int, text: str) -> None:
+    """After a partial apply: the rest of the proposal, measured against the new buffer."""
+    try:
+        applied = [p.report.edits[i] for i in p.applied_hunks] if p.report else []
+        target = _shift_target(p.target, applied)
+        rng = range(target[0] + 1, target[1] + 2) if target else None
+        report = await ls.compute(functools.partial(measure, text, p.edited, target=rng))
+        state = ls.store.docs.get(p.uri)
+        if state is None or state.version != version:
+            return
+        p.original, p.version, p.target = text, version, target
+        p.report, p.report_json = report, report.to_builtins()
+        p.flagged = flag_hunks(report, p.instruction)
+        p.views = hunk_views(report, p.flagged, ls.settings.thresholds, edited_side=False)
+        p.applied_hunks = []
+        if not report.hunks:
+            p.closed = True
+        ls.publish(p.uri)
+        ls.refresh_code_lenses()
+    except Exception:
+        logger.exception("carrying proposal %s over failed", p.id)
+
+
+def register(ls) -> None:
+    @ls.feature(types.TEXT_DOCUMENT_DID_OPEN)
+    def did_open(ls, params: types.DidOpenTextDocumentParams):
+        item = params.text_document
+        key = unquote(item.uri)
+        old = ls.store.docs.get(key)
+        if old is not None and old.observe_task is not None:
+            old.observe_task.cancel()
+        python = (item.language_id or "").lower() in ("python", "py", "python3", "") or key.endswith((".py", ".pyi"))
+        ls.store.docs[key] = DocState(uri=key, text=item.text, version=item.version, snapshot=item.text, python=python)
+        for p in ls.store.proposals.values():
+            if p.uri == key:
+                p.closed = p.closed or p.version != item.version or p.original != item.text
+
+    @ls.feature(types.TEXT_DOCUMENT_DID_CHANGE)
+    def did_change(ls, params: types.DidChangeTextDocumentParams):
+        key = unquote(params.text_document.uri)
+        state = ls.store.docs.get(key)
+        doc = ls.workspace.text_documents.get(key)
+        if state is None or doc is None:
+            return
+        prev_version = state.version
+        prev = state.text
+        had_pending = bool(ls.store.pending_for(key, prev_version))
+        state.text = doc.source
+        state.version = params.text_document.version
+        state.actions_cache = None
+
+        # a partially applied proposal: once the buffer is exactly what the applied hunks give (the
+        # client may report the edit in one didChange or several), the rest carries over
+        for p in list(ls.store.proposals.values()):
+            if p.uri != key or p.expected_text is None:
+                continue
+            expected = p.expected_text
+            if len(state.text) == len(expected) and state.text == expected:
+                p.expected_text = None
+                asyncio.ensure_future(_carry_over(ls, p, state.version, state.text))
+            else:
+                p.expected_budget -= 1
+                if p.expected_budget <= 0:
+                    p.expected_text = None
+
+        th = ls.settings.thresholds
+        if ls.settings.observe_changes and state.python:
+            lines = changed_lines(prev, params.content_changes)
+            if lines > th.large_change_lines:
+                if state.observe_baseline is None:
+                    state.observe_baseline = prev
+                schedule(ls, state, th.debounce_ms / 1000.0)
+            elif state.observe_baseline is not None or (state.observation is not None and not state.dismissed):
+                schedule(ls, state, th.debounce_ms / 1000.0)
+        if had_pending:
+            ls.publish(key)  # the proposals no longer match the buffer: clear their diagnostics
+            ls.refresh_code_lenses()
+
+    @ls.feature(types.TEXT_DOCUMENT_DID_SAVE, types.SaveOptions(include_text=False))
+    def did_save(ls, params: types.DidSaveTextDocumentParams):
+        state = ls.store.docs.get(unquote(params.text_document.uri))
+        if state is not None:
+            state.snapshot = params.text if params.text is not None else state.text
+
+    @ls.feature(types.TEXT_DOCUMENT_DID_CLOSE)
+    def did_close(ls, params: types.DidCloseTextDocumentParams):
+        key = unquote(params.text_document.uri)
+        state = ls.store.docs.pop(key, None)
+        if state is not None and state.observe_task is not None:
+            state.observe_task.cancel()
+        for p in ls.store.proposals.values():
+            if p.uri == key:
+                p.closed = True
+        ls.text_document_publish_diagnostics(
+            types.PublishDiagnosticsParams(uri=params.text_document.uri, diagnostics=[])
+        )

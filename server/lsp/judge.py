@@ -1,0 +1,309 @@
+"""What the server makes of a fidelity report: which hunks to flag, what to say, how loud.
+
+The core (`server.fidelity`) describes each hunk and says whether it looks unrequested; this module
+weighs that against the user's instruction (asking to "add input validation" makes a defensive hunk
+requested), adds complexity notes per function, and picks severities from the thresholds.
+Also: whole-line selection handling, the per-function window for large files, revert edits.
+"""
+
+from __future__ import annotations
+
+import re
+import textwrap
+from dataclasses import dataclass
+
+import msgspec
+
+from server.fidelity import FidelityReport, Hunk, measure
+from server.fidelity.report import UNREQUESTED_KINDS
+from server.lsp.settings import Thresholds
+
+# Words in an instruction that make a kind of change requested.
+_REQUEST_WORDS: dict[str, tuple[str, ...]] = {
+    "rename": ("rename", "name", "identifier", "variable"),
+    "formatting_only": ("format", "style", "pep8", "pep 8", "black", "indent", "whitespace", "lint", "tidy",
+                        "clean up", "cleanup", "prettif"),
+    "comment_removed": ("comment", "clean up", "cleanup"),
+    "docstring": ("docstring", "document", "docs"),
+    "signature_change": ("signature", "parameter", "argument", "param ", "params", "type hint", "annotat",
+                         "typing", "keyword", "default value", "rename"),
+    "import_change": ("import", "depend", "library", "module", "use "),
+    "defensive": ("validat", "check", "guard", "handle", "error", "exception", "robust", "defensive",
+                  "sanitiz", "assert", "edge case", "none", "raise", "safe"),
+    "deletion": ("remove", "delete", "drop", "clean up", "cleanup", "dead code", "unused", "simplif"),
+    "lazy_placeholder": (),  # "rest of the code unchanged" placeholders are never what anyone wants
+    "outside_target": (),  # a change outside the selection is never requested by a selection edit
+}
+
+_REFACTOR = ("refactor", "rewrite", "restructure", "modernize", "modernise", "improve", "optimi", "idiomatic")
+
+
+def allowed_kinds(instruction: str | None) -> set[str]:
+    """Hunk kinds the instruction asks for (a broad request such as "refactor" allows most)."""
+    if not instruction:
+        return set()
+    text = " " + instruction.lower() + " "
+    allowed = {kind for kind, words in _REQUEST_WORDS.items() if any(w in text for w in words)}
+    if any(w in text for w in _REFACTOR):
+        allowed |= {"rename", "formatting_only", "signature_change", "import_change", "deletion", "defensive",
+                    "comment_removed", "docstring"}
+    return allowed
+
+
+def flag_hunks(report: FidelityReport, instruction: str | None) -> list[bool]:
+    """Per hunk: True when it contains a change nobody asked for."""
+    allowed = allowed_kinds(instruction)
+    flagged = []
+    for hunk in report.hunks:
+        unrequested = [k for k in hunk.kinds if k in UNREQUESTED_KINDS]
+        if not hunk.unrequested and not unrequested:
+            flagged.append(False)
+        elif "outside_target" in hunk.kinds or "lazy_placeholder" in hunk.kinds:
+            flagged.append(True)
+        else:
+            remaining = [k for k in unrequested if k not in allowed]
+            flagged.append(bool(remaining) or (hunk.unrequested and not unrequested))
+    return flagged
+
+
+@dataclass(frozen=True)
+class HunkView:
+    index: int
+    start_line: int  # 1-based, on the side the diagnostics go (original for proposals, edited for observations)
+    end_line: int  # inclusive; start_line - 1 for an empty range (insertion point)
+    flagged: bool
+    message: str
+    severity: int  # LSP DiagnosticSeverity: 1 error, 2 warning, 3 information, 4 hint
+    complexity_delta: int | None
+    code: str
+
+
+_NOT_REQUESTED = " (not requested)"
+
+
+def _complexity_for(report: FidelityReport, hunk: Hunk, edited_side: bool) -> tuple[int | None, str | None]:
+    """The largest cognitive-complexity change among the functions the hunk touches."""
+    best: tuple[int | None, str | None] = (None, None)
+    lo, hi = (hunk.new_start_line, hunk.new_end_line) if edited_side else (hunk.start_line, hunk.end_line)
+    hi = max(hi, lo)
+    for fn in report.functions:
+        a, b = (fn.new_start_line, fn.new_end_line) if edited_side else (fn.start_line, fn.end_line)
+        if a is None or b is None:  # added or removed on this side: no lines to match the hunk against
+            continue
+        if b < lo or a > hi:
+            continue
+        before, after = fn.cognitive_before, fn.cognitive_after
+        if before is None and after is None:
+            continue
+        delta = (after or 0) - (before or 0)
+        if best[0] is None or abs(delta) > abs(best[0]):
+            best = (delta, fn.name)
+    return best
+
+
+def hunk_views(
+    report: FidelityReport,
+    flagged: list[bool],
+    thresholds: Thresholds,
+    *,
+    edited_side: bool,
+) -> list[HunkView]:
+    views = []
+    mentioned: set[str] = set()
+    for i, hunk in enumerate(report.hunks):
+        is_flagged = flagged[i] if i < len(flagged) else hunk.unrequested
+        message = hunk.message or ", ".join(hunk.kinds) or "changed"
+        message = message.removesuffix(_NOT_REQUESTED)
+        message = message.replace("outside the target lines", "outside the selected lines")
+        if is_flagged:
+            message += _NOT_REQUESTED
+        delta, fname = _complexity_for(report, hunk, edited_side)
+        if fname in mentioned:  # say it once per function, on its first hunk
+            delta = None
+        elif fname is not None:
+            mentioned.add(fname)
+        if delta is not None and delta >= thresholds.complexity_warning and delta > 0:
+            message += f"; +{delta} cognitive complexity in `{fname}`"
+        if is_flagged:
+            loud = hunk.tokens_changed >= thresholds.hunk_tokens_error or (
+                delta is not None and delta >= thresholds.complexity_error
+            )
+            severity = 1 if loud else 2
+        elif delta is not None and delta >= thresholds.complexity_error:
+            severity = 2
+        else:
+            severity = 4 if not (delta is not None and delta >= thresholds.complexity_warning) else 3
+        unrequested = [k for k in hunk.kinds if k in UNREQUESTED_KINDS]
+        code = (unrequested[0] if is_flagged and unrequested else (hunk.kinds[0] if hunk.kinds else "change"))
+        lo, hi = (hunk.new_start_line, hunk.new_end_line) if edited_side else (hunk.start_line, hunk.end_line)
+        views.append(HunkView(i, lo, hi, is_flagged, message, severity, delta, code))
+    return views
+
+
+# -- lines ---------------------------------------------------------------------------------------
+_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")
+
+
+def split_lines(text: str) -> list[str]:
+    """Lines with their terminators, LSP style (\\n, \\r\\n, \\r)."""
+    return _LINE.findall(text)
+
+
+def utf16_len(text: str) -> int:
+    if text.isascii():
+        return len(text)
+    return len(text) + sum(1 for ch in text if ord(ch) > 0xFFFF)
+
+
+def line_start(lines: list[str], index: int) -> dict:
+    """LSP position of the start of line `index` (0-based); past the end: the end of the text."""
+    if index < len(lines):
+        return {"line": index, "character": 0}
+    if lines and not lines[-1].endswith(("\n", "\r")):
+        return {"line": len(lines) - 1, "character": utf16_len(lines[-1])}
+    return {"line": len(lines), "character": 0}
+
+
+def whole_lines(text: str, start: tuple[int, int], end: tuple[int, int]) -> tuple[int, int]:
+    """A selection as 0-based first and last line (inclusive); a selection that ends at column 0 of a
+    later line does not include that line."""
+    first, last = start[0], end[0]
+    if end[1] == 0 and last > first:
+        last -= 1
+    n = max(1, len(split_lines(text)))
+    return first, min(last, n - 1)
+
+
+def _indent_of(lines: list[str]) -> str:
+    body = [ln for ln in lines if ln.strip()]
+    if not body:
+        return ""
+    prefix = body[0][: len(body[0]) - len(body[0].lstrip())]
+    for ln in body[1:]:
+        while prefix and not ln.startswith(prefix):
+            prefix = prefix[:-1]
+    return prefix
+
+
+def assemble_selection(original: str, first: int, last: int, code: str) -> str:
+    """The whole edited file when `code` replaces lines first..last (0-based, inclusive).
+
+    Re-indents an answer that lost the selection's common indentation; recognises an answer that
+    is the whole file after all (the model ignored "only the selected lines")."""
+    lines = split_lines(original)
+    selected = lines[first : last + 1]
+    code_lines = split_lines(code)
+    if (
+        first > 0
+        and lines
+        and len(code_lines) >= len(lines) - 2
+        and len(code_lines) > len(selected) + 5
+        and code_lines[0].rstrip() == lines[0].rstrip()
+    ):
+        return code if original.endswith(("\n", "\r")) or not code.endswith("\n") else code.rstrip("\r\n")
+    sel_indent = _indent_of(selected)
+    code_indent = _indent_of(code_lines)
+    if sel_indent and not code_indent:
+        code = textwrap.indent(code, sel_indent)
+    elif sel_indent and code_indent and len(code_indent) < len(sel_indent) and sel_indent.startswith(code_indent):
+        code = textwrap.indent(code, sel_indent[len(code_indent):])
+    eol = "\r\n" if selected and selected[0].endswith("\r\n") else "\n"
+    ends_with_break = bool(selected) and selected[-1].endswith(("\n", "\r"))
+    if ends_with_break and code and not code.endswith(("\n", "\r")):
+        code += eol
+    if not ends_with_break and last + 1 >= len(lines):
+        code = code.rstrip("\r\n")
+    return "".join(lines[:first]) + code + "".join(lines[last + 1 :])
+
+
+def revert_edit(current: str | list[str], baseline: str | list[str], hunk: Hunk) -> dict:
+    """An LSP TextEdit (against `current`, the edited side) that puts the hunk's baseline lines back.
+    Either text may be given already split (`split_lines`), to split once for many hunks."""
+    cur = split_lines(current) if isinstance(current, str) else current
+    base = split_lines(baseline) if isinstance(baseline, str) else baseline
+    start = hunk.new_start_line - 1
+    end = max(hunk.new_end_line, hunk.new_start_line - 1)  # exclusive, 0-based
+    text = "".join(base[hunk.start_line - 1 : max(hunk.end_line, hunk.start_line - 1)])
+    return {"range": {"start": line_start(cur, start), "end": line_start(cur, end)}, "newText": text}
+
+
+# -- measuring -------------------------------------------------------------------------------------
+def _toplevel(line: str) -> bool:
+    return bool(line) and (line[0].isalpha() or line[0] in "_@")
+
+
+@dataclass(frozen=True)
+class Window:
+    start_line: int  # 1-based, first line of the window on both sides
+    before_end: int  # 1-based inclusive, original side
+    after_end: int  # edited side
+
+
+def _shift_report(report: FidelityReport, offset: int) -> FidelityReport:
+    if offset == 0:
+        return report
+    hunks = [
+        msgspec.structs.replace(
+            h,
+            start_line=h.start_line + offset,
+            end_line=h.end_line + offset,
+            new_start_line=h.new_start_line + offset,
+            new_end_line=h.new_end_line + offset,
+        )
+        for h in report.hunks
+    ]
+    functions = [
+        msgspec.structs.replace(
+            f,
+            start_line=None if f.start_line is None else f.start_line + offset,
+            end_line=None if f.end_line is None else f.end_line + offset,
+            new_start_line=None if f.new_start_line is None else f.new_start_line + offset,
+            new_end_line=None if f.new_end_line is None else f.new_end_line + offset,
+        )
+        for f in report.functions
+    ]
+    edits = []
+    for e in report.edits:
+        r = e.range
+        edits.append(
+            msgspec.structs.replace(
+                e,
+                range=msgspec.structs.replace(
+                    r,
+                    start=msgspec.structs.replace(r.start, line=r.start.line + offset),
+                    end=msgspec.structs.replace(r.end, line=r.end.line + offset),
+                ),
+            )
+        )
+    return msgspec.structs.replace(report, hunks=hunks, functions=functions, edits=edits)
+
+
+def measure_windowed(before: str, after: str, large_file_lines: int) -> tuple[FidelityReport, Window | None]:
+    """`measure`, but for files longer than `large_file_lines` only over the top-level blocks
+    (functions, classes) that the change touches; line numbers and edits are for the whole file."""
+    b = split_lines(before)
+    a = split_lines(after)
+    if max(len(a), len(b)) <= large_file_lines:
+        return measure(before, after), None
+    n = min(len(a), len(b))
+    prefix = 0
+    while prefix < n and a[prefix] == b[prefix]:
+        prefix += 1
+    suffix = 0
+    while suffix < n - prefix and a[len(a) - 1 - suffix] == b[len(b) - 1 - suffix]:
+        suffix += 1
+    if prefix == len(a) == len(b):
+        return measure(before, after), None
+    start = prefix
+    while start > 0 and not _toplevel(b[start] if start < len(b) else ""):
+        start -= 1
+    while start > 0 and b[start - 1].startswith("@"):
+        start -= 1
+    end_b = len(b) - suffix
+    extra = 0
+    while end_b + extra < len(b) and not _toplevel(b[end_b + extra]):
+        extra += 1
+    end_b += extra
+    end_a = len(a) - suffix + extra
+    report = measure("".join(b[start:end_b]), "".join(a[start:end_a]))
+    return _shift_report(report, start), Window(start + 1, end_b, end_a)

@@ -1,0 +1,69 @@
+"""Work-done progress for long commands: client token when given, else a server-created one.
+
+A progress the user cancels in the editor (window/workDoneProgress/cancel) cancels the command's
+task, like `$/cancelRequest` does.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import uuid
+from typing import TYPE_CHECKING, Any
+
+from lsprotocol import types
+
+if TYPE_CHECKING:
+    from server.lsp.server import EditFidelityServer
+
+logger = logging.getLogger(__name__)
+
+
+class WorkProgress:
+    def __init__(self, ls: EditFidelityServer, token: Any, title: str):
+        self.ls = ls
+        self.token = token
+        self.title = title
+        self.active = False
+
+    async def start(self, message: str | None = None) -> None:
+        ls = self.ls
+        if self.token is None:
+            caps = ls.client_capabilities
+            if not (caps and caps.window and caps.window.work_done_progress):
+                return
+            token = f"edit-fidelity/{uuid.uuid4().hex}"
+            try:
+                await asyncio.wait_for(ls.work_done_progress.create_async(token), timeout=5.0)
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # noqa: BLE001 - no progress is better than no edit
+                logger.info("client refused a progress token: %s", exc)
+                return
+            self.token = token
+        task = asyncio.current_task()
+        loop = asyncio.get_running_loop()
+        ls.work_done_progress.begin(
+            self.token,
+            types.WorkDoneProgressBegin(title=self.title, cancellable=True, message=message, percentage=0),
+        )
+        self.active = True
+        fut = ls.work_done_progress.tokens.get(self.token)
+        if fut is not None and task is not None:
+            def _cancelled(f: Any) -> None:
+                if f.cancelled() and not task.done():
+                    loop.call_soon_threadsafe(task.cancel)
+
+            fut.add_done_callback(_cancelled)
+
+    def report(self, message: str, percentage: int | None = None) -> None:
+        if self.active:
+            self.ls.work_done_progress.report(
+                self.token, types.WorkDoneProgressReport(message=message, percentage=percentage)
+            )
+
+    def end(self, message: str | None = None) -> None:
+        if self.active:
+            self.active = False
+            self.ls.work_done_progress.end(self.token, types.WorkDoneProgressEnd(message=message))
+            self.ls.work_done_progress.tokens.pop(self.token, None)

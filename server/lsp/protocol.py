@@ -1,0 +1,71 @@
+"""The LSP protocol class, adjusted in three places.
+
+- `workspace/executeCommand` runs the command coroutine as the request's own task, so that
+  `$/cancelRequest` cancels it (pygls' generator-based dispatcher would cancel only a wrapper
+  future and leave the backend calls running).
+- Position encoding is always UTF-16 (mandatory for every client; fidelity edits are UTF-16).
+- A request whose params do not even deserialize gets an InvalidParams answer instead of silence.
+"""
+
+from __future__ import annotations
+
+import logging
+from types import SimpleNamespace
+from typing import Any
+
+from lsprotocol import types
+from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
+from pygls.protocol import LanguageServerProtocol
+from pygls.protocol.language_server import lsp_method
+
+logger = logging.getLogger(__name__)
+
+
+class FidelityProtocol(LanguageServerProtocol):
+    @lsp_method(types.INITIALIZE)
+    def lsp_initialize(self, params: types.InitializeParams):
+        general = params.capabilities.general
+        if general is not None and general.position_encodings:
+            general.position_encodings = [types.PositionEncodingKind.Utf16]
+        result = yield from super().lsp_initialize(params)
+        return result
+
+    @lsp_method(types.WORKSPACE_EXECUTE_COMMAND)
+    async def lsp_workspace__execute_command(self, params: types.ExecuteCommandParams) -> Any:
+        handler = self.fm.commands.get(params.command)
+        if handler is None:
+            raise JsonRpcInvalidParams(message=f"unknown command {params.command!r}")
+        await self._server.wait_for_configuration()
+        return await handler(params)
+
+    def structure_message(self, data: dict[str, Any]):
+        if isinstance(data, dict) and data.get("method") == types.WORKSPACE_EXECUTE_COMMAND and "id" in data:
+            params = data.get("params")
+            args = params.get("arguments") if isinstance(params, dict) else None
+            if isinstance(args, dict):  # the object itself instead of a one-element array: accept it
+                params["arguments"] = [args]
+            elif args is not None and not isinstance(args, list):
+                self._send_response(
+                    data["id"],
+                    error=types.ResponseError(
+                        code=JsonRpcInvalidParams.CODE,
+                        message=f"{params.get('command')}: `arguments` must be an array holding one JSON object",
+                    ),
+                )
+                return SimpleNamespace(jsonrpc="rejected")
+        try:
+            return super().structure_message(data)
+        except JsonRpcException as exc:
+            if isinstance(data, dict) and "id" in data and "method" in data:
+                cause = exc.__cause__
+                detail = str(cause).splitlines()[0] if cause else "malformed parameters"
+                self._send_response(
+                    data["id"],
+                    error=types.ResponseError(
+                        code=JsonRpcInvalidParams.CODE,
+                        message=f"invalid params for {data.get('method')!r}: {detail}"[:500],
+                    ),
+                )
+                logger.warning("rejected malformed %s request", data.get("method"))
+                return SimpleNamespace(jsonrpc="rejected")
+            raise

@@ -1,0 +1,122 @@
+"""Server settings: section `editFidelity` of initialization options and `workspace/configuration`.
+
+Accepted at the top level of initializationOptions or under an `editFidelity` key. Unknown keys are
+ignored; a wrong value keeps its default and yields a problem message for `window/showMessage`.
+
+    {
+      "backends": [{"name", "baseUrl", "model", "apiKeyEnv", "style", "temperature", "maxTokens",
+                    "timeoutS", "maxConcurrency", "maxRetries"}],
+      "defaultStyle": "minimal" | "generic",
+      "observeChanges": true,
+      "thresholds": {"largeChangeLines": 10, "debounceMs": 300, "largeFileLines": 1500,
+                     "complexityWarning": 1, "complexityError": 5, "hunkTokensError": 60,
+                     "distanceWarning": 0.3},
+      "sandbox": "auto" | "docker" | "bwrap" | "local" | null
+    }
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import msgspec
+
+from server.backends.config import STYLES, BackendConfig, parse_backends
+
+SECTION = "editFidelity"
+
+
+class Thresholds(msgspec.Struct, frozen=True):
+    large_change_lines: int = 10  # one didChange replacing more lines than this is observed
+    debounce_ms: int = 300
+    large_file_lines: int = 1500  # above this, observed changes are measured per function window
+    complexity_warning: float = 1.0  # cognitive-complexity increase worth mentioning
+    complexity_error: float = 5.0  # ... that makes a flagged hunk an error
+    hunk_tokens_error: int = 60  # an unrequested hunk this large is an error, not a warning
+    distance_warning: float = 0.3  # normalised no_comments distance that marks a proposal as heavy
+
+
+_THRESHOLD_KEYS = {
+    "largeChangeLines": ("large_change_lines", int, 1, 10**7),
+    "debounceMs": ("debounce_ms", int, 0, 60_000),
+    "largeFileLines": ("large_file_lines", int, 10, 10**8),
+    "complexityWarning": ("complexity_warning", float, 0, 10**6),
+    "complexityError": ("complexity_error", float, 0, 10**6),
+    "hunkTokensError": ("hunk_tokens_error", int, 1, 10**9),
+    "distanceWarning": ("distance_warning", float, 0, 1),
+}
+
+
+class Settings(msgspec.Struct, frozen=True):
+    backends: list[BackendConfig] = []
+    default_style: str = "minimal"
+    observe_changes: bool = True
+    thresholds: Thresholds = Thresholds()
+    sandbox: str | None = None
+
+
+def extract_section(options: Any) -> dict:
+    """The settings object from initialization options: `{"editFidelity": {...}}` or `{...}`."""
+    if not isinstance(options, dict):
+        return {}
+    inner = options.get(SECTION)
+    if isinstance(inner, dict):
+        merged = {k: v for k, v in options.items() if k != SECTION}
+        merged.update(inner)
+        return merged
+    return dict(options)
+
+
+def parse_settings(raw: Any) -> tuple[Settings, list[str]]:
+    problems: list[str] = []
+    if raw is None:
+        return Settings(), problems
+    if not isinstance(raw, dict):
+        return Settings(), [f"settings must be an object, got {type(raw).__name__}"]
+    raw = extract_section(raw)
+    backends, bad = parse_backends(raw.get("backends"))
+    problems.extend(bad)
+
+    style = raw.get("defaultStyle", "minimal")
+    if style not in STYLES:
+        problems.append(f"defaultStyle must be one of {', '.join(STYLES)}, got {style!r}")
+        style = "minimal"
+
+    observe = raw.get("observeChanges", True)
+    if not isinstance(observe, bool):
+        problems.append(f"observeChanges must be true or false, got {observe!r}")
+        observe = True
+
+    values: dict[str, Any] = {}
+    th = raw.get("thresholds")
+    if th is not None and not isinstance(th, dict):
+        problems.append(f"thresholds must be an object, got {type(th).__name__}")
+        th = None
+    for key, (field, kind, lo, hi) in _THRESHOLD_KEYS.items():
+        if th is None or key not in th or th[key] is None:
+            continue
+        v = th[key]
+        ok = isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) and lo <= v <= hi
+        if ok and kind is int and v != int(v):
+            ok = False
+        if not ok:
+            problems.append(f"thresholds.{key} must be a number between {lo} and {hi}, got {v!r}")
+            continue
+        values[field] = kind(v)
+
+    sandbox = raw.get("sandbox")
+    if sandbox is not None and not isinstance(sandbox, str):
+        problems.append(f"sandbox must be a string, got {sandbox!r}")
+        sandbox = None
+
+    return (
+        Settings(
+            backends=backends,
+            default_style=style,
+            observe_changes=observe,
+            thresholds=Thresholds(**values),
+            sandbox=sandbox,
+        ),
+        problems,
+    )

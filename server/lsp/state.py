@@ -1,0 +1,100 @@
+"""In-memory state of the server: per document texts, pending proposals, observed changes, caches."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from server.fidelity import FidelityReport
+from server.lsp.judge import HunkView, Window
+
+
+@dataclass
+class Proposal:
+    id: str
+    uri: str
+    version: int  # the document version the edits apply to
+    backend: str
+    instruction: str
+    style: str
+    original: str
+    target: tuple[int, int] | None  # 0-based first/last selected line
+    status: str = "ok"  # ok | error
+    error: str | None = None
+    error_kind: str | None = None
+    edited: str | None = None
+    report: FidelityReport | None = None
+    report_json: dict[str, Any] | None = None
+    flagged: list[bool] = field(default_factory=list)
+    views: list[HunkView] = field(default_factory=list)
+    latency_ms: float = 0.0
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    attempts: int = 0
+    truncated: bool = False
+    created: float = field(default_factory=time.time)
+    # after a partial apply: the text we expect the client to produce, to carry the rest over
+    expected_text: str | None = None
+    applied_hunks: list[int] = field(default_factory=list)
+    expected_budget: int = 0  # didChanges to wait for that text before giving up
+    closed: bool = False  # accepted in full, rejected, or superseded
+    client_uri: str = ""  # the URI as the client spelled it (`uri` is the normalised key)
+
+    @property
+    def pending(self) -> bool:
+        return self.status == "ok" and not self.closed and self.report is not None and bool(self.report.hunks)
+
+
+@dataclass
+class Observation:
+    uri: str
+    version: int  # the version of the text the report's edited side is
+    baseline: str
+    current: str
+    source: str  # observed | checkChange:snapshot | checkChange:git | checkChange:text
+    report: FidelityReport
+    flagged: list[bool]
+    views: list[HunkView]
+    window: Window | None = None
+
+
+@dataclass
+class DocState:
+    uri: str
+    text: str  # the text after the last change we saw
+    version: int
+    snapshot: str  # text at open / last save / explicit snapshot
+    observe_baseline: str | None = None  # text before the first large change of a burst
+    observation: Observation | None = None
+    observe_task: asyncio.Task | None = None
+    actions_cache: tuple[int, list] | None = None  # (version, entries)
+    dismissed: bool = False
+    python: bool = True  # only Python buffers are observed
+
+
+class Store:
+    MAX_PROPOSALS = 200  # each holds two versions of a file
+
+    def __init__(self) -> None:
+        self.docs: dict[str, DocState] = {}
+        self.proposals: dict[str, Proposal] = {}
+
+    def add_proposal(self, p: Proposal) -> None:
+        self.proposals[p.id] = p
+        if len(self.proposals) > self.MAX_PROPOSALS:  # forget the oldest closed or stale ones first
+            for pid in sorted(self.proposals, key=lambda k: (self.proposals[k].pending, self.proposals[k].created)):
+                if len(self.proposals) <= self.MAX_PROPOSALS:
+                    break
+                del self.proposals[pid]
+
+    def pending_for(self, uri: str, version: int | None) -> list[Proposal]:
+        return [
+            p for p in self.proposals.values() if p.uri == uri and p.pending and (version is None or p.version == version)
+        ]
+
+    def invalidate_actions(self, uri: str) -> None:
+        doc = self.docs.get(uri)
+        if doc is not None:
+            doc.actions_cache = None

@@ -1,0 +1,362 @@
+"""What the editor shows: diagnostics, hover text, code lenses and code actions.
+
+Everything is derived from pending proposals (diagnostics on the original text, which is still the
+buffer) and from the observation of the last large change or `checkChange` (diagnostics on the
+edited side, which is the buffer). Only items computed for the buffer's current version are shown.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from lsprotocol import types
+
+from server.lsp.judge import HunkView, revert_edit, split_lines, utf16_len
+from server.lsp.state import DocState, Observation, Proposal
+
+if TYPE_CHECKING:
+    from server.lsp.server import EditFidelityServer
+
+SOURCE = "edit-fidelity"
+CMD_APPLY = "editFidelity.applyProposal"
+CMD_REJECT = "editFidelity.rejectProposal"
+CMD_REVERT = "editFidelity.revertHunks"
+CMD_DISMISS = "editFidelity.dismiss"
+
+_SOURCE_LABEL = {
+    "observed": "observed change",
+    "checkChange:snapshot": "vs snapshot",
+    "checkChange:git": "vs git HEAD",
+    "checkChange:text": "vs baseline",
+}
+
+
+def hunk_range(lines: list[str], view: HunkView) -> types.Range:
+    start = view.start_line - 1
+    if view.end_line < view.start_line:  # an insertion point / deleted lines: zero width
+        if start < len(lines):
+            pos = types.Position(line=start, character=0)
+        elif lines:
+            last = lines[-1]
+            if last.endswith(("\n", "\r")):
+                pos = types.Position(line=len(lines), character=0)
+            else:
+                pos = types.Position(line=len(lines) - 1, character=utf16_len(last))
+        else:
+            pos = types.Position(line=0, character=0)
+        return types.Range(start=pos, end=pos)
+    end = min(view.end_line, len(lines)) - 1
+    end_text = lines[end].rstrip("\r\n") if 0 <= end < len(lines) else ""
+    return types.Range(
+        start=types.Position(line=max(start, 0), character=0),
+        end=types.Position(line=max(end, 0), character=utf16_len(end_text)),
+    )
+
+
+def _visible_observation(state: DocState) -> Observation | None:
+    obs = state.observation
+    if obs is None or state.dismissed or obs.version != state.version:
+        return None
+    return obs
+
+
+def diagnostics_for(ls: EditFidelityServer, state: DocState) -> list[types.Diagnostic]:
+    lines = split_lines(state.text)
+    out: list[types.Diagnostic] = []
+    for p in ls.store.pending_for(state.uri, state.version):
+        for v in p.views:
+            out.append(
+                types.Diagnostic(
+                    range=hunk_range(lines, v),
+                    message=f"{v.message} [{p.backend}]",
+                    severity=types.DiagnosticSeverity(v.severity),
+                    source=SOURCE,
+                    code=v.code,
+                    data={"kind": "proposal", "id": p.id, "hunk": v.index},
+                )
+            )
+    obs = _visible_observation(state)
+    if obs is not None:
+        label = _SOURCE_LABEL.get(obs.source, obs.source)
+        for v in obs.views:
+            if not v.flagged and v.severity == 4 and obs.source == "observed":
+                continue  # requested-looking parts of an observed change need no squiggle
+            out.append(
+                types.Diagnostic(
+                    range=hunk_range(lines, v),
+                    message=f"{v.message} [{label}]",
+                    severity=types.DiagnosticSeverity(v.severity),
+                    source=SOURCE,
+                    code=v.code,
+                    data={"kind": "observation", "uri": state.uri, "version": state.version, "hunk": v.index},
+                )
+            )
+    return out
+
+
+# -- hover ------------------------------------------------------------------------------------------
+def _fmt(v: Any, digits: int = 4) -> str:
+    if v is None:
+        return "–"
+    if isinstance(v, float):
+        return f"{v:.{digits}f}".rstrip("0").rstrip(".") if v != int(v) else str(int(v))
+    return str(v)
+
+
+def report_markdown(title: str, report: Any, view: HunkView | None, flagged: list[bool]) -> str:
+    rows = [f"**edit-fidelity** · {title}", ""]
+    n = len(report.hunks)
+    k = sum(1 for f in flagged if f)
+    rows.append(f"{n} hunk{'s' if n != 1 else ''}, {k} flagged as not requested")
+    rows.append("")
+    rows.append("| distance | tokens | normalised |")
+    rows.append("|---|---:|---:|")
+    for variant, d in report.distance.items():
+        rows.append(f"| {variant} | {d.tokens} | {_fmt(d.normalized)} |")
+    if report.excess:
+        rows.append("")
+        rows.append("excess over gold: " + ", ".join(f"{k2} {_fmt(v2)}" for k2, v2 in report.excess.items()))
+    rows.append("")
+    rows.append("| complexity | before | after | Δ |")
+    rows.append("|---|---:|---:|---:|")
+    names = {"paper": "cognitive (paper)", "sonar": "cognitive (Sonar)", "cyclomatic": "cyclomatic",
+             "maintainability": "maintainability"}
+    for key, c in report.complexity.items():
+        delta = c.delta
+        sign = "+" if isinstance(delta, (int, float)) and delta > 0 else ""
+        rows.append(f"| {names.get(key, key)} | {_fmt(c.before, 2)} | {_fmt(c.after, 2)} | {sign}{_fmt(delta, 2)} |")
+    if report.parse_errors.original or report.parse_errors.edited:
+        rows.append("")
+        if report.parse_errors.original:
+            rows.append(f"original does not parse: {report.parse_errors.original}")
+        if report.parse_errors.edited:
+            rows.append(f"edited code does not parse: {report.parse_errors.edited}")
+    if view is not None:
+        hunk = report.hunks[view.index]
+        rows.append("")
+        rows.append(f"**this hunk** ({view.index + 1}/{n}): {view.message}")
+        rows.append(f"kinds: {', '.join(hunk.kinds) or '–'}; tokens changed: {hunk.tokens_changed}")
+        if hunk.renames:
+            rows.append("renames: " + ", ".join(f"`{a}` → `{b}`" for a, b in hunk.renames.items()))
+    return "\n".join(rows)
+
+
+def hover_for(ls: EditFidelityServer, state: DocState, line: int) -> str | None:
+    parts: list[str] = []
+    one_based = line + 1
+
+    def covers(v: HunkView) -> bool:
+        if v.end_line < v.start_line:
+            return one_based == v.start_line
+        return v.start_line <= one_based <= v.end_line
+
+    for p in ls.store.pending_for(state.uri, state.version):
+        hit = next((v for v in p.views if covers(v)), None)
+        if hit is not None and p.report is not None:
+            title = f"proposal from `{p.backend}` ({p.style}, {p.latency_ms:.0f} ms): {p.instruction[:80]}"
+            parts.append(report_markdown(title, p.report, hit, p.flagged))
+    obs = _visible_observation(state)
+    if obs is not None:
+        hit = next((v for v in obs.views if covers(v)), None)
+        if hit is not None:
+            title = _SOURCE_LABEL.get(obs.source, obs.source)
+            if obs.window is not None:
+                title += f" (measured over lines {obs.window.start_line}-{obs.window.after_end})"
+            parts.append(report_markdown(title, obs.report, hit, obs.flagged))
+    return "\n\n---\n\n".join(parts) if parts else None
+
+
+# -- code lenses -------------------------------------------------------------------------------------
+def _lens(line: int, title: str, command: str, argument: dict) -> types.CodeLens:
+    pos = types.Position(line=max(line, 0), character=0)
+    return types.CodeLens(
+        range=types.Range(start=pos, end=pos),
+        command=types.Command(title=title, command=command, arguments=[argument]),
+    )
+
+
+def proposal_summary(p: Proposal) -> str:
+    assert p.report is not None
+    n = len(p.report.hunks)
+    k = sum(1 for f in p.flagged if f)
+    d = p.report.distance.get("no_comments")
+    dist = f", distance {d.normalized:.3f}" if d is not None else ""
+    return f"{p.backend}: {n} hunk{'s' if n != 1 else ''}, {k} unrequested{dist}"
+
+
+def code_lenses_for(ls: EditFidelityServer, state: DocState) -> list[types.CodeLens]:
+    lenses: list[types.CodeLens] = []
+    for p in ls.store.pending_for(state.uri, state.version):
+        assert p.report is not None
+        first = min((v.start_line for v in p.views), default=1)
+        line = (p.target[0] if p.target else first - 1)
+        n = len(p.report.hunks)
+        unflagged = [i for i, f in enumerate(p.flagged) if not f]
+        lenses.append(_lens(line, f"✓ Accept ({proposal_summary(p)})", CMD_APPLY, {"id": p.id}))
+        if unflagged and len(unflagged) < n:
+            lenses.append(
+                _lens(line, f"Accept minimal ({len(unflagged)} of {n} hunks)", CMD_APPLY,
+                      {"id": p.id, "hunks": unflagged})
+            )
+        lenses.append(_lens(line, "✗ Reject", CMD_REJECT, {"id": p.id}))
+    obs = _visible_observation(state)
+    if obs is not None:
+        flagged = [v for v in obs.views if v.flagged]
+        if flagged:
+            line = flagged[0].start_line - 1
+            label = _SOURCE_LABEL.get(obs.source, obs.source)
+            lenses.append(
+                _lens(line, f"edit-fidelity: revert {len(flagged)} unrequested change{'s' if len(flagged) != 1 else ''}"
+                      f" ({label})", CMD_REVERT, {"uri": state.uri, "version": state.version})
+            )
+            lenses.append(_lens(line, "Dismiss", CMD_DISMISS, {"uri": state.uri}))
+    return lenses
+
+
+# -- code actions ------------------------------------------------------------------------------------
+@dataclass
+class ActionEntry:
+    lo: int  # 0-based line span the action belongs to
+    hi: int
+    action: types.CodeAction
+    diagnostic_key: tuple
+
+
+def _workspace_edit(uri: str, version: int, edits: list[dict]) -> types.WorkspaceEdit:
+    text_edits = [
+        types.TextEdit(
+            range=types.Range(
+                start=types.Position(**e["range"]["start"]), end=types.Position(**e["range"]["end"])
+            ),
+            new_text=e["newText"],
+        )
+        for e in edits
+    ]
+    return types.WorkspaceEdit(
+        document_changes=[
+            types.TextDocumentEdit(
+                text_document=types.OptionalVersionedTextDocumentIdentifier(uri=uri, version=version),
+                edits=text_edits,
+            )
+        ]
+    )
+
+
+def build_action_entries(ls: EditFidelityServer, state: DocState, uri: str) -> list[ActionEntry]:
+    entries: list[ActionEntry] = []
+    quickfix = types.CodeActionKind.QuickFix
+    for p in ls.store.pending_for(state.uri, state.version):
+        unflagged = [i for i, f in enumerate(p.flagged) if not f]
+        flagged_any = any(p.flagged)
+        for v in p.views:
+            lo = v.start_line - 1
+            hi = max(v.end_line - 1, lo)
+            key = ("proposal", p.id, v.index)
+            label = f"[{p.backend}] "
+            entries.append(ActionEntry(lo, hi, types.CodeAction(
+                title=f"{label}Accept this hunk: {v.message}"[:160],
+                kind=quickfix,
+                command=types.Command(title="Accept hunk", command=CMD_APPLY,
+                                      arguments=[{"id": p.id, "hunks": [v.index]}]),
+                is_preferred=not v.flagged,
+            ), key))
+            entries.append(ActionEntry(lo, hi, types.CodeAction(
+                title=f"{label}Accept the whole proposal ({len(p.views)} hunks)",
+                kind=quickfix,
+                command=types.Command(title="Accept proposal", command=CMD_APPLY, arguments=[{"id": p.id}]),
+            ), key))
+            if flagged_any and unflagged:
+                entries.append(ActionEntry(lo, hi, types.CodeAction(
+                    title=f"{label}Accept only the requested hunks ({len(unflagged)} of {len(p.views)})",
+                    kind=quickfix,
+                    command=types.Command(title="Accept minimal", command=CMD_APPLY,
+                                          arguments=[{"id": p.id, "hunks": unflagged}]),
+                ), key))
+            entries.append(ActionEntry(lo, hi, types.CodeAction(
+                title=f"{label}Reject this proposal",
+                kind=quickfix,
+                command=types.Command(title="Reject", command=CMD_REJECT, arguments=[{"id": p.id}]),
+            ), key))
+    obs = _visible_observation(state)
+    if obs is not None:
+        flagged_views = [v for v in obs.views if v.flagged]
+        cur_lines, base_lines = split_lines(obs.current), split_lines(obs.baseline)
+        revert_all = None
+        if flagged_views:
+            edits = [revert_edit(cur_lines, base_lines, obs.report.hunks[v.index]) for v in flagged_views]
+            revert_all = _workspace_edit(uri, state.version, edits)
+        for v in obs.views:
+            if not v.flagged and obs.source == "observed" and v.severity == 4:
+                continue
+            lo = v.start_line - 1
+            hi = max(v.end_line - 1, lo)
+            key = ("observation", state.uri, v.index)
+            edit = revert_edit(cur_lines, base_lines, obs.report.hunks[v.index])
+            entries.append(ActionEntry(lo, hi, types.CodeAction(
+                title=f"Revert this hunk: {v.message}"[:160],
+                kind=quickfix,
+                edit=_workspace_edit(uri, state.version, [edit]),
+                is_preferred=v.flagged,
+            ), key))
+            if revert_all is not None:
+                entries.append(ActionEntry(lo, hi, types.CodeAction(
+                    title=f"Revert all {len(flagged_views)} unrequested hunks",
+                    kind=quickfix,
+                    edit=revert_all,
+                ), key))
+            entries.append(ActionEntry(lo, hi, types.CodeAction(
+                title="Dismiss edit-fidelity warnings for this change",
+                kind=quickfix,
+                command=types.Command(title="Dismiss", command=CMD_DISMISS, arguments=[{"uri": state.uri}]),
+            ), key))
+    return entries
+
+
+def _diag_key(d: types.Diagnostic) -> tuple | None:
+    data = d.data if isinstance(d.data, dict) else None
+    if not data or d.source != SOURCE:
+        return None
+    if data.get("kind") == "proposal":
+        return ("proposal", data.get("id"), data.get("hunk"))
+    if data.get("kind") == "observation":
+        return ("observation", data.get("uri"), data.get("hunk"))
+    return None
+
+
+def code_actions_for(
+    ls: EditFidelityServer, state: DocState, uri: str, rng: types.Range, context: types.CodeActionContext | None
+) -> list[types.CodeAction]:
+    cache = state.actions_cache
+    if cache is None or cache[0] != state.version:
+        cache = (state.version, build_action_entries(ls, state, uri))
+        state.actions_cache = cache
+    entries = cache[1]
+    if context is not None and context.only and not any(
+        str(k).startswith(str(types.CodeActionKind.QuickFix)) or str(types.CodeActionKind.QuickFix).startswith(str(k))
+        for k in context.only
+    ):
+        return []
+    diags = {}
+    if context is not None:
+        for d in context.diagnostics:
+            key = _diag_key(d)
+            if key is not None:
+                diags.setdefault(key, []).append(d)
+    lo, hi = rng.start.line, rng.end.line
+    out = []
+    seen_titles = set()
+    for e in entries:
+        if e.hi < lo or e.lo > hi:
+            continue
+        if e.action.title in seen_titles:
+            continue
+        seen_titles.add(e.action.title)
+        action = e.action
+        if e.diagnostic_key in diags:
+            action = types.CodeAction(
+                title=action.title, kind=action.kind, command=action.command, edit=action.edit,
+                is_preferred=action.is_preferred, diagnostics=diags[e.diagnostic_key],
+            )
+        out.append(action)
+    return out
