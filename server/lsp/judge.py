@@ -20,16 +20,19 @@ from server.lsp.settings import Thresholds
 
 # Words in an instruction that make a kind of change requested.
 _REQUEST_WORDS: dict[str, tuple[str, ...]] = {
-    "rename": ("rename", "name", "identifier", "variable"),
+    "rename": ("rename", "identifier", "variable name", "naming", "better name", "descriptive name"),
     "formatting_only": ("format", "style", "pep8", "pep 8", "black", "indent", "whitespace", "lint", "tidy",
                         "clean up", "cleanup", "prettif"),
     "comment_removed": ("comment", "clean up", "cleanup"),
     "docstring": ("docstring", "document", "docs"),
     "signature_change": ("signature", "parameter", "argument", "param ", "params", "type hint", "annotat",
                          "typing", "keyword", "default value", "rename"),
-    "import_change": ("import", "depend", "library", "module", "use "),
-    "defensive": ("validat", "check", "guard", "handle", "error", "exception", "robust", "defensive",
-                  "sanitiz", "assert", "edge case", "none", "raise", "safe"),
+    "import_change": ("import", "dependenc", "library", "module"),
+    # Narrow on purpose: "fix the off-by-one error" or "check the loop" ask for no input validation.
+    "defensive": ("validat", "guard", "robust", "defensive", "sanitiz", "assert", "edge case", "raise",
+                  "error handling", "exception handling", "handle error", "handle exception", "handle invalid",
+                  "handle none", "handle empty", "try/except", "try-except", "input check", "check the input",
+                  "check input", "type check", "none check", "null check"),
     "deletion": ("remove", "delete", "drop", "clean up", "cleanup", "dead code", "unused", "simplif"),
     "lazy_placeholder": (),  # "rest of the code unchanged" placeholders are never what anyone wants
     "outside_target": (),  # a change outside the selection is never requested by a selection edit

@@ -195,6 +195,11 @@ def test_instruction_words():
     assert "rename" in allowed_kinds("Rename the variable x to count")
     assert "defensive" in allowed_kinds("add input validation")
     assert allowed_kinds("fix the off-by-one") & {"rename", "defensive", "formatting_only"} == set()
+    # words that appear in ordinary bug-fix requests do not excuse validation, renames or new imports
+    for instruction in ("Fix the off-by-one error", "check why the loop stops early", "return None on a miss",
+                        "use a set here", "make the name lookup case-insensitive"):
+        assert allowed_kinds(instruction) & {"defensive", "rename", "import_change"} == set(), instruction
+    assert "defensive" in allowed_kinds("handle invalid input gracefully")
 
 
 def test_unfenced_code_inside_prose():
