@@ -22,6 +22,7 @@ from server.fidelity.normalize import strip_comments_fallback
 from server.fidelity.rawmetrics import RawMetrics, raw_metrics
 from server.fidelity.structure import Structure, bound_names
 from server.fidelity.tokens import Lexed, lex
+from server.fidelity.unparse import unparse
 
 # Lines that look like a new statement at column 0 but continue the previous one.
 _CONTINUATION = re.compile(r"(?:else|elif|except|finally)\b|[)\]}]")
@@ -64,9 +65,9 @@ class Chunk:
             if index:
                 parts.append(statement_separator(stmt))
             if index == 0 and self.first and _is_string_expr(stmt):
-                parts.append(ast.unparse(ast.Module(body=[stmt], type_ignores=[])))
+                parts.append(unparse(ast.Module(body=[stmt], type_ignores=[])))
             else:
-                parts.append(ast.unparse(stmt))
+                parts.append(unparse(stmt))
         return "".join(parts)
 
     @cached_property
