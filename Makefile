@@ -16,3 +16,5 @@ test: setup
 
 bench: setup
 	$(BIN)/python -m benchmark.bench_fidelity
+	$(BIN)/python -m server.bench_lsp
+	$(BIN)/python -m benchmark.bench_sandbox

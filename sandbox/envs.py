@@ -1,0 +1,211 @@
+"""Python environments the sandboxed uid can read: the coverage helper and per-suite venvs.
+
+Venvs are made from the Debian interpreter (readable by any uid, unlike the pyenv Python under
+/root), `--without-pip` and without setuptools so no `.pth` file runs at every start-up; packages are
+installed by the host's pip through `pip --python`. Each step is idempotent: a stamp holds the hash
+of what was asked for, so `prepare` is a no-op when nothing changed.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+import warnings
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import coverage
+
+from sandbox import config
+
+_HERE = Path(__file__).parent
+
+
+@dataclass(frozen=True)
+class Suite:
+    name: str
+    requirements: tuple[str, ...]
+    # Modules that cannot be installed here, replaced by an import-only stub, with the reason.
+    stubs: dict[str, str] = field(default_factory=dict)
+
+
+# torch: the exact CPU pin (a local +cpu wheel satisfies it); never let pip resolve a CUDA build.
+CANITEDIT_REQUIREMENTS = (
+    "torch==2.13.0",
+    "numpy==2.4.6",
+    "pandas==3.1.1",
+    "scikit-learn==1.9.1",
+    "scipy==1.17.1",
+    "z3-solver==5.4.1.0",
+    "autograd==1.9.1",
+    "flask==3.1.3",
+)
+VLLM_STUB_REASON = (
+    "vllm is not installable here (CUDA-only wheels of several GB, no GPU); 78_llm_inference only "
+    "imports LLM and SamplingParams and its tests replace LLM with a mock, so an import stub suffices"
+)
+# .pth files that only patch `import distutils`; each costs an import at every interpreter start.
+UNNEEDED_PTH = ("distutils-precedence.pth",)
+SUITES: dict[str, Suite] = {
+    "base": Suite("base", ()),
+    "canitedit": Suite("canitedit", CANITEDIT_REQUIREMENTS, {"vllm": VLLM_STUB_REASON}),
+}
+
+VLLM_STUB = '''"""Import stub for vllm (not installable on CPU-only machines); see sandbox/envs.py."""
+
+
+class SamplingParams:
+    def __init__(self, **kwargs):
+        self.__dict__.update(kwargs)
+
+
+class LLM:
+    def __init__(self, model, *args, **kwargs):
+        raise RuntimeError("vllm stub: no real LLM available in the sandbox")
+'''
+
+
+def env_dir(suite: str) -> Path:
+    return config.home() / "envs" / suite
+
+
+def lib_dir() -> Path:
+    return config.home() / "lib"
+
+
+def python_for(suite: str | None) -> str:
+    """The interpreter for `suite`: its venv when prepared, else the base interpreter."""
+    if suite:
+        candidate = env_dir(suite) / "bin" / "python"
+        if candidate.exists():
+            return str(candidate)
+        if suite not in SUITES:
+            raise ValueError(f"unknown suite {suite!r}; known: {', '.join(SUITES)}")
+        raise FileNotFoundError(f"suite {suite!r} is not prepared: run `edit-fidelity sandbox prepare --suite {suite}`")
+    return config.base_python()
+
+
+def is_prepared(suite: str) -> bool:
+    stamp = env_dir(suite) / ".edit-fidelity-stamp"
+    return stamp.exists() and stamp.read_text() == _suite_hash(SUITES[suite])
+
+
+@contextmanager
+def _locked(name: str) -> Iterator[None]:
+    """Cross-process lock so parallel test workers or servers prepare once."""
+    root = config.ensure_dir(config.home())
+    with open(root / f".{name}.lock", "w") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
+
+
+_ensured: set[Path] = set()  # lib dirs confirmed by this process: no file reads on the hot path
+
+
+def ensure_lib() -> Path:
+    """Copy the coverage driver and the host's coverage package to a place the sandbox uid reads,
+    and build the reaper helper."""
+    lib = lib_dir()
+    if lib in _ensured:
+        return lib
+    reaper_c = _HERE / "reaper.c"  # package data: a wheel built without it falls back to util-linux
+    sources = (_HERE / "covdriver.py").read_bytes() + (reaper_c.read_bytes() if reaper_c.exists() else b"")
+    want = f"{coverage.__version__}:{hashlib.sha256(sources).hexdigest()}"
+    stamp = lib / ".stamp"
+    if stamp.exists() and stamp.read_text() == want:
+        _ensured.add(lib)
+        return lib
+    with _locked("lib"):
+        if stamp.exists() and stamp.read_text() == want:
+            return lib
+        tmp = config.home() / f"lib.tmp{os.getpid()}"
+        shutil.rmtree(tmp, ignore_errors=True)
+        config.ensure_dir(tmp / "site")
+        shutil.copytree(Path(coverage.__file__).parent, tmp / "site" / "coverage",
+                        ignore=shutil.ignore_patterns("__pycache__"))
+        shutil.copy(_HERE / "covdriver.py", tmp / "covdriver.py")
+        _build_reaper(tmp)
+        _make_readable(tmp)
+        (tmp / ".stamp").write_text(want)
+        shutil.rmtree(lib, ignore_errors=True)
+        os.rename(tmp, lib)
+    _ensured.add(lib)
+    return lib
+
+
+def reaper_path() -> Path | None:
+    path = lib_dir() / "reaper"
+    return path if path.exists() else None
+
+
+def _build_reaper(lib: Path) -> None:
+    """Compile the rusage helper; without a C compiler runs still work, minus CPU/peak figures."""
+    compiler = shutil.which("cc") or shutil.which("gcc")
+    if compiler and (_HERE / "reaper.c").exists():
+        built = subprocess.run([compiler, "-O2", "-o", str(lib / "reaper"), str(_HERE / "reaper.c")],
+                               check=False, capture_output=True, text=True)
+        if built.returncode != 0:
+            warnings.warn(f"sandbox: could not build the reaper helper, using prlimit + setpriv: "
+                          f"{built.stderr[-500:]}", RuntimeWarning, stacklevel=2)
+
+
+def _suite_hash(suite: Suite) -> str:
+    blob = json.dumps([config.base_python(), list(suite.requirements), sorted(suite.stubs), UNNEEDED_PTH])
+    return hashlib.sha256(blob.encode()).hexdigest()
+
+
+def _make_readable(root: Path) -> None:
+    subprocess.run(["chmod", "-R", "a+rX", str(root)], check=True)
+
+
+def prepare(name: str, *, log: Callable[[str], object] = print) -> Path:
+    """Build (or confirm) the suite's venv; idempotent and safe to call from several processes."""
+    suite = SUITES[name]
+    target = env_dir(name)
+    ensure_lib()
+    if is_prepared(name):
+        log(f"suite {name}: ready at {target}")
+        return target
+    with _locked(f"env-{name}"):
+        if is_prepared(name):
+            return target
+        started = time.monotonic()
+        base = config.base_python()
+        if not os.access(base, os.X_OK):
+            raise FileNotFoundError(f"base interpreter {base} not found (set {config.BASE_PYTHON_ENV})")
+        shutil.rmtree(target, ignore_errors=True)
+        config.ensure_dir(target.parent)
+        subprocess.run([base, "-m", "venv", "--without-pip", str(target)], check=True)
+        python = str(target / "bin" / "python")
+        if suite.requirements:
+            log(f"suite {name}: installing {len(suite.requirements)} requirements into {target}")
+            subprocess.run([sys.executable, "-m", "pip", "--python", python, "install", "-q",
+                            "--disable-pip-version-check", *suite.requirements], check=True)
+        site = Path(subprocess.run([python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                                   check=True, capture_output=True, text=True).stdout.strip())
+        # setuptools (pulled in by torch) ships a .pth that imports a module at every start-up.
+        for pth in UNNEEDED_PTH:
+            (site / pth).unlink(missing_ok=True)
+        if "vllm" in suite.stubs:
+            (site / "vllm").mkdir(exist_ok=True)
+            (site / "vllm" / "__init__.py").write_text(VLLM_STUB)
+        _make_readable(target)
+        (target / ".edit-fidelity-stamp").write_text(_suite_hash(suite))
+        log(f"suite {name}: prepared in {time.monotonic() - started:.1f} s")
+    return target
+
+
+def pth_files(suite: str) -> list[str]:
+    """`.pth` files in a suite venv: each one runs at every interpreter start (doctor reports them)."""
+    return sorted(str(p.name) for p in env_dir(suite).glob("lib/python*/site-packages/*.pth"))
