@@ -228,32 +228,30 @@ class Analysis:
     def paper_cognitive(self) -> int | None:
         return sum(c.paper_cognitive for _, c in self.chunks) if self.parses else None
 
+    def _per_function(self, scores: list[tuple[int, dict[int, int]] | None], base: int) -> tuple[int, dict[int, int]] | None:
+        """Whole-file total and per-function values (lines moved to file lines) from per-chunk scores.
+
+        `base` is what every chunk's total counts on its own (radon starts each module at 1).
+        """
+        if not self.parses or any(s is None for s in scores):
+            return None
+        total = base
+        per_function: dict[int, int] = {}
+        for (row, _), score in zip(self.chunks, scores):
+            assert score is not None
+            total += score[0] - base
+            per_function.update((line + row - 1, value) for line, value in score[1].items())
+        return total, per_function
+
     @cached_property
     def sonar(self) -> tuple[int, dict[int, int]] | None:
-        """complexipy's file total and per-function values by first line; additive over chunks."""
-        if not self.parses:
-            return None
-        total = 0
-        per_function: dict[int, int] = {}
-        for row, c in self.chunks:
-            if c.sonar is None:
-                return None
-            total += c.sonar[0]
-            per_function.update((line + row - 1, value) for line, value in c.sonar[1].items())
-        return total, per_function
+        """complexipy's file total and per-function values keyed by first line (decorators included)."""
+        return self._per_function([c.sonar for _, c in self.chunks] if self.parses else [], 0)
 
     @cached_property
     def cyclomatic(self) -> tuple[int, dict[int, int]] | None:
         """radon's total cyclomatic complexity and per-function values keyed by `def` line."""
-        if not self.parses:
-            return None
-        total = 1
-        per_function: dict[int, int] = {}
-        for row, c in self.chunks:
-            chunk_total, chunk_functions, _ = c.radon
-            total += chunk_total - 1  # each chunk's module-level count starts at 1
-            per_function.update((line + row - 1, value) for line, value in chunk_functions.items())
-        return total, per_function
+        return self._per_function([c.radon[:2] for _, c in self.chunks] if self.parses else [], 1)
 
     @cached_property
     def raw_metrics(self) -> RawMetrics | None:

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from rapidfuzz.distance import Indel, Levenshtein
 
 from server.fidelity.analysis import Analysis
-from server.fidelity.structure import FunctionInfo
+from server.fidelity.structure import FunctionInfo, Structure
 from server.fidelity.report import UNREQUESTED_KINDS, Hunk
 
 
@@ -229,24 +229,24 @@ class HunkClassifier:
                 found.append(kind)
                 details.append(detail)
 
-        def explain_old(index: int) -> str:
-            row = a_rows[a_lo + index]
-            if _in_ranges(row, a_struct.docstrings):
+        def explain(row: int, structure: Structure, signatures: list[tuple[int, int]]) -> str | None:
+            """The kind that explains a changed token on this line of one side, if a shared rule does."""
+            if _in_ranges(row, structure.docstrings):
                 return "docstring"
-            if _in_ranges(row, a_struct.imports):
+            if _in_ranges(row, structure.imports):
                 return "import_change"
-            if _in_ranges(row, self.sig_old):
+            if _in_ranges(row, signatures):
                 return "signature_change"
-            return removal
+            return None
+
+        def explain_old(index: int) -> str:
+            return explain(a_rows[a_lo + index], a_struct, self.sig_old) or removal
 
         def explain_new(index: int) -> str:
             row = b_rows[b_lo + index]
-            if _in_ranges(row, b_struct.docstrings):
-                return "docstring"
-            if _in_ranges(row, b_struct.imports):
-                return "import_change"
-            if _in_ranges(row, self.sig_new):
-                return "signature_change"
+            kind = explain(row, b_struct, self.sig_new)
+            if kind:
+                return kind
             if _in_ranges(row, guard_ranges):
                 return "defensive"
             if placeholders and edited.lines[row - 1].strip() in placeholders:
