@@ -10,8 +10,8 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Callable, Sequence
-from typing import NoReturn
 from importlib.metadata import entry_points
+from typing import NoReturn
 
 from server import check_cli, serve_cli
 

@@ -12,16 +12,15 @@ import ast
 import math
 import re
 from bisect import bisect_left, bisect_right
-from collections import Counter, deque
+from collections import Counter
 from functools import cached_property, lru_cache
 
 from radon.metrics import mi_compute
 
-from server.fidelity import complexity
-from server.fidelity.chunks import Chunk, split_chunks, statement_separator
+from server.fidelity.chunks import Chunk, split_chunks
 from server.fidelity.normalize import body_by_regex, body_start_line, first_function
 from server.fidelity.rawmetrics import RawMetrics
-from server.fidelity.structure import FunctionInfo, Structure
+from server.fidelity.structure import Structure
 from server.fidelity.tokens import Lexed, lex
 
 _LONE_CR = re.compile(r"\r(?!\n)")
@@ -89,10 +88,10 @@ class Analysis:
         parts: list[tuple[int, Chunk]] = []
         next_row = 1
         for _, c in self.chunks:
-            if not c.stmts:
+            if not c.has_statements:
                 continue
             if parts:
-                next_row += statement_separator(c.stmts[0]).count("\n")
+                next_row += c.separator.count("\n")
             parts.append((next_row - 1, c))
             next_row += c.normalized.count("\n")
         return parts
@@ -106,7 +105,7 @@ class Analysis:
         if not self.parses:
             return parts[0][1].normalized
         return "".join(
-            (statement_separator(c.stmts[0]) if i else "") + c.normalized for i, (_, c) in enumerate(parts)
+            (c.separator if i else "") + c.normalized for i, (_, c) in enumerate(parts)
         )
 
     @cached_property
@@ -151,17 +150,13 @@ class Analysis:
         return lex("\n".join(self.normalized.splitlines()[start + offset - 1 :])).strings
 
     def _first_function_chunk(self) -> tuple[int, Chunk] | None:
-        """The chunk holding the paper's function: the first `FunctionDef` in `ast.walk` order."""
-        parts = self._normalized_parts
-        queue: deque[tuple[ast.AST, int]] = deque()
-        for number, (_, c) in enumerate(parts):
-            queue.extend((stmt, number) for stmt in c.stmts or ())
-        while queue:
-            node, number = queue.popleft()
-            if isinstance(node, ast.FunctionDef):
-                return parts[number]
-            queue.extend((child, number) for child in ast.iter_child_nodes(node))
-        return None
+        """The chunk holding the paper's function: the first `FunctionDef` in `ast.walk` order.
+
+        `ast.walk` goes level by level, so that is the chunk whose first FunctionDef is shallowest,
+        the earliest such chunk on a tie.
+        """
+        found = [(c.function_depth, n) for n, (_, c) in enumerate(self._normalized_parts) if c.function_depth]
+        return self._normalized_parts[min(found)[1]] if found else None
 
     def variant_tokens(self, variant: str) -> list[str]:
         if variant == "raw":
@@ -213,10 +208,10 @@ class Analysis:
     @cached_property
     def structure(self) -> Structure:
         if len(self.chunks) == 1:
-            return self.chunks[0][1].structure
+            return self.chunks[0][1].facts.structure
         merged = Structure()
         for row, c in self.chunks:
-            merged.extend_shifted(c.structure, row - 1)
+            merged.extend_shifted(c.facts.structure, row - 1)
         return merged
 
     @cached_property
@@ -226,7 +221,7 @@ class Analysis:
     # -- complexity ------------------------------------------------------------------------
     @cached_property
     def paper_cognitive(self) -> int | None:
-        return sum(c.paper_cognitive for _, c in self.chunks) if self.parses else None
+        return sum(c.facts.paper_cognitive for _, c in self.chunks) if self.parses else None
 
     def _per_function(self, scores: list[tuple[int, dict[int, int]] | None], base: int) -> tuple[int, dict[int, int]] | None:
         """Whole-file total and per-function values (lines moved to file lines) from per-chunk scores.
@@ -251,7 +246,7 @@ class Analysis:
     @cached_property
     def cyclomatic(self) -> tuple[int, dict[int, int]] | None:
         """radon's total cyclomatic complexity and per-function values keyed by `def` line."""
-        return self._per_function([c.radon[:2] for _, c in self.chunks] if self.parses else [], 1)
+        return self._per_function([c.facts.cyclomatic for _, c in self.chunks] if self.parses else [], 1)
 
     @cached_property
     def raw_metrics(self) -> RawMetrics | None:
@@ -271,19 +266,17 @@ class Analysis:
         operands_seen: set = set()
         operators = operands = 0
         for _, c in self.chunks:
-            visitor = c.radon[2]
-            operators_seen |= visitor.operators_seen
-            operands_seen |= visitor.operands_seen
-            operators += visitor.operators
-            operands += visitor.operands
+            chunk_operators, chunk_operands, operator_count, operand_count = c.facts.halstead
+            operators_seen |= chunk_operators
+            operands_seen |= chunk_operands
+            operators += operator_count
+            operands += operand_count
         vocabulary = len(operators_seen) + len(operands_seen)
         volume = (operators + operands) * math.log2(vocabulary) if vocabulary else 0
         comments = (raw.comments + raw.multi) / float(raw.sloc) * 100 if raw.sloc else 0
         value = mi_compute(volume, self.cyclomatic[0], raw.lloc, comments)
         return None if math.isnan(value) else round(value, 2)
 
-    def function_paper_cognitive(self, info: FunctionInfo) -> int:
-        return complexity.paper_cognitive(info.node)
 
 
 def _row_map(text: str) -> list[int]:

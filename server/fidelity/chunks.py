@@ -13,6 +13,7 @@ import ast
 import re
 import warnings
 from functools import cached_property, lru_cache
+from typing import NamedTuple
 
 from radon.raw import analyze as radon_raw
 from radon.visitors import ComplexityVisitor, HalsteadVisitor
@@ -31,37 +32,62 @@ _MAX_MERGES = 16
 MIN_SPLIT_LINES = 150
 
 
+class ChunkFacts(NamedTuple):
+    """What the complexity metrics and the hunk classifier need from a chunk's syntax tree."""
+
+    structure: Structure
+    paper_cognitive: int
+    cyclomatic: tuple[int, dict[int, int]]  # radon's total and per-function values by `def` line
+    halstead: tuple[frozenset, frozenset, int, int]  # radon's operators/operands seen, and their counts
+
+
 class Chunk:
-    """One piece of source analysed standalone; rows are relative to the chunk (1-based)."""
+    """One piece of source analysed standalone; rows are relative to the chunk (1-based).
+
+    Syntax trees are not kept: thousands of cached AST nodes make every garbage collection slower
+    (measured: more than half the time of a 5-candidate scoring run). What is needed later is taken
+    from the tree at once, or the text is parsed again (0.1 ms for a typical function) on demand.
+    """
 
     def __init__(self, text: str, first: bool) -> None:
         self.text = text
         self.first = first  # holds the module's first statement: a string there is the module docstring
+        stmts = self._parse()
+        self.has_statements = bool(stmts)
+        self.separator = statement_separator(stmts[0]) if stmts else ""
+        # Depth of the first FunctionDef in `ast.walk` order (the paper's function), None without one.
+        self.function_depth = _first_function_depth(stmts) if stmts else None
+        self.normalized = self._normalize(stmts)
+
+    def _parse(self) -> list[ast.stmt] | None:
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")  # invalid escapes in user code are not our warnings
-                self.stmts: list[ast.stmt] | None = ast.parse(text).body
+                stmts = ast.parse(self.text).body
             self.parse_error: str | None = None
+            return stmts
         except SyntaxError as exc:
-            self.stmts, self.parse_error = None, f"line {exc.lineno}: {exc.msg}"
+            self.parse_error = f"line {exc.lineno}: {exc.msg}"
         except (ValueError, RecursionError, MemoryError) as exc:
-            self.stmts, self.parse_error = None, f"{type(exc).__name__}: {exc}"
+            self.parse_error = f"{type(exc).__name__}: {exc}"
+        return None
 
-    @cached_property
-    def lexed(self) -> Lexed:
-        return lex(self.text)
+    @property
+    def parses(self) -> bool:
+        return self.parse_error is None
 
-    @cached_property
-    def n_rows(self) -> int:
-        return self.text.count("\n") + (0 if self.text.endswith("\n") else 1)
+    def statements(self) -> list[ast.stmt]:
+        """A fresh syntax tree of a chunk that parses."""
+        stmts = self._parse()
+        assert stmts is not None, "statements() of a chunk that does not parse"
+        return stmts
 
-    @cached_property
-    def normalized(self) -> str:
+    def _normalize(self, stmts: list[ast.stmt] | None) -> str:
         """`ast.unparse` of the chunk's statements joined as in a module (no leading separator)."""
-        if self.stmts is None:
+        if stmts is None:
             return strip_comments_fallback(self.text) if self.text.strip() else self.text
         parts: list[str] = []
-        for index, stmt in enumerate(self.stmts):
+        for index, stmt in enumerate(stmts):
             if index:
                 parts.append(statement_separator(stmt))
             if index == 0 and self.first and _is_string_expr(stmt):
@@ -71,8 +97,12 @@ class Chunk:
         return "".join(parts)
 
     @cached_property
+    def lexed(self) -> Lexed:
+        return lex(self.text)
+
+    @cached_property
     def normalized_lexed(self) -> Lexed:
-        if self.stmts is None and self.lexed.ok:
+        if not self.parses and self.lexed.ok:
             return self.lexed  # the tokenize round trip of the paper's fallback keeps the token list
         normalized = self.normalized
         if normalized == self.text:
@@ -83,12 +113,29 @@ class Chunk:
         return lex(normalized)
 
     @cached_property
-    def structure(self) -> Structure:
-        return Structure().visit_module(self.stmts or [], first=self.first)
+    def facts(self) -> ChunkFacts:
+        stmts = self.statements() if self.parses else []
+        module = ast.Module(body=stmts, type_ignores=[])
+        visitor = ComplexityVisitor.from_ast(module)
+        per_function = {b.lineno: b.complexity for b in visitor.functions}
+        for cls in visitor.classes:
+            per_function.update((m.lineno, m.complexity) for m in cls.methods)
+        halstead = HalsteadVisitor.from_ast(module)
+        return ChunkFacts(
+            structure=Structure().visit_module(stmts, first=self.first),
+            paper_cognitive=sum(complexity.paper_cognitive(s) for s in stmts),
+            cyclomatic=(visitor.total_complexity, per_function),
+            halstead=(
+                frozenset(halstead.operators_seen),
+                frozenset(halstead.operands_seen),
+                halstead.operators,
+                halstead.operands,
+            ),
+        )
 
     @cached_property
     def bound_names(self) -> set[str]:
-        return bound_names(self.stmts or [])
+        return bound_names(self.statements()) if self.parses else set()
 
     @cached_property
     def raw_metrics(self) -> RawMetrics | None:
@@ -104,21 +151,18 @@ class Chunk:
 
     @cached_property
     def sonar(self) -> tuple[int, dict[int, int]] | None:
-        return complexity.sonar_cognitive(self.text) if self.stmts is not None else None
+        return complexity.sonar_cognitive(self.text) if self.parses else None
 
-    @cached_property
-    def paper_cognitive(self) -> int:
-        return sum(complexity.paper_cognitive(s) for s in self.stmts or ())
 
-    @cached_property
-    def radon(self) -> tuple[int, dict[int, int], HalsteadVisitor]:
-        """radon's total cyclomatic complexity, per-function values by `def` line, and its Halstead visitor."""
-        module = ast.Module(body=self.stmts or [], type_ignores=[])
-        visitor = ComplexityVisitor.from_ast(module)
-        per_function = {b.lineno: b.complexity for b in visitor.functions}
-        for cls in visitor.classes:
-            per_function.update((m.lineno, m.complexity) for m in cls.methods)
-        return visitor.total_complexity, per_function, HalsteadVisitor.from_ast(module)
+def _first_function_depth(stmts: list[ast.stmt]) -> int | None:
+    level: list[ast.AST] = list(stmts)
+    depth = 1
+    while level:
+        if any(isinstance(node, ast.FunctionDef) for node in level):
+            return depth
+        level = [child for node in level for child in ast.iter_child_nodes(node)]
+        depth += 1
+    return None
 
 
 def statement_separator(stmt: ast.stmt) -> str:
@@ -160,14 +204,14 @@ def split_chunks(text: str) -> list[tuple[int, Chunk]]:
     while i < len(starts) - 1:
         j = i + 1
         piece = chunk("".join(lines[starts[i] : starts[j]]), not seen_statement)
-        while piece.stmts is None and j < len(starts) - 1 and merges < _MAX_MERGES:
+        while not piece.parses and j < len(starts) - 1 and merges < _MAX_MERGES:
             j += 1
             merges += 1
             piece = chunk("".join(lines[starts[i] : starts[j]]), not seen_statement)
-        if piece.stmts is None:
+        if not piece.parses:
             return [(1, chunk(text, True))]
         result.append((starts[i] + 1, piece))
-        seen_statement = seen_statement or bool(piece.stmts)
+        seen_statement = seen_statement or piece.has_statements
         i = j
     return result
 

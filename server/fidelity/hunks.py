@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from rapidfuzz.distance import Indel, Levenshtein
 
 from server.fidelity.analysis import Analysis
-from server.fidelity.structure import FunctionInfo, Structure
 from server.fidelity.report import UNREQUESTED_KINDS, Hunk
+from server.fidelity.structure import FunctionInfo, Structure
 
 
 @dataclass(slots=True)
@@ -71,9 +71,9 @@ def _placeholder_lines(lines: list[str]) -> list[str]:
     found = []
     for line in lines:
         stripped = line.strip()
-        if stripped in ("...", "…", "# ...", "// ...", "pass  # ..."):
-            found.append(stripped)
-        elif ("#" in stripped or "..." in stripped or "…" in stripped or stripped.startswith(("'", '"'))) and _PLACEHOLDER.search(stripped):
+        bare_marker = stripped in ("...", "…", "# ...", "// ...", "pass  # ...")
+        commented = "#" in stripped or "..." in stripped or "…" in stripped or stripped.startswith(("'", '"'))
+        if bare_marker or (commented and _PLACEHOLDER.search(stripped)):
             found.append(stripped)
     return found
 

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+
+from server.fidelity.complexity import paper_cognitive
 
 
 @dataclass(frozen=True, slots=True)
@@ -14,7 +16,7 @@ class FunctionInfo:
     end: int
     signature_end: int  # last line of the signature (the line before the body)
     signature: str  # decorators, name, parameters and return annotation, normalised
-    node: ast.FunctionDef | ast.AsyncFunctionDef = field(compare=False, repr=False)
+    cognitive: int  # the paper's cognitive complexity of the function alone
 
 
 def _function_signature(node: ast.FunctionDef | ast.AsyncFunctionDef) -> str:
@@ -123,7 +125,7 @@ class Structure:
                 end=node.end_lineno or node.lineno,
                 signature_end=max(node.lineno, node.body[0].lineno - 1),
                 signature=_function_signature(node),
-                node=node,
+                cognitive=paper_cognitive(node),
             )
         )
         if node.body and is_docstring(node.body[0]):
@@ -140,7 +142,13 @@ class Structure:
             return
         self.functions.extend(
             FunctionInfo(
-                f.qualname, f.start + offset, f.def_line + offset, f.end + offset, f.signature_end + offset, f.signature, f.node
+                f.qualname,
+                f.start + offset,
+                f.def_line + offset,
+                f.end + offset,
+                f.signature_end + offset,
+                f.signature,
+                f.cognitive,
             )
             for f in other.functions
         )
