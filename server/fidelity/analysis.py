@@ -109,22 +109,22 @@ class Analysis:
         )
 
     @cached_property
-    def normalized_lexed(self) -> Lexed:
+    def normalized_tokens(self) -> list[str]:
+        """Tokens of the normalised text, joined from the chunks' own (no positions: none are needed)."""
         if not self.text.strip():
-            return self.lexed
+            return self.lexed.strings
         parts = self._normalized_parts
         if len(parts) == 1:
-            return parts[0][1].normalized_lexed
-        joined = _concat([(offset, c.normalized_lexed) for offset, c in parts])
-        # A chunk tokenised alone ends with NEWLINE ""; inside the module that NEWLINE is "\n".
-        strings = list(joined.strings)
-        position = 0
-        for _, c in parts[:-1]:
-            position += len(c.normalized_lexed.strings)
-            if position == 0 or strings[position - 1] != "":
-                return lex(self.normalized)
-            strings[position - 1] = "\n"
-        return joined._replace(strings=strings)
+            return parts[0][1].normalized_lexed.strings
+        strings: list[str] = []
+        for number, (_, c) in enumerate(parts):
+            strings.extend(c.normalized_lexed.strings)
+            if number < len(parts) - 1:
+                # A chunk tokenised alone ends with NEWLINE ""; inside the module that NEWLINE is "\n".
+                if not strings or strings[-1] != "":
+                    return lex(self.normalized).strings
+                strings[-1] = "\n"
+        return strings
 
     @cached_property
     def body_tokens(self) -> list[str]:
@@ -145,8 +145,8 @@ class Analysis:
         assert start is not None
         if func.col_offset == 0:
             # A top-level function: tokenising the slice gives exactly the tail of the full token list.
-            lexed = self.normalized_lexed
-            return lexed.strings[bisect_left(lexed.rows, start + offset) :]
+            before = sum(len(c.normalized_lexed.strings) for o, c in self._normalized_parts if o < offset)
+            return self.normalized_tokens[before + bisect_left(piece.normalized_lexed.rows, start) :]
         return lex("\n".join(self.normalized.splitlines()[start + offset - 1 :])).strings
 
     def _first_function_chunk(self) -> tuple[int, Chunk] | None:
@@ -162,7 +162,7 @@ class Analysis:
         if variant == "raw":
             return self.lexed.strings
         if variant == "no_comments":
-            return self.normalized_lexed.strings
+            return self.normalized_tokens
         if variant == "body_no_comments":
             return self.body_tokens
         raise ValueError(f"unknown distance variant {variant!r}")

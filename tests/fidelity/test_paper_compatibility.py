@@ -76,7 +76,7 @@ def test_chunked_analysis_equals_whole_text_analysis(corpus):
         assert analysis.lexed.strings == lex(text).strings
         normalized = normalize(text)
         assert analysis.normalized == normalized
-        assert analysis.normalized_lexed.strings == lex(normalized).strings
+        assert analysis.normalized_tokens == lex(normalized).strings
         assert analysis.body_tokens == lex(function_body(text)).strings
         try:
             tree = ast.parse(text)
