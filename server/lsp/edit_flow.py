@@ -37,6 +37,7 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 MAX_INSTRUCTION = 20_000
+MAX_GOLD = 5_000_000  # a whole buffer
 
 
 @dataclass
@@ -50,6 +51,7 @@ class EditRequest:
     backends: list[OpenAIBackend]
     style: str | None
     warnings: list[str]
+    gold: str | None = None  # benchmark-only: the reference edit of the whole buffer, for `excess`
 
 
 def parse_request(ls: EditFidelityServer, command: str, arguments, *, allow_backend_choice: bool) -> EditRequest:
@@ -60,6 +62,7 @@ def parse_request(ls: EditFidelityServer, command: str, arguments, *, allow_back
     instruction = A.get_str(command, obj, "instruction", max_len=MAX_INSTRUCTION)
     names = A.get_str_list(command, obj, "backends") if allow_backend_choice else None
     style = A.get_str(command, obj, "style", required=False)
+    gold = A.get_str(command, obj, "gold", required=False, nonempty=False, max_len=MAX_GOLD)
     if style is not None and style not in STYLES:
         raise A.InvalidArgs(command, f"`style` must be one of {', '.join(STYLES)}, got {style!r}")
     assert uri is not None and version is not None and instruction is not None
@@ -103,7 +106,7 @@ def parse_request(ls: EditFidelityServer, command: str, arguments, *, allow_back
         warnings.append("the buffer does not parse as Python; the fidelity report covers what it can")
     return EditRequest(uri=doc.uri, key=state.uri, version=version, text=text, instruction=instruction,
                        selection=selection, backends=[b for b in chosen if b is not None], style=style,
-                       warnings=warnings)
+                       warnings=warnings, gold=gold)
 
 
 def _match_line_endings(original: str, code: str) -> str:
@@ -153,7 +156,7 @@ async def ask_backend(ls: EditFidelityServer, req: EditRequest, backend: OpenAIB
         else:
             edited = assemble_selection(req.text, req.selection[0], req.selection[1], code)
         target = range(req.selection[0] + 1, req.selection[1] + 2) if req.selection else None
-        report = await ls.compute(functools.partial(measure, req.text, edited, target=target))
+        report = await ls.compute(functools.partial(measure, req.text, edited, gold=req.gold, target=target))
         p.edited = edited
         p.report = report
         p.report_json = report.to_builtins()

@@ -288,3 +288,16 @@ async def test_crlf_buffer_keeps_its_line_endings(lsp, backend):
     assert len(p["report"]["hunks"]) == 1 and p["flaggedHunks"] == []
     await execute(lsp, "editFidelity.applyProposal", {"id": p["id"]})
     await wait_for(lambda: editor.texts[URI] == FIXED.replace("\n", "\r\n"))
+
+
+async def test_benchmark_gold_field_fills_excess(lsp, backend):
+    editor = await start_session(lsp, {"editFidelity": settings_for(backend, "fix")})
+    editor.open(URI, SAMPLE)
+    args = {"uri": URI, "version": 1, "instruction": "fix the bug", "gold": FIXED}
+    [p] = (await execute(lsp, "editFidelity.requestEdit", args))["proposals"]
+    assert p["report"] == measure(SAMPLE, FIXED, gold=FIXED).to_builtins()
+    assert p["report"]["excess"] == {"raw": 0.0, "no_comments": 0.0, "body_no_comments": 0.0}
+    without = (await execute(lsp, "editFidelity.requestEdit", {**args, "gold": None}))["proposals"][0]
+    assert without["report"]["excess"] is None
+    with pytest.raises(Exception, match="`gold` must be a string"):
+        await execute(lsp, "editFidelity.requestEdit", {**args, "gold": 3})

@@ -1,0 +1,239 @@
+"""`edit-fidelity bench run | report` (entry point `bench = "benchmark.cli:register"`; also
+`python -m benchmark.cli bench ...`)."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import datetime as dt
+import json
+import platform
+import sys
+from importlib import metadata
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from rich.progress import TaskID
+
+SUITES = ("canitedit",)
+
+
+def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]  # server/cli.py's signature
+    parser = sub.add_parser("bench", help="replay benchmark suites through the server and report")
+    parser.set_defaults(handler=lambda args: parser.print_help() or 2)
+    commands = parser.add_subparsers(dest="bench_command", metavar="SUBCOMMAND")
+
+    run = commands.add_parser("run", help="replay a suite through the language server and the sandbox")
+    run.add_argument("--suite", required=True, choices=SUITES)
+    run.add_argument("--backend", metavar="SPEC", help="recorded:PATH | gold | identity | openai (not with --serve-vllm)")
+    run.add_argument("--out", required=True, type=Path, metavar="RUN_DIR")
+    run.add_argument("--limit", type=int, help="only the first N tasks")
+    run.add_argument("--samples", type=int, help="samples per task and condition (default: recorded run's count, else 1)")
+    run.add_argument("--resume", action="store_true", help="continue the run in RUN_DIR")
+    run.add_argument("--conditions", default="descriptive,lazy", help="comma-separated (default: descriptive,lazy)")
+    run.add_argument("--data", help="benchmark data directory (default: EDIT_FIDELITY_DATA)")
+    run.add_argument("--base-url", help="openai: the endpoint, e.g. http://127.0.0.1:8000/v1")
+    run.add_argument("--model", help="openai: the model name")
+    run.add_argument("--api-key-env", help="openai: NAME of the environment variable holding the key")
+    run.add_argument("--temperature", type=float)
+    run.add_argument("--max-tokens", type=int)
+    run.add_argument("--serve-vllm", metavar="MODEL", help="start `vllm serve MODEL` for the run and use it")
+    run.add_argument("--tensor-parallel", type=int, default=1, help="--serve-vllm: GPUs per model (default 1)")
+    run.add_argument("--seed", type=int, default=0, help="--serve-vllm: sampling seed (default 0)")
+    run.add_argument("--vllm-arg", action="append", default=[], metavar="ARG",
+                     help="--serve-vllm: one more argument for `vllm serve` (repeatable, e.g. --vllm-arg=--dtype=half)")
+    run.add_argument("--style", default="generic", choices=("generic", "minimal"))
+    run.add_argument("--concurrency", type=int, default=8, help="requests in flight to the server/backend (default 8)")
+    run.add_argument("--workers", type=int, help="sandbox slots (default: CPU count)")
+    run.add_argument("--quiet", action="store_true", help="no progress output")
+    run.set_defaults(handler=_run)
+
+    rep = commands.add_parser("report", help="summarise a run directory (writes RUN_DIR/summary.json)")
+    rep.add_argument("run_dir", type=Path)
+    rep.add_argument("--format", default="text", choices=("text", "json", "html"))
+    rep.add_argument("--html", type=Path, metavar="OUT", help="also write a self-contained HTML report here")
+    rep.set_defaults(handler=_report)
+
+    cmp_ = commands.add_parser("compare", help="one table over several run directories")
+    cmp_.add_argument("run_dirs", type=Path, nargs="+")
+    cmp_.add_argument("--format", default="text", choices=("text", "json"))
+    cmp_.set_defaults(handler=_compare)
+
+
+def _versions() -> dict[str, str]:
+    out = {"python": platform.python_version()}
+    for dist in ("edit-fidelity", "pygls", "lsprotocol", "coverage", "msgspec"):
+        try:
+            out[dist] = metadata.version(dist)
+        except metadata.PackageNotFoundError:
+            pass
+    return out
+
+
+def _fail(msg: str, code: int = 2) -> int:
+    print(f"edit-fidelity bench: {msg}", file=sys.stderr)
+    return code
+
+
+def _run(args: argparse.Namespace) -> int:
+    from benchmark import backends, canitedit
+    from benchmark.engine import Engine
+    from benchmark.records import RunConfig
+    from benchmark.report import render_text, report
+    from benchmark.session import ServerError
+    from benchmark.store import ResultsStore, RunDirError
+
+    conditions = [c.strip() for c in args.conditions.split(",") if c.strip()]
+    bad = [c for c in conditions if c not in canitedit.CONDITIONS]
+    if bad or not conditions:
+        return _fail(f"unknown condition(s) {', '.join(bad) or '(none)'}; known: {', '.join(canitedit.CONDITIONS)}")
+    if args.limit is not None and args.limit < 1 or args.samples is not None and args.samples < 1:
+        return _fail("--limit and --samples must be >= 1")
+    if args.serve_vllm:
+        if args.backend not in (None, "openai") or args.base_url:
+            return _fail("--serve-vllm starts its own endpoint: leave out --backend and --base-url")
+        args.backend, args.model = f"vllm:{args.serve_vllm}", args.serve_vllm
+    elif not args.backend:
+        return _fail("--backend SPEC (or --serve-vllm MODEL) is required")
+    try:
+        backend = backends.parse(args.backend, base_url=args.base_url, model=args.model,
+                                 api_key_env=args.api_key_env, temperature=args.temperature, max_tokens=args.max_tokens)
+    except backends.BackendSpecError as exc:
+        return _fail(str(exc))
+    default_samples = backend.default_samples() if isinstance(backend, backends.Replay) else 1
+    samples = args.samples or default_samples
+    if isinstance(backend, backends.Replay) and backend.recorded is not None and samples > default_samples:
+        return _fail(f"the recorded run has {default_samples} samples per task; --samples {samples} asks for more")
+    from benchmark.datadir import data_dir
+
+    problems = canitedit.load(args.data, args.limit)
+    config = RunConfig(suite=args.suite, backend=args.backend, samples=samples, limit=args.limit,
+                       conditions=conditions, base_url=args.base_url, model=args.model, api_key_env=args.api_key_env,
+                       style=args.style, temperature=args.temperature, max_tokens=args.max_tokens,
+                       data_dir=str(data_dir(args.data)), versions=_versions(),
+                       serve={"tensor_parallel": str(args.tensor_parallel), "seed": str(args.seed),
+                              "extra": " ".join(args.vllm_arg)} if args.serve_vllm else {},
+                       created=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"))
+    try:
+        store = ResultsStore(args.out, config, resume=args.resume)
+    except RunDirError as exc:
+        return _fail(str(exc))
+    from sandbox import Sandbox
+
+    box = Sandbox(workers=args.workers)
+    store.config.versions.setdefault("sandbox_level", box.level)
+    show = None if args.quiet else _RichProgress()
+    vllm = None
+    try:
+        if isinstance(backend, backends.OpenAI) and backend.serve_vllm:
+            from benchmark.vllm import VllmError, VllmServer
+
+            try:
+                vllm = VllmServer(args.serve_vllm, args.out / "vllm.log", tensor_parallel=args.tensor_parallel,
+                                  seed=args.seed, extra=args.vllm_arg).start()
+            except VllmError as exc:
+                return _fail(str(exc), 1)
+            backend.base_url = vllm.base_url
+        engine = Engine(store.config, problems, backend, store, box, concurrency=args.concurrency, progress=show)
+        progress = asyncio.run(engine.run())
+    except ServerError as exc:
+        return _fail(f"{exc}; {len(store.records)} records kept in {args.out}: continue with --resume "
+                     f"(server log: {args.out / 'server.log'})", 1)
+    finally:
+        if vllm is not None:
+            vllm.stop()
+        if show is not None:
+            show.close()
+        store.close()
+        box.close()
+    if not args.quiet:
+        t = engine.timings
+        print(f"{progress.done} records written ({len(store.records)} in the run); time in server "
+              f"{t['server_s']:.1f} s, sandbox {t['sandbox_s']:.1f} s, scoring {t['scoring_s']:.1f} s (summed over "
+              f"concurrent jobs); {engine.reused} identical programs reused a verdict", file=sys.stderr)
+    summary = report(args.out)
+    if not args.quiet:
+        print(render_text(summary))
+    return 0
+
+
+class _RichProgress:
+    """A rich progress bar on stderr: records done, pass rate so far, ETA."""
+
+    def __init__(self) -> None:
+        from rich.console import Console
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            TextColumn,
+            TimeRemainingColumn,
+        )
+
+        self.bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                            TextColumn("pass {task.fields[rate]}"), TimeRemainingColumn(),
+                            console=Console(stderr=True), transient=False)
+        self.task: TaskID | None = None
+
+    def __call__(self, p) -> None:
+        if self.task is None:
+            self.bar.start()
+            self.task = self.bar.add_task("replay", total=p.total, rate="-")
+        self.bar.update(self.task, completed=p.done, rate=f"{100 * p.passed / max(p.done, 1):.1f}%")
+
+    def close(self) -> None:
+        if self.task is not None:
+            self.bar.stop()
+
+
+def _report(args: argparse.Namespace) -> int:
+    from benchmark.report import render_text, report
+    from benchmark.store import RunDirError
+
+    try:
+        summary = report(args.run_dir)
+    except RunDirError as exc:
+        return _fail(str(exc))
+    if args.format == "html" or args.html:
+        from benchmark.html import render
+        from benchmark.store import RESULTS, read_records
+
+        page = render(summary, read_records(args.run_dir / RESULTS))
+        target = args.html or args.run_dir / "report.html"
+        target.write_text(page)
+        if args.format == "html":
+            print(target)
+            return 0
+    if args.format == "json":
+        print(json.dumps(summary, indent=2))
+    else:
+        print(render_text(summary))
+    return 0
+
+
+def _compare(args: argparse.Namespace) -> int:
+    from benchmark.report import load_summary, render_compare
+    from benchmark.store import RunDirError
+
+    try:
+        summaries = [load_summary(d) for d in args.run_dirs]
+    except RunDirError as exc:
+        return _fail(str(exc))
+    if args.format == "json":
+        print(json.dumps(summaries, indent=2))
+    else:
+        print(render_compare(summaries))
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m benchmark.cli")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    register(sub)
+    args = parser.parse_args(argv)
+    return int(args.handler(args) or 0)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,106 @@
+"""A self-contained HTML report (inline SVG, no scripts, no external files): opens offline."""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Sequence
+
+from benchmark.records import SampleRecord
+
+W, H, PAD = 420, 260, 40
+
+
+def _esc(x: object) -> str:
+    return html.escape(str(x))
+
+
+def _fmt(x: float | None, nd: int = 2) -> str:
+    return "-" if x is None else f"{x:.{nd}f}"
+
+
+def bars(title: str, items: Sequence[tuple[str, float | None]], unit: str = "") -> str:
+    vals = [v for _, v in items if v is not None]
+    top = max(vals + [1e-9])
+    bw = (W - 2 * PAD) / max(len(items), 1)
+    parts = [f'<svg width="{W}" height="{H}" role="img" aria-label="{_esc(title)}">',
+             f'<text x="{W / 2}" y="16" text-anchor="middle" font-weight="bold">{_esc(title)}</text>',
+             f'<line x1="{PAD}" y1="{H - PAD}" x2="{W - PAD}" y2="{H - PAD}" stroke="#444"/>']
+    for i, (label, v) in enumerate(items):
+        x = PAD + i * bw + bw * 0.15
+        h = 0 if v is None else (H - 2 * PAD - 10) * v / top
+        parts.append(f'<rect x="{x:.1f}" y="{H - PAD - h:.1f}" width="{bw * 0.7:.1f}" height="{h:.1f}" fill="#4c78a8"/>')
+        parts.append(f'<text x="{x + bw * 0.35:.1f}" y="{H - PAD - h - 4:.1f}" text-anchor="middle" font-size="11">'
+                     f'{_esc(_fmt(v, 1))}{unit}</text>')
+        parts.append(f'<text x="{x + bw * 0.35:.1f}" y="{H - PAD + 14}" text-anchor="middle" font-size="11">{_esc(label)}</text>')
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+def scatter(title: str, points: Sequence[tuple[str, float, float]], xlabel: str, ylabel: str) -> str:
+    xs = [p[1] for p in points] or [0.0]
+    ys = [p[2] for p in points] or [0.0]
+    x0, x1 = min(0.0, *xs), max(1e-9, *xs) * 1.1
+    y0, y1 = min(0.0, *ys), max(1e-9, *ys) * 1.1
+
+    def sx(v: float) -> float:
+        return PAD + (W - 2 * PAD) * (v - x0) / (x1 - x0)
+
+    def sy(v: float) -> float:
+        return H - PAD - (H - 2 * PAD) * (v - y0) / (y1 - y0)
+
+    parts = [f'<svg width="{W}" height="{H}" role="img" aria-label="{_esc(title)}">',
+             f'<text x="{W / 2}" y="16" text-anchor="middle" font-weight="bold">{_esc(title)}</text>',
+             f'<line x1="{PAD}" y1="{H - PAD}" x2="{W - PAD}" y2="{H - PAD}" stroke="#444"/>',
+             f'<line x1="{PAD}" y1="{PAD}" x2="{PAD}" y2="{H - PAD}" stroke="#444"/>',
+             f'<text x="{W / 2}" y="{H - 8}" text-anchor="middle" font-size="11">{_esc(xlabel)}</text>',
+             f'<text x="12" y="{H / 2}" font-size="11" transform="rotate(-90 12 {H / 2})" text-anchor="middle">{_esc(ylabel)}</text>']
+    for label, x, y in points:
+        parts.append(f'<circle cx="{sx(x):.1f}" cy="{sy(y):.1f}" r="5" fill="#e45756"><title>{_esc(label)}: '
+                     f'{x:.2f}, {y:.3f}</title></circle>')
+        parts.append(f'<text x="{sx(x) + 7:.1f}" y="{sy(y) - 6:.1f}" font-size="11">{_esc(label)}</text>')
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+def histogram(title: str, values: Sequence[float], bins: int = 12) -> str:
+    if not values:
+        return f"<p>{_esc(title)}: no values</p>"
+    lo, hi = min(values), max(values)
+    width = (hi - lo) / bins or 1.0
+    counts = [0] * bins
+    for v in values:
+        counts[min(int((v - lo) / width), bins - 1)] += 1
+    items = [(f"{lo + i * width:.2f}", float(c)) for i, c in enumerate(counts)]
+    return bars(title, items)
+
+
+def render(summary: dict, records: list[SampleRecord]) -> str:
+    conds = summary["conditions"]
+    rows = "".join(
+        f"<tr><td>{_esc(c)}</td><td>{_fmt(m['pass@1'], 1)}</td><td>{_fmt(m['excess_code'])}</td><td>{m['n_tasks']}</td>"
+        f"<td>{m['n_samples']}</td><td>{_fmt(summary['details'][c].get('excess_lev_mean'), 4)}</td>"
+        f"<td>{_fmt(summary['details'][c].get('added_cc_mean'))}</td>"
+        f"<td>{_fmt(summary['details'][c].get('flagged_hunks_mean'))}</td>"
+        f"<td>{_fmt(100 * summary['details'][c]['recorded_agreement'], 2) + '%' if 'recorded_agreement' in summary['details'][c] else '-'}</td></tr>"
+        for c, m in conds.items())
+    points = [(c, m["pass@1"], m["excess_code"]) for c, m in conds.items()
+              if m["pass@1"] is not None and m["excess_code"] is not None]
+    lev = [r.excess_lev for r in records if r.passed and r.excess_lev is not None]
+    plots = [
+        scatter("pass@1 against ExcessCode", points, "pass@1 (x100)", "ExcessCode (x100)"),
+        bars("pass@1 per instruction kind", [(c, m["pass@1"]) for c, m in conds.items()]),
+        bars("ExcessCode per instruction kind", [(c, m["excess_code"]) for c, m in conds.items()]),
+        histogram("token excess over gold (passing completions)", lev),
+    ]
+    return f"""<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>edit-fidelity: {_esc(summary['suite'])} / {_esc(summary['backend'])}</title>
+<style>body{{font-family:sans-serif;margin:2em}}table{{border-collapse:collapse}}td,th{{border:1px solid #ccc;padding:4px 8px;text-align:right}}
+svg{{margin:8px;border:1px solid #eee}}</style></head><body>
+<h1>{_esc(summary['suite'])}: {_esc(summary['backend'])}</h1>
+<table><tr><th>condition</th><th>pass@1</th><th>ExcessCode</th><th>tasks</th><th>n</th><th>token excess</th><th>added CC</th>
+<th>flagged hunks</th><th>agreement with recorded</th></tr>{rows}</table>
+<div>{''.join(plots)}</div>
+<p>pass@1 and ExcessCode as CanItEdit (x100). Token excess: d(M, C) - d(G, C), no_comments; added CC: paper cognitive
+complexity CC(M) - CC(G); flagged hunks: unrequested changes; all over passing completions.</p>
+</body></html>
+"""

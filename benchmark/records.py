@@ -1,0 +1,83 @@
+"""Stored records of a benchmark run (msgspec): the run's config and one record per scored sample."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import msgspec
+
+Outcome = Literal["pass", "fail", "no_code", "backend_error", "sandbox_error"]
+
+
+class RunConfig(msgspec.Struct, kw_only=True):
+    """What a run was asked to do; `RUN_DIR/config.json`. Never holds a key, only its variable's name."""
+
+    suite: str
+    backend: str  # the backend spec as given (recorded:PATH, gold, identity, openai)
+    samples: int
+    limit: int | None = None
+    conditions: list[str] = []
+    base_url: str | None = None
+    model: str | None = None
+    api_key_env: str | None = None
+    style: str = "generic"
+    temperature: float | None = None
+    top_p: float | None = None
+    max_tokens: int | None = None
+    serve: dict[str, str] = {}  # --serve-vllm settings (tensor parallel, seed, extra arguments)
+    data_dir: str = ""
+    versions: dict[str, str] = {}
+    created: str = ""
+
+    def identity(self) -> tuple:
+        """The fields that must match for `--resume` to continue this run."""
+        return (self.suite, self.backend, self.samples, self.limit, tuple(self.conditions), self.base_url,
+                self.model, self.style, self.temperature, self.top_p, self.max_tokens)
+
+
+class SampleRecord(msgspec.Struct, kw_only=True):
+    """One (suite, task, condition, backend, sample): the server's proposal, the sandbox verdict, scores."""
+
+    suite: str
+    task_id: str
+    task: str
+    condition: str
+    backend: str
+    sample: int
+    outcome: Outcome
+    completion: str | None = None  # the document after applying the proposal's edits
+    error: str | None = None  # proposal / sandbox error text (never a key)
+    error_kind: str | None = None
+    exec_status: str | None = None  # the sandbox status of the plain run
+    exit_code: int | None = None
+    stderr_tail: str = ""
+    reused_verdict: bool = False  # an identical program of this task already ran in this run
+    # CanItEdit ExcessCode (passing completions only)
+    missing_lines: list[int] | None = None  # compat: every line inside the `coverage report -m` Missing ranges
+    missing_statements: list[int] | None = None  # strict: missing statements only
+    differ_lines: int | None = None
+    excess_code: float | None = None  # compat mode (the published ExcessCode)
+    excess_code_strict: float | None = None
+    # fidelity, from the server's report (edit against `before`) and the gold patch
+    distance: float | None = None  # normalised no_comments token distance d(M, C)
+    distance_tokens: int | None = None
+    excess_lev: float | None = None  # d(M, C) - d(G, C), no_comments, normalised
+    added_cc: float | None = None  # paper cognitive complexity CC(M) - CC(G)
+    cc_delta: float | None = None  # CC(M) - CC(C)
+    hunks: int = 0
+    flagged_hunks: int = 0
+    identical: bool = False
+    # a recorded run's own verdict, when replaying one
+    recorded_pass: bool | None = None
+    recorded_missing: list[int] | None = None
+    server_ms: float = 0.0
+    sandbox_ms: float = 0.0
+    scoring_ms: float = 0.0
+
+    @property
+    def key(self) -> tuple[str, str, str, int]:
+        return (self.task_id, self.condition, self.backend, self.sample)
+
+    @property
+    def passed(self) -> bool:
+        return self.outcome == "pass"

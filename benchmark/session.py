@@ -1,0 +1,155 @@
+"""The language server as the benchmark sees it: a real `python -m server.lsp` subprocess driven by
+pygls' LanguageClient, exactly as an editor drives it (didOpen, `editFidelity.requestEdit`, didClose)."""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import logging
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any, Self
+
+from lsprotocol import types
+from pygls.lsp.client import LanguageClient
+
+logger = logging.getLogger(__name__)
+
+
+class ServerError(Exception):
+    pass
+
+
+def plain(value: Any) -> Any:
+    """LSPAny results as plain JSON values (pygls may hand back attribute objects)."""
+    if isinstance(value, dict):
+        return {k: plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [plain(v) for v in value]
+    if hasattr(value, "_asdict"):
+        return {k: plain(v) for k, v in value._asdict().items()}
+    if hasattr(value, "__dict__") and not isinstance(value, type):
+        return {k: plain(v) for k, v in vars(value).items()}
+    return value
+
+
+@functools.cache
+def _pdeathsig_prefix() -> tuple[str, ...]:
+    """`setpriv --pdeathsig KILL --`: the server dies with the benchmark even after kill -9 (pygls does
+    not watch its client's process); empty where util-linux' setpriv lacks the option."""
+    setpriv = shutil.which("setpriv")
+    if setpriv is None:
+        return ()
+    try:
+        helptext = subprocess.run([setpriv, "--help"], capture_output=True, text=True, timeout=5, check=False).stdout
+    except (OSError, subprocess.SubprocessError):
+        return ()
+    return (setpriv, "--pdeathsig", "KILL", "--") if "--pdeathsig" in helptext else ()
+
+
+class ServerSession:
+    def __init__(self, backends: list[dict], *, log_file: Path | None = None, command: list[str] | None = None,
+                 request_timeout_s: float = 900.0, start_timeout_s: float = 60.0) -> None:
+        self.request_timeout_s = request_timeout_s
+        self.start_timeout_s = start_timeout_s
+        self.options = {"editFidelity": {"backends": backends, "observeChanges": False}}
+        self.log_file = log_file
+        self.command = command or [sys.executable, "-m", "server.lsp"]
+        self.client = LanguageClient("edit-fidelity-bench", "1")
+        self._seq = 0
+
+        @self.client.feature(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+        def _diagnostics(params: Any) -> None:
+            pass
+
+        @self.client.feature(types.WINDOW_SHOW_MESSAGE)
+        def _message(params: Any) -> None:
+            pass
+
+        @self.client.feature(types.WINDOW_LOG_MESSAGE)
+        def _log(params: Any) -> None:
+            pass
+
+        @self.client.feature(types.WORKSPACE_CODE_LENS_REFRESH)
+        def _lens(params: Any) -> None:
+            return None
+
+    async def __aenter__(self) -> Self:
+        args = [*_pdeathsig_prefix(), *self.command]
+        # stdout is the protocol and pygls never drains stderr: the log goes to a file
+        args += ["--log-file", str(self.log_file or os.devnull), "--log-level", "WARNING"]
+        await self.client.start_io(*args, env={**os.environ})
+        try:
+            await self._answer(self.client.initialize_async(types.InitializeParams(
+                capabilities=types.ClientCapabilities(
+                    workspace=types.WorkspaceClientCapabilities(apply_edit=True),
+                    window=types.WindowClientCapabilities(work_done_progress=False)),
+                initialization_options=self.options,
+            )), self.start_timeout_s, "initialize")
+        except BaseException:
+            await self.client.stop()
+            raise
+        self.client.initialized(types.InitializedParams())
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        try:
+            await asyncio.wait_for(self.client.shutdown_async(None), 10)
+            self.client.exit(None)
+        except Exception as err:  # noqa: BLE001  # the server may already be gone; stop() ends it either way
+            logger.debug("server shutdown: %s", err)
+        finally:
+            await self.client.stop()
+
+    async def _answer(self, request, timeout_s: float, what: str):
+        """The request's answer, or ServerError when the server exits or stays silent past the timeout."""
+        task = asyncio.ensure_future(request)
+        proc = getattr(self.client, "_server", None)
+        deadline = asyncio.get_running_loop().time() + timeout_s
+        while True:
+            done, _ = await asyncio.wait({task}, timeout=0.5)
+            if done:
+                try:
+                    return task.result()
+                except (RuntimeError, ConnectionError, BrokenPipeError) as exc:  # pygls: "Server process N exited..."
+                    raise ServerError(f"{what}: {exc}") from exc
+            if proc is not None and proc.returncode is not None:
+                task.cancel()
+                raise ServerError(f"{what}: the language server exited with status {proc.returncode}")
+            if asyncio.get_running_loop().time() > deadline:
+                task.cancel()
+                raise ServerError(f"{what}: no answer from the language server in {timeout_s:.0f} s")
+
+    async def request_edit(self, text: str, instruction: str, backend: str, *, name: str,
+                           gold: str | None = None) -> dict:
+        """Open `text` as a fresh document, send requestEdit to one backend, close it; the proposal.
+
+        `gold` is the benchmark-only reference edit: the server then reports excess over it.
+        """
+        self._seq += 1
+        uri = f"file:///edit-fidelity-bench/{self._seq}/{name}.py"
+        self.client.text_document_did_open(types.DidOpenTextDocumentParams(
+            types.TextDocumentItem(uri=uri, language_id="python", version=1, text=text)))
+        try:
+            result = plain(await self._answer(self.client.workspace_execute_command_async(types.ExecuteCommandParams(
+                command="editFidelity.requestEdit",
+                arguments=[{"uri": uri, "version": 1, "instruction": instruction, "backends": [backend],
+                            "gold": gold}])),
+                self.request_timeout_s, "requestEdit"))
+        except ServerError:
+            raise
+        except Exception as exc:
+            raise ServerError(f"requestEdit failed: {exc}") from exc
+        finally:
+            try:
+                self.client.text_document_did_close(types.DidCloseTextDocumentParams(
+                    types.TextDocumentIdentifier(uri=uri)))
+            except Exception as err:  # noqa: BLE001  # the server is gone; the error above says so
+                logger.debug("didClose: %s", err)
+        proposals = (result or {}).get("proposals") or []
+        if len(proposals) != 1:
+            raise ServerError(f"requestEdit returned {len(proposals)} proposals, expected 1")
+        return proposals[0]

@@ -1,0 +1,131 @@
+"""The results store: `RUN_DIR/config.json` and an append-only `RUN_DIR/results.jsonl`.
+
+Each record is one line written with a single `write` on an O_APPEND descriptor and fsynced as soon
+as it is complete, so a run killed at any moment (kill -9 included) loses at most the line being
+written. Opening a run again drops a torn last line (a line without its newline), and loading keeps
+the first record of each key, so `--resume` neither loses nor duplicates records.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Self
+
+import msgspec
+
+from benchmark.records import RunConfig, SampleRecord
+
+CONFIG = "config.json"
+RESULTS = "results.jsonl"
+SUMMARY = "summary.json"
+
+
+class RunDirError(Exception):
+    """A run directory that cannot be used as asked (exists without --resume, config mismatch...)."""
+
+
+def read_config(run_dir: Path) -> RunConfig:
+    path = run_dir / CONFIG
+    if not path.exists():
+        raise RunDirError(f"{run_dir} is not a run directory (no {CONFIG})")
+    return msgspec.json.decode(path.read_bytes(), type=RunConfig)
+
+
+def read_records(path: Path) -> list[SampleRecord]:
+    """The complete records of a results file, first of each key kept; a torn last line is ignored."""
+    if not path.exists():
+        return []
+    data = path.read_bytes()
+    records: list[SampleRecord] = []
+    seen: set[tuple] = set()
+    decoder = msgspec.json.Decoder(SampleRecord)
+    lines = data.split(b"\n")
+    complete = lines[:-1]  # the last element is b"" or a torn line
+    for n, line in enumerate(complete, 1):
+        if not line.strip():
+            continue
+        try:
+            rec = decoder.decode(line)
+        except msgspec.DecodeError as exc:
+            raise RunDirError(f"{path}:{n}: not a result record: {exc}") from None
+        if rec.key not in seen:
+            seen.add(rec.key)
+            records.append(rec)
+    return records
+
+
+class ResultsStore:
+    def __init__(self, run_dir: Path, config: RunConfig, *, resume: bool) -> None:
+        self.run_dir = run_dir
+        self.path = run_dir / RESULTS
+        run_dir.mkdir(parents=True, exist_ok=True)
+        cfg_path = run_dir / CONFIG
+        if cfg_path.exists():
+            if not resume:
+                raise RunDirError(f"{run_dir} already holds a run: pass --resume to continue it, or choose another --out")
+            old = read_config(run_dir)
+            if old.identity() != config.identity():
+                raise RunDirError(f"{run_dir} holds a different run ({old.suite}, {old.backend}, samples={old.samples}, "
+                                  f"limit={old.limit}); --resume needs the same suite, backend and sampling")
+            self.config = old
+        else:
+            if self.path.exists() and self.path.stat().st_size:
+                raise RunDirError(f"{self.path} exists without {CONFIG}; refusing to mix runs")
+            _atomic_write(cfg_path, msgspec.json.format(msgspec.json.encode(config)) + b"\n")
+            self.config = config
+        self._drop_torn_tail()
+        self.records = read_records(self.path)
+        self.done = {r.key for r in self.records}
+        self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        self._encoder = msgspec.json.Encoder()
+
+    def _drop_torn_tail(self) -> None:
+        if not self.path.exists():
+            return
+        with open(self.path, "rb+") as fh:
+            data = fh.read()
+            if data and not data.endswith(b"\n"):
+                fh.truncate(data.rfind(b"\n") + 1)
+
+    def append(self, record: SampleRecord) -> None:
+        if record.key in self.done:
+            return
+        line = self._encoder.encode(record) + b"\n"
+        written = os.write(self._fd, line)
+        if written != len(line):  # a short write on a regular file means the disk is full
+            raise OSError(f"short write to {self.path} ({written} of {len(line)} bytes)")
+        os.fsync(self._fd)
+        self.done.add(record.key)
+        self.records.append(record)
+
+    def close(self) -> None:
+        if self._fd >= 0:
+            os.close(self._fd)
+            self._fd = -1
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _atomic_write(path: Path, data: bytes) -> None:
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    with open(tmp, "wb") as fh:
+        fh.write(data)
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, path)
+
+
+def write_summary(run_dir: Path, summary: dict) -> Path:
+    path = run_dir / SUMMARY
+    _atomic_write(path, msgspec.json.format(msgspec.json.encode(summary)) + b"\n")
+    return path
+
+
+def all_keys(records: Iterable[SampleRecord]) -> set[tuple]:
+    return {r.key for r in records}
