@@ -12,6 +12,7 @@ from __future__ import annotations
 import fcntl
 import os
 import pwd
+import shutil
 import threading
 
 from sandbox import config
@@ -26,6 +27,17 @@ def _has_account(uid: int) -> bool:
         return True
     except KeyError:
         return False
+
+
+def _clear_stale_runs(uid: int) -> None:
+    """Remove run dirs a process left in this slot when it died holding the lease (kill -9).
+
+    The lease is exclusive, so whatever is in the slot now belongs to no live run; left there, such
+    dirs would fill the slot's size-capped tmpfs over time.
+    """
+    slot = config.home() / "work" / f"u{uid}"
+    for leftover in slot.glob("run-*"):
+        shutil.rmtree(leftover, ignore_errors=True)
 
 
 class UidLease:
@@ -48,6 +60,7 @@ class UidLease:
                 os.close(fd)
                 continue
             self._fds[uid] = fd
+            _clear_stale_runs(uid)
         if len(self._fds) < count:
             self.release()
             raise RuntimeError(f"no free sandbox uid left in {base}..{base + SPAN - 1}")

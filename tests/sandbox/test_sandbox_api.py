@@ -292,3 +292,22 @@ def test_multiprocessing_works_inside_the_sandbox(bwrap_box: Sandbox) -> None:
             "    with mp.Pool(2) as pool:\n        print(sum(pool.map(sq, range(10))))\n")
     res = bwrap_box.run({"mp.py": code}, timeout_s=20)
     assert res.status == "ok" and res.stdout == "285\n", res.stderr[-1000:]
+
+
+def test_a_new_lease_clears_run_dirs_left_by_a_dead_process() -> None:
+    from sandbox import config
+    from sandbox.uids import UidLease
+
+    first = UidLease(1)
+    (uid,) = first.uids
+    slot = config.home() / "work" / f"u{uid}"
+    slot.mkdir(parents=True, exist_ok=True)
+    stale = slot / "run-left-by-a-killed-process"
+    stale.mkdir()
+    (stale / "big.bin").write_bytes(b"x" * 1024)
+    first.release()  # as when the holder died: the lock goes, the files stay
+    again = UidLease(1)  # the lowest free uid: this one, unless another process leased (and cleared) it first
+    try:
+        assert not stale.exists()
+    finally:
+        again.release()
