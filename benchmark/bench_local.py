@@ -12,19 +12,29 @@ and a fixed token count. Figures per thread count:
   decode    tokens per second after the first token
   overhead  end-to-end latency seen by the caller minus the worker's own generation time (IPC, queue), ms
 
-Measured on the development machines (2 shared cores, no GPU; the other sessions' tests ran too), tiny
-random model (2 layers, hidden 32, vocab 600), prompt 600 tokens, 200 new tokens:
-  threads 1: load ~3-6 s, TTFT ~10-25 ms, decode ~250-450 tok/s, overhead ~1-3 ms
-  threads 2: decode drops to ~40-70 tok/s on a busy machine (two OpenMP threads spin against each other)
-These are Python-loop bound (transformers' generate costs ~2-4 ms a step whatever the model).
+Measured on the development machine (2 cores, no GPU, shared with other test runs), tiny random model
+(2 layers, hidden 32, vocab 600; its toy tokenizer makes the prompt 873 tokens), 200 new tokens:
+  load avg 1.1   threads 1: load 3.0 s, TTFT 9 ms,  919 tok/s, overhead 1.1 ms
+                 threads 2: load 3.2 s, TTFT 50 ms, 160 tok/s, overhead 1.4 ms
+  load avg 4-7   threads 1: load 4.9 s, TTFT 14 ms, 566 tok/s, overhead 0.8 ms
+                 threads 2: load 4.9 s, TTFT 18 ms,  76 tok/s, overhead 1.3 ms
+The tiny model is bound by transformers' per-step Python work (~1-2 ms a token), and two OpenMP threads
+on two shared cores spin against each other: for tiny models use one thread (OMP_NUM_THREADS=1).
+`load` is mostly importing torch + transformers in the worker (~3 s here); the pipe adds ~1 ms a request.
 
-Expected for the default model Qwen/Qwen2.5-Coder-0.5B-Instruct (494 M parameters, float32, ~2 GB in
-memory), NOT measured here (the hub is unreachable from these machines); to be measured with
-`--model local` where it can be downloaded. Decode is memory-bandwidth bound (every token reads all
-weights): ~8-15 tok/s on 2 cores / ~20 GB/s, ~20-40 tok/s on a recent 8-core laptop; prefill is compute
-bound (~1 TFLOP for a 1,000-token prompt): TTFT ~5-15 s on 2 cores, ~1-3 s on 8 cores. A 40-line edit
-(~400 answer tokens) therefore takes ~30-60 s on 2 cores and ~10-20 s on a laptop. `--dtype bfloat16`
-halves memory; it is faster only on CPUs with native bf16 (AVX512-BF16/AMX).
+The default model Qwen/Qwen2.5-Coder-0.5B-Instruct (494 M parameters, float32, ~2 GB in memory) cannot
+be downloaded here; `--default-shape` builds random weights in exactly its shape (24 layers, hidden 896,
+14/2 heads, MLP 4864, vocabulary 151,936, tied head), which cost the same per token as the real ones.
+Measured so (`--default-shape --threads 1,2 --tokens 32 --rounds 2`, 2 cores, load avg 2-10):
+  threads 1: load 3.2-5.1 s, TTFT 5.0-5.2 s (873-token prompt), decode 6 tok/s
+  threads 2: load 4.2-5.4 s, TTFT 4.9-12.6 s, decode 1-5 tok/s (worse than one thread on a busy machine)
+Qwen's real tokenizer needs about half as many tokens for the same prompt, so expect TTFT ~2.5 s and
+~70 s for a 400-token answer on such a machine. Expected elsewhere (to be measured with `--model local`
+where the hub is reachable): decode is memory-bandwidth bound (all 2 GB of weights are read per token),
+~15-30 tok/s on a recent 8-core laptop; prefill is compute bound (~0.5 TFLOP for a 500-token prompt),
+TTFT ~1-2 s there. `--dtype bfloat16` halves memory; it is faster only on CPUs with native bf16
+(AVX512-BF16/AMX). The worker uses half the CPUs by default (OMP_NUM_THREADS or
+LocalBackend(threads=...) override it).
 """
 
 from __future__ import annotations
@@ -113,11 +123,19 @@ def main() -> int:
     ap.add_argument("--tokens", type=int, default=200, help="new tokens per request (greedy, runs to the limit)")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--dtype", default="float32", choices=["float32", "bfloat16"])
+    ap.add_argument("--default-shape", action="store_true",
+                    help="random weights in the default model's shape (Qwen2.5-Coder-0.5B): its real speed, no hub")
     args = ap.parse_args()
 
     with tempfile.TemporaryDirectory(prefix="tiny-model-") as tmp:
         model = args.model
-        if model is None:
+        if model is None and args.default_shape:
+            from server.backends.local_tiny import DEFAULT_MODEL_SHAPE, build_tiny_model
+
+            t = time.perf_counter()
+            model = f"local:{build_tiny_model(tmp, **DEFAULT_MODEL_SHAPE)}"  # type: ignore[arg-type]
+            print(f"model: random weights in Qwen2.5-Coder-0.5B's shape, built in {time.perf_counter() - t:.0f} s")
+        elif model is None:
             from server.backends.local_tiny import build_tiny_model
 
             model = f"local:{build_tiny_model(tmp)}"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import sys
 
 
@@ -35,6 +36,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--clientProcessId", help=argparse.SUPPRESS)
     p.add_argument("--log-file", metavar="PATH", help="write the server log here (stdout is the protocol)")
     p.add_argument("--log-level", default="WARNING", choices=["DEBUG", "INFO", "WARNING", "ERROR"])
+    p.add_argument("--offline", action="store_true",
+                   help="local models: use only the Hugging Face cache, never download (HF_HUB_OFFLINE=1)")
     p.set_defaults(handler=run)
 
 
@@ -66,6 +69,8 @@ def run(args: argparse.Namespace) -> int:
     for name in ("httpx", "httpx2", "httpcore", "httpcore2", "openai"):
         logging.getLogger(name).setLevel(logging.WARNING)
 
+    if args.offline:  # the local backend's worker inherits it
+        os.environ["HF_HUB_OFFLINE"] = "1"
     from server.lsp import create_server
 
     server = create_server()

@@ -8,9 +8,18 @@ from typing import Any
 
 import msgspec
 
+from server.backends.local_spec import (
+    LocalSpecError,
+    dependency_problem,
+    is_local_spec,
+    parse_spec,
+)
+
 STYLES = ("generic", "minimal")
 _NAME = re.compile(r"^[\w.:@/+-]{1,64}$")
 _ENV = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+LOCAL = "local"  # baseUrl of an entry served by the embedded model (server.backends.local_backend)
+LOCAL_TIMEOUT_S = 600.0  # a CPU model needs minutes where an endpoint needs seconds
 
 
 class ConfigError(ValueError):
@@ -65,9 +74,12 @@ def parse_backend(obj: Any) -> BackendConfig:
     if not isinstance(name, str) or not _NAME.match(name):
         raise ConfigError(f"`name` must be a short identifier, got {name!r}")
     base_url = obj.get("baseUrl")
-    if not isinstance(base_url, str) or not re.match(r"^https?://[^\s]+$", base_url):
-        raise ConfigError(f"backend {name!r}: `baseUrl` must be an http(s) URL, got {base_url!r}")
     model = obj.get("model")
+    local = isinstance(model, str) and is_local_spec(model.strip()) or base_url == LOCAL
+    if local:
+        model, base_url = local_model(name, model), LOCAL
+    elif not isinstance(base_url, str) or not re.match(r"^https?://[^\s]+$", base_url):
+        raise ConfigError(f"backend {name!r}: `baseUrl` must be an http(s) URL, got {base_url!r}")
     if not isinstance(model, str) or not model.strip():
         raise ConfigError(f"backend {name!r}: `model` must be a non-empty string")
     key_env = obj.get("apiKeyEnv")
@@ -88,12 +100,29 @@ def parse_backend(obj: Any) -> BackendConfig:
             style=style,
             temperature=_number(obj, "temperature", 0.0, 0.0, 2.0),
             max_tokens=_number(obj, "maxTokens", 2048, 1, 1_000_000, integer=True),
-            timeout_s=_number(obj, "timeoutS", 60.0, 0.05, 3600.0),
+            timeout_s=_number(obj, "timeoutS", LOCAL_TIMEOUT_S if local else 60.0, 0.05, 3600.0),
             max_concurrency=_number(obj, "maxConcurrency", 4, 1, 1024, integer=True),
             max_retries=_number(obj, "maxRetries", 2, 0, 10, integer=True),
         )
     except ConfigError as exc:
         raise ConfigError(f"backend {name!r}: {exc}") from None
+
+
+def local_model(name: str, model: object) -> str:
+    """The `local...` spec of an entry served by the embedded model (`model` local, local:PATH or
+    local:HUB_ID; with baseUrl "local" a bare hub id or path also works); ConfigError when the
+    optional dependencies are missing or the model cannot be found."""
+    if not isinstance(model, str) or not model.strip():
+        raise ConfigError(f"backend {name!r}: `model` must be a non-empty string")
+    spec = model.strip() if is_local_spec(model.strip()) else f"local:{model.strip()}"
+    problem = dependency_problem()
+    if problem:
+        raise ConfigError(f"backend {name!r}: {problem}")
+    try:
+        parse_spec(spec)
+    except LocalSpecError as exc:
+        raise ConfigError(f"backend {name!r}: {exc}") from None
+    return spec
 
 
 def _plain_http_remote(url: str) -> bool:

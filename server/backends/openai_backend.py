@@ -17,13 +17,16 @@ import os
 import random
 import time
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 
 from server.backends.config import BackendConfig
 from server.backends.extract import extract_code
 from server.backends.prompts import ChatMessage
+
+if TYPE_CHECKING:
+    from server.backends.local_backend import LocalBackend
 
 logger = logging.getLogger(__name__)
 
@@ -34,7 +37,8 @@ RETRYABLE = frozenset({408, 409, 425, 429, 500, 502, 503, 504, 520, 521, 522, 52
 
 class BackendError(Exception):
     """A failed backend call. `kind`: missing_key, connection, timeout, http, rate_limited,
-    bad_response, empty, no_code, too_large."""
+    bad_response, empty, no_code, too_large; the local backend adds missing_dependency and
+    model_unavailable."""
 
     def __init__(self, kind: str, message: str, *, status: int | None = None, attempts: int = 1):
         super().__init__(message)
@@ -268,17 +272,28 @@ class OpenAIBackend:
         )
 
 
+def make_backend(config: BackendConfig) -> OpenAIBackend | LocalBackend:
+    """The embedded model for `local...` models, an OpenAI-compatible client otherwise."""
+    from server.backends.local_spec import is_local_spec
+
+    if is_local_spec(config.model):
+        from server.backends.local_backend import LocalBackend
+
+        return LocalBackend(config)
+    return OpenAIBackend(config)
+
+
 class BackendPool:
     """The configured backends by name; rebuilt when settings change, clients reused when unchanged."""
 
     def __init__(self) -> None:
-        self._backends: dict[str, OpenAIBackend] = {}
+        self._backends: dict[str, OpenAIBackend | LocalBackend] = {}
 
     def configure(self, configs: list[BackendConfig]) -> None:
-        new: dict[str, OpenAIBackend] = {}
+        new: dict[str, OpenAIBackend | LocalBackend] = {}
         for cfg in configs:
             old = self._backends.get(cfg.name)
-            new[cfg.name] = old if old is not None and old.config == cfg else OpenAIBackend(cfg)
+            new[cfg.name] = old if old is not None and old.config == cfg else make_backend(cfg)
         for name, old in self._backends.items():
             if new.get(name) is not old:
                 asyncio.ensure_future(old.aclose())
@@ -287,7 +302,7 @@ class BackendPool:
     def names(self) -> list[str]:
         return list(self._backends)
 
-    def get(self, name: str) -> OpenAIBackend | None:
+    def get(self, name: str) -> OpenAIBackend | LocalBackend | None:
         return self._backends.get(name)
 
     def __len__(self) -> int:

@@ -19,6 +19,8 @@ from lsprotocol import types
 
 from server.backends import STYLES, BackendError, OpenAIBackend, build_messages
 from server.backends.extract import parses
+from server.backends.local_backend import LocalBackend, LocalProgress
+from server.backends.local_spec import dependency_problem
 from server.fidelity import measure
 from server.lsp import args as A
 from server.lsp.judge import (
@@ -48,7 +50,7 @@ class EditRequest:
     text: str
     instruction: str
     selection: tuple[int, int] | None
-    backends: list[OpenAIBackend]
+    backends: list[OpenAIBackend | LocalBackend]
     style: str | None
     warnings: list[str]
     gold: str | None = None  # benchmark-only: the reference edit of the whole buffer, for `excess`
@@ -89,6 +91,7 @@ def parse_request(ls: EditFidelityServer, command: str, arguments, *, allow_back
         raise A.RequestFailed(
             message=f"{command}: no backends configured (settings: editFidelity.backends)"
             + (f"; rejected entries: {'; '.join(ls.config_problems)}" if ls.config_problems else "")
+            + ("; for the embedded CPU model: pip install 'edit-fidelity[local]'" if dependency_problem() else "")
         )
     if names is None:
         chosen = [ls.pool.get(n) for n in ls.pool.names()]
@@ -124,7 +127,10 @@ def _normalise_whole_file(original: str, code: str) -> str:
     return code
 
 
-async def ask_backend(ls: EditFidelityServer, req: EditRequest, backend: OpenAIBackend) -> Proposal:
+async def ask_backend(
+    ls: EditFidelityServer, req: EditRequest, backend: OpenAIBackend | LocalBackend,
+    progress: WorkProgress | None = None,
+) -> Proposal:
     style = req.style or backend.config.style or ls.settings.default_style
     p = Proposal(
         id=uuid.uuid4().hex,
@@ -140,7 +146,15 @@ async def ask_backend(ls: EditFidelityServer, req: EditRequest, backend: OpenAIB
     started = time.perf_counter()
     try:
         messages = build_messages(req.instruction, req.text, style=style, selection=req.selection)
-        completion = await backend.complete(messages)
+        if isinstance(backend, LocalBackend) and progress is not None:
+            # a CPU model takes a while: say what it does (downloading, loading, tokens so far)
+            def on_progress(e: LocalProgress, name: str = backend.name) -> None:
+                text = f"{e.tokens}/{e.max_tokens} tokens" if e.phase == "generating" else e.message
+                progress.report(f"{name}: {text}")
+
+            completion = await backend.complete(messages, on_progress=on_progress)
+        else:
+            completion = await backend.complete(messages)
         p.latency_ms = completion.latency_ms
         p.prompt_tokens = completion.prompt_tokens
         p.completion_tokens = completion.completion_tokens
@@ -180,7 +194,7 @@ async def run_edit(
 ) -> list[Proposal]:
     progress = WorkProgress(ls, token, title)
     await progress.start(f"asking {len(req.backends)} backend{'s' if len(req.backends) != 1 else ''}")
-    tasks = [asyncio.create_task(ask_backend(ls, req, b), name=f"edit:{b.name}") for b in req.backends]
+    tasks = [asyncio.create_task(ask_backend(ls, req, b, progress), name=f"edit:{b.name}") for b in req.backends]
     done: list[Proposal] = []
     ok = False
     try:

@@ -11,8 +11,14 @@ ignored; a wrong value keeps its default and yields a problem message for `windo
       "thresholds": {"largeChangeLines": 10, "debounceMs": 300, "largeFileLines": 1500,
                      "complexityWarning": 1, "complexityError": 5, "hunkTokensError": 60,
                      "distanceWarning": 0.3},
-      "sandbox": "auto" | "docker" | "bwrap" | "local" | null
+      "sandbox": "auto" | "docker" | "bwrap" | "local" | null,
+      "localModel": "local" | "local:PATH" | "local:HUB_ID" | null
     }
+
+With no backends configured (none given, or an empty list) the embedded CPU model `localModel`
+(default: `local`, a small coder model downloaded on first use) is the one backend, named "local",
+when the optional dependencies are installed (`pip install 'edit-fidelity[local]'`); null turns
+that off.
 """
 
 from __future__ import annotations
@@ -22,7 +28,14 @@ from typing import Any
 
 import msgspec
 
-from server.backends.config import STYLES, BackendConfig, parse_backends
+from server.backends.config import (
+    STYLES,
+    BackendConfig,
+    ConfigError,
+    parse_backend,
+    parse_backends,
+)
+from server.backends.local_spec import dependency_problem, is_local_spec
 
 SECTION = "editFidelity"
 
@@ -54,6 +67,17 @@ class Settings(msgspec.Struct, frozen=True):
     observe_changes: bool = True
     thresholds: Thresholds = Thresholds()
     sandbox: str | None = None
+    local_model: str | None = "local"  # the default backend when none is configured; None: none
+
+
+def default_backend(model: str) -> tuple[BackendConfig | None, str | None]:
+    """The embedded model as the only backend, or None (and why, when it is a mistake in settings)."""
+    if dependency_problem():  # not installed: no default; the "no backends" error says how to get it
+        return None, None
+    try:
+        return parse_backend({"name": "local", "model": model}), None
+    except ConfigError as exc:
+        return None, f"localModel: {exc}"
 
 
 def extract_section(options: Any) -> dict:
@@ -71,7 +95,7 @@ def extract_section(options: Any) -> dict:
 def parse_settings(raw: Any) -> tuple[Settings, list[str]]:
     problems: list[str] = []
     if raw is None:
-        return Settings(), problems
+        raw = {}
     if not isinstance(raw, dict):
         return Settings(), [f"settings must be an object, got {type(raw).__name__}"]
     raw = extract_section(raw)
@@ -110,6 +134,15 @@ def parse_settings(raw: Any) -> tuple[Settings, list[str]]:
         problems.append(f"sandbox must be a string, got {sandbox!r}")
         sandbox = None
 
+    local_model = raw.get("localModel", "local")
+    if local_model is not None and not (isinstance(local_model, str) and is_local_spec(local_model)):
+        problems.append(f"localModel must be local, local:PATH, local:HUB_ID or null, got {local_model!r}")
+        local_model = "local"
+    if not raw.get("backends") and local_model is not None:  # nothing configured: the embedded model
+        default, problem = default_backend(local_model)
+        backends = [default] if default is not None else []
+        problems.extend([problem] if problem else [])
+
     return (
         Settings(
             backends=backends,
@@ -117,6 +150,7 @@ def parse_settings(raw: Any) -> tuple[Settings, list[str]]:
             observe_changes=observe,
             thresholds=Thresholds(**values),
             sandbox=sandbox,
+            local_model=local_model,
         ),
         problems,
     )

@@ -93,7 +93,8 @@ def settings_for(srv: ScriptedServer, *names: str, **extra) -> dict:
 
 
 SERVER_CMD = [sys.executable, "-m", "server.lsp"]
-SERVER_ENV = {**os.environ, API_ENV: API_KEY, "PYTHONUNBUFFERED": "1"}
+# HF_HUB_OFFLINE: a test that ends up on the embedded default model must never reach for the hub
+SERVER_ENV = {**os.environ, API_ENV: API_KEY, "PYTHONUNBUFFERED": "1", "HF_HUB_OFFLINE": "1"}
 
 
 @dataclass

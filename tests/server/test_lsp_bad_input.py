@@ -63,7 +63,7 @@ async def test_every_bad_argument_gets_a_specific_error(lsp, backend):
 
 
 async def test_stale_version_and_no_backends(lsp, backend):
-    editor = await start_session(lsp, {})
+    editor = await start_session(lsp, {"localModel": None})  # no embedded default model either
     editor.open(URI, SAMPLE)
     with pytest.raises(Exception) as info:
         await execute(lsp, "editFidelity.requestEdit", {**GOOD, "version": 3})

@@ -1,0 +1,80 @@
+"""The `local` backend's model specs and dependency check (no torch needed)."""
+
+from __future__ import annotations
+
+import sys
+
+import pytest
+
+from server.backends import BackendError
+from server.backends.local_backend import (
+    LocalBackend,
+    check_available,
+    local_backend_config,
+)
+from server.backends.local_spec import (
+    DEFAULT_MODEL,
+    INSTALL_HINT,
+    LocalSpecError,
+    dependency_problem,
+    is_local_spec,
+    parse_spec,
+)
+
+
+def test_default_model_is_a_small_coder_instruct_model():
+    spec = parse_spec("local")
+    assert (spec.source, spec.model) == ("hub", DEFAULT_MODEL)
+    assert parse_spec("local:") == spec
+
+
+def test_hub_ids_and_paths(tmp_path, monkeypatch):
+    assert parse_spec("local:Qwen/Qwen2.5-Coder-1.5B-Instruct").model == "Qwen/Qwen2.5-Coder-1.5B-Instruct"
+    (tmp_path / "m").mkdir()
+    (tmp_path / "m" / "config.json").write_text("{}")
+    spec = parse_spec(f"local:{tmp_path / 'm'}")
+    assert (spec.source, spec.model) == ("path", str(tmp_path / "m"))
+    monkeypatch.chdir(tmp_path)
+    assert parse_spec("local:./m").model == str(tmp_path / "m")
+    assert parse_spec("local:m").source == "path"  # an existing directory wins over a hub id
+
+
+@pytest.mark.parametrize(
+    ("model", "message"),
+    [
+        ("local:/no/such/dir", "does not exist"),
+        ("local:./nowhere", "does not exist"),
+        ("local:not a model!", "neither a directory nor a Hugging Face model id"),
+        ("gpt-4o", "not a local model spec"),
+    ],
+)
+def test_bad_specs_say_why(model, message):
+    with pytest.raises(LocalSpecError, match=message):
+        parse_spec(model)
+
+
+def test_a_directory_without_config_is_refused(tmp_path):
+    with pytest.raises(LocalSpecError, match="no config.json"):
+        parse_spec(f"local:{tmp_path}")
+
+
+def test_is_local_spec():
+    assert is_local_spec("local") and is_local_spec("local:/x") and not is_local_spec("localhost-model")
+
+
+def test_missing_dependencies_name_the_extra(monkeypatch):
+    monkeypatch.setitem(sys.modules, "torch", None)  # find_spec answers None for a blocked module
+    problem = dependency_problem()
+    assert problem is not None and "torch" in problem and INSTALL_HINT in problem
+    with pytest.raises(BackendError) as err:
+        check_available("local")
+    assert err.value.kind == "missing_dependency" and "pip install 'edit-fidelity[local]'" in err.value.message
+    with pytest.raises(BackendError, match=r"edit-fidelity\[local\]"):
+        LocalBackend(local_backend_config("local"))
+
+
+def test_unusable_spec_is_a_backend_error(monkeypatch):
+    monkeypatch.setattr("server.backends.local_backend.dependency_problem", lambda: None)
+    with pytest.raises(BackendError) as err:
+        LocalBackend(local_backend_config("local:/no/such/dir"))
+    assert err.value.kind == "model_unavailable"

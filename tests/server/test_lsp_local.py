@@ -1,0 +1,131 @@
+"""The embedded `local` backend through the real server and a real LSP client: an edit request served
+by a tiny random model (`local:PATH`), token progress, cancellation, and the default backend.
+
+The server runs with HF_HUB_OFFLINE=1 and an empty HF_HOME: nothing here can reach for the hub."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import shutil
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("torch")
+pytest.importorskip("transformers")
+
+import pytest_lsp
+from lsp_helpers import SAMPLE, SERVER_CMD, SERVER_ENV, execute, start_session, wait_for
+from lsprotocol import types
+from pytest_lsp import ClientServerConfig, LanguageClient
+
+from server.backends.local_tiny import build_tiny_model
+
+URI = "file:///tmp/local_sample.py"
+HF_HOME = tempfile.mkdtemp(prefix="edit-fidelity-test-hf-")
+# one torch thread: two OpenMP threads spin against each other on a shared 2-core machine
+ENV = {**SERVER_ENV, "HF_HOME": HF_HOME, "HF_HUB_OFFLINE": "1", "OMP_NUM_THREADS": "1"}
+
+
+@pytest.fixture(scope="module")
+def tiny_model():
+    directory = Path(tempfile.mkdtemp(prefix="edit-fidelity-tiny-"))
+    try:
+        yield build_tiny_model(directory)
+    finally:
+        shutil.rmtree(directory, ignore_errors=True)
+        shutil.rmtree(HF_HOME, ignore_errors=True)
+
+
+@pytest_lsp.fixture(config=ClientServerConfig(server_command=SERVER_CMD, server_env=ENV))
+async def lsp(lsp_client: LanguageClient):
+    yield
+    with contextlib.suppress(Exception):  # a server that died has nothing left to shut down
+        await asyncio.wait_for(lsp_client.shutdown_session(), 10)
+
+
+def local_settings(model: Path, **extra) -> dict:
+    entry = {"name": "tiny", "model": f"local:{model}", "maxTokens": 40, "timeoutS": 60, **extra}
+    return {"backends": [entry]}
+
+
+def token_reports(lsp: LanguageClient) -> list[str]:
+    return [r.message or "" for reports in lsp.progress_reports.values() for r in reports
+            if "tokens" in (r.message or "")]
+
+
+async def test_edit_request_served_by_the_local_model_with_token_progress(lsp, tiny_model):
+    editor = await start_session(lsp, local_settings(tiny_model))
+    editor.open(URI, SAMPLE)
+    listed = await execute(lsp, "editFidelity.listBackends", {})
+    assert [(b["name"], b["model"]) for b in listed["backends"]] == [("tiny", f"local:{tiny_model}")]
+    result = await execute(lsp, "editFidelity.requestEdit", {"uri": URI, "version": 1, "instruction": "fix the bug"})
+    [p] = result["proposals"]
+    assert p["backend"] == "tiny"
+    # the random model's text is garbage: an error proposal that says there was no code, or (rarely) a
+    # proposal measured like any other
+    if p["status"] == "error":
+        assert p["errorKind"] == "no_code" and "without code" in p["error"]
+    else:
+        assert p["report"] is not None
+    assert p["usage"]["completionTokens"] == 40 and p["usage"]["promptTokens"] > 100
+    assert p["truncated"] is True  # the tiny model runs to the token limit
+    reports = token_reports(lsp)
+    assert reports and any("tiny" in r for r in reports)
+    kinds = [r.kind for reports in lsp.progress_reports.values() for r in reports]
+    assert kinds[0] == "begin" and kinds[-1] == "end"
+
+
+async def test_cancelling_the_request_stops_the_model(lsp, tiny_model):
+    editor = await start_session(lsp, local_settings(tiny_model, maxTokens=4000, timeoutS=600))
+    editor.open(URI, SAMPLE)
+    task = asyncio.ensure_future(execute(lsp, "editFidelity.requestEdit", {"uri": URI, "version": 1, "instruction": "x"}))
+    await wait_for(lambda: token_reports(lsp), timeout=30)
+    worker = worker_pid(str(tiny_model))
+    assert worker is not None
+    token = next(t for t, r in lsp.progress_reports.items() if r)
+    lsp.window_work_done_progress_cancel(types.WorkDoneProgressCancelParams(token=token))
+    with pytest.raises(Exception, match="(?i)cancel"):
+        await asyncio.wait_for(task, 5)
+    # the worker stays (the model stays loaded) but no longer computes
+    await asyncio.sleep(0.3)
+    before = cpu_seconds(worker)
+    await asyncio.sleep(0.7)
+    assert cpu_seconds(worker) - before < 0.2
+    assert (await execute(lsp, "editFidelity.listBackends", {}))["backends"][0]["name"] == "tiny"
+
+
+async def test_without_backends_the_embedded_default_model_is_used(lsp):
+    editor = await start_session(lsp, {})
+    editor.open(URI, SAMPLE)
+    listed = await execute(lsp, "editFidelity.listBackends", {})
+    assert [(b["name"], b["model"]) for b in listed["backends"]] == [("local", "local")]
+    t = time.perf_counter()
+    result = await execute(lsp, "editFidelity.requestEdit", {"uri": URI, "version": 1, "instruction": "fix the bug"})
+    [p] = result["proposals"]
+    # offline with an empty cache: a clear error, no download attempt
+    assert p["status"] == "error" and p["errorKind"] == "model_unavailable"
+    assert "Qwen/Qwen2.5-Coder-0.5B-Instruct" in p["error"] and "offline" in p["error"]
+    assert time.perf_counter() - t < 30
+
+
+def worker_pid(marker: str) -> int | None:
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            cmdline = Path(f"/proc/{entry}/cmdline").read_bytes().replace(b"\0", b" ").decode()
+        except OSError:
+            continue
+        if "server.backends.local_worker" in cmdline and marker in cmdline:
+            return int(entry)
+    return None
+
+
+def cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime + stime
