@@ -1,4 +1,5 @@
-"""Backend specs for replay: `recorded:PATH`, `gold`, `identity`, `openai` (with --base-url/--model).
+"""Backend specs for replay: `recorded:PATH`, `gold`, `identity`, `openai` (with --base-url/--model),
+`local[:MODEL]` (the server's embedded CPU model: a hub id or a local directory).
 
 Replayed backends answer through a local `ReplayEndpoint`, one server-side backend per sample slot
 (`s0`, `s1`, ...), so sample i of a task always gets completion i whatever the concurrency.
@@ -96,4 +97,10 @@ def parse(spec: str, *, base_url: str | None = None, model: str | None = None, a
             raise BackendSpecError("--backend openai needs --base-url URL and --model NAME")
         return OpenAI(base_url=base_url, model=model, api_key_env=api_key_env, temperature=temperature,
                       max_tokens=max_tokens)
-    raise BackendSpecError(f"unknown backend {spec!r}; use recorded:PATH, gold, identity, openai or --serve-vllm MODEL")
+    if spec == "local" or spec.startswith("local:"):
+        # The server runs the model itself (baseUrl "local"); the CPU needs minutes, not seconds.
+        return OpenAI(base_url="local", model=spec, temperature=temperature, max_tokens=max_tokens, timeout_s=600.0,
+                      name="local")
+    raise BackendSpecError(
+        f"unknown backend {spec!r}; use recorded:PATH, gold, identity, openai, local[:MODEL] or --serve-vllm MODEL"
+    )

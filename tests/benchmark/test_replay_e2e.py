@@ -118,3 +118,17 @@ def test_register_adds_the_bench_command():
     cli.register(parser.add_subparsers(dest="command"))
     args = parser.parse_args(["bench", "run", "--suite", "canitedit", "--backend", "gold", "--out", "/tmp/x"])
     assert args.handler is not None and args.backend == "gold" and not args.resume
+
+
+def test_local_backend_replays_through_the_embedded_model(tmp_path):
+    pytest.importorskip("transformers")
+    from server.backends.local_tiny import build_tiny_model
+
+    model = build_tiny_model(tmp_path / "tiny")
+    s = run(tmp_path / "local", f"local:{model}", "--limit", "1", "--samples", "1", "--conditions", "lazy",
+            "--max-tokens", "16")
+    # a random model writes no working code: every sample is stored, as a failure or "no code"
+    assert s["conditions"]["lazy"]["n_tasks"] == 1 and s["conditions"]["lazy"]["n_samples"] == 1
+    assert s["conditions"]["lazy"]["pass@1"] == 0.0
+    [record] = list(read_records(tmp_path / "local" / RESULTS))
+    assert record.backend == f"local:{model}" and record.outcome in ("fail", "no_code")
