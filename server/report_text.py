@@ -14,10 +14,10 @@ def _number(value: float | None, digits: int = 4) -> str:
     return f"{value:.{digits}f}".rstrip("0").rstrip(".") if isinstance(value, float) else str(value)
 
 
-def _signed(value: float | None) -> str:
+def _signed(value: float | None, digits: int = 2) -> str:
     if value is None:
         return "n/a"
-    text = _number(value, 2)
+    text = _number(value, digits)
     return f"+{text}" if value > 0 else text
 
 
@@ -42,7 +42,7 @@ def render_report(report: FidelityReport, *, title: str, console: Console | None
         d = report.distance[variant]
         row = [variant, str(d.tokens), _number(d.normalized)]
         if report.excess is not None and report.gold_distance is not None:
-            row += [_number(report.gold_distance[variant].normalized), _signed(report.excess[variant])]
+            row += [_number(report.gold_distance[variant].normalized), _signed(report.excess[variant], 4)]
         distance.add_row(*row)
     console.print(distance)
 
