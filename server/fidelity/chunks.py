@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import ast
 import re
+import threading
 import warnings
+from collections import deque
 from functools import cached_property, lru_cache
 from typing import NamedTuple
 
@@ -53,6 +55,8 @@ class Chunk:
         self.text = text
         self.first = first  # holds the module's first statement: a string there is the module docstring
         stmts = self._parse()
+        self._tree: list[ast.stmt] | None = stmts
+        _hold_tree(self)
         self.has_statements = bool(stmts)
         self.separator = statement_separator(stmts[0]) if stmts else ""
         # Depth of the first FunctionDef in `ast.walk` order (the paper's function), None without one.
@@ -77,8 +81,10 @@ class Chunk:
         return self.parse_error is None
 
     def statements(self) -> list[ast.stmt]:
-        """A fresh syntax tree of a chunk that parses."""
-        stmts = self._parse()
+        """The syntax tree of a chunk that parses: still held if the chunk is recent, else parsed again."""
+        stmts = self._tree
+        if stmts is None:
+            stmts = self._parse()
         assert stmts is not None, "statements() of a chunk that does not parse"
         return stmts
 
@@ -152,6 +158,20 @@ class Chunk:
     @cached_property
     def sonar(self) -> tuple[int, dict[int, int]] | None:
         return complexity.sonar_cognitive(self.text) if self.parses else None
+
+
+# The trees of the most recent chunks stay held, so a full report right after the chunk was made
+# does not parse again; older chunks drop theirs (see the Chunk docstring for why).
+_HELD_TREES = 64
+_held: deque[Chunk] = deque()
+_held_lock = threading.Lock()
+
+
+def _hold_tree(piece: Chunk) -> None:
+    with _held_lock:
+        _held.append(piece)
+        while len(_held) > _HELD_TREES:
+            _held.popleft()._tree = None
 
 
 def _first_function_depth(stmts: list[ast.stmt]) -> int | None:
