@@ -8,6 +8,7 @@ Nothing here knows about editors, models or I/O. Public API:
 - `apply_text_edits(text, edits)`
 """
 
+from server.fidelity.hunks import common_affix
 from server.fidelity.measure import distances, measure, token_distance
 from server.fidelity.normalize import function_body, normalize
 from server.fidelity.report import (
@@ -41,6 +42,7 @@ __all__ = [
     "Range",
     "TextEdit",
     "apply_text_edits",
+    "common_affix",
     "distances",
     "function_body",
     "measure",

@@ -30,15 +30,21 @@ class LineRegion:
     b_end: int
 
 
-def line_regions(a_lines: list[str], b_lines: list[str]) -> list[LineRegion]:
-    # Strip the common head and tail first: an editor's edit touches a few lines of a long file.
+def common_affix(a: list[str], b: list[str]) -> tuple[int, int]:
+    """How many leading and trailing items the two lists share (the tail never overlaps the head)."""
+    limit = min(len(a), len(b))
     head = 0
-    limit = min(len(a_lines), len(b_lines))
-    while head < limit and a_lines[head] == b_lines[head]:
+    while head < limit and a[head] == b[head]:
         head += 1
     tail = 0
-    while tail < limit - head and a_lines[-1 - tail] == b_lines[-1 - tail]:
+    while tail < limit - head and a[-1 - tail] == b[-1 - tail]:
         tail += 1
+    return head, tail
+
+
+def line_regions(a_lines: list[str], b_lines: list[str]) -> list[LineRegion]:
+    # Strip the common head and tail first: an editor's edit touches a few lines of a long file.
+    head, tail = common_affix(a_lines, b_lines)
     a_mid = a_lines[head : len(a_lines) - tail]
     b_mid = b_lines[head : len(b_lines) - tail]
     if not a_mid and not b_mid:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import msgspec
 
-from server.fidelity import FidelityReport, Hunk, measure
+from server.fidelity import FidelityReport, Hunk, common_affix, measure
 from server.fidelity.report import UNREQUESTED_KINDS
 from server.lsp.settings import Thresholds
 
@@ -288,13 +288,7 @@ def measure_windowed(before: str, after: str, large_file_lines: int) -> tuple[Fi
     a = split_lines(after)
     if max(len(a), len(b)) <= large_file_lines:
         return measure(before, after), None
-    n = min(len(a), len(b))
-    prefix = 0
-    while prefix < n and a[prefix] == b[prefix]:
-        prefix += 1
-    suffix = 0
-    while suffix < n - prefix and a[len(a) - 1 - suffix] == b[len(b) - 1 - suffix]:
-        suffix += 1
+    prefix, suffix = common_affix(a, b)
     if prefix == len(a) == len(b):
         return measure(before, after), None
     start = prefix

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from lsprotocol import types
 
+from server.fidelity import common_affix
 from server.lsp.judge import (
     Window,
     flag_hunks,
@@ -40,13 +41,7 @@ def changed_lines(prev: str, changes) -> int:
             total += max(spans, inserted) if (spans > 1 or inserted > 1) else 0
         else:  # the whole document: compare line lists around the common prefix and suffix
             a, b = split_lines(prev), split_lines(c.text)
-            n = min(len(a), len(b))
-            i = 0
-            while i < n and a[i] == b[i]:
-                i += 1
-            j = 0
-            while j < n - i and a[len(a) - 1 - j] == b[len(b) - 1 - j]:
-                j += 1
+            i, j = common_affix(a, b)
             total += max(len(a) - i - j, len(b) - i - j)
     return total
 

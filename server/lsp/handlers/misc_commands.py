@@ -37,11 +37,7 @@ def register(ls) -> None:
     @ls.command("editFidelity.dismiss")
     async def dismiss(ls, params: types.ExecuteCommandParams):
         obj = A.single_object("editFidelity.dismiss", params.arguments)
-        uri = A.get_str("editFidelity.dismiss", obj, "uri")
-        opened = ls.open_document(uri)
-        if opened is None:
-            raise A.InvalidArgs("editFidelity.dismiss", f"unknown document {uri!r}")
-        _, state = opened
+        _, state = _document(ls, "editFidelity.dismiss", obj)
         state.dismissed = True
         state.observe_baseline = None
         if state.observe_task is not None:
@@ -54,13 +50,9 @@ def register(ls) -> None:
     async def revert_hunks(ls, params: types.ExecuteCommandParams):
         cmd = "editFidelity.revertHunks"
         obj = A.single_object(cmd, params.arguments)
-        uri = A.get_str(cmd, obj, "uri")
+        doc, state = _document(ls, cmd, obj)
         version = A.get_int(cmd, obj, "version", required=False)
         hunks = A.get_int_list(cmd, obj, "hunks")
-        opened = ls.open_document(uri)
-        if opened is None:
-            raise A.InvalidArgs(cmd, f"unknown document {uri!r}")
-        doc, state = opened
         obs = state.observation
         if obs is None or state.dismissed:
             return msgspec.to_builtins(ApplyResult(applied=False, reason="nothing", message="no observed change"))
@@ -92,11 +84,7 @@ def register(ls) -> None:
     @ls.command("editFidelity.takeSnapshot")
     async def take_snapshot(ls, params: types.ExecuteCommandParams):
         obj = A.single_object("editFidelity.takeSnapshot", params.arguments)
-        uri = A.get_str("editFidelity.takeSnapshot", obj, "uri")
-        opened = ls.open_document(uri)
-        if opened is None:
-            raise A.InvalidArgs("editFidelity.takeSnapshot", f"unknown document {uri!r}")
-        doc, state = opened
+        doc, state = _document(ls, "editFidelity.takeSnapshot", obj)
         state.snapshot = state.text
         return {"version": doc.version}
 
@@ -107,3 +95,12 @@ def register(ls) -> None:
             "defaultStyle": ls.settings.default_style,
             "problems": list(ls.config_problems),
         }
+
+
+def _document(ls, command: str, obj: dict):
+    """The open document named by the argument's `uri`, as (document, state); a specific error otherwise."""
+    uri = A.get_str(command, obj, "uri")
+    opened = ls.open_document(uri)
+    if opened is None:
+        raise A.InvalidArgs(command, f"unknown document {uri!r}")
+    return opened
