@@ -3,11 +3,20 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 export EDIT_FIDELITY_DATA ?= $(abspath ../shared/data)
 
-.PHONY: setup run test bench
+# the main job's default: a 7B model's recorded CanItEdit run (2 x 105 problems x 20 completions),
+# replayed through the language server and the sandbox; --resume makes a second `make run` instant
+RECORDED ?= $(EDIT_FIDELITY_DATA)/canitedit_runs/qwen2.5-coder-7b-instruct-baseline-canitedit-20260410T235720Z-slot1-548423436.tar.gz
+RUN_DIR ?= runs/canitedit-qwen2.5-coder-7b
+
+.PHONY: setup run test bench example
 setup:
 	@scripts/setup
 
 run: setup
+	$(BIN)/edit-fidelity bench run --suite canitedit --backend recorded:$(RECORDED) --out $(RUN_DIR) --resume
+	$(BIN)/edit-fidelity bench report $(RUN_DIR) --html $(RUN_DIR)/report.html
+
+example: setup
 	$(BIN)/edit-fidelity check --example
 
 test: setup

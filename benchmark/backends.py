@@ -8,10 +8,11 @@ Replayed backends answer through a local `ReplayEndpoint`, one server-side backe
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from benchmark import recorded as rec
-from benchmark.canitedit import Problem
 from benchmark.endpoint import AnswerBook
+from benchmark.suite import Suite, Task
 
 
 class BackendSpecError(Exception):
@@ -23,16 +24,16 @@ class Replay:
     """Answers known in advance: recorded completions, the gold `after`, or `before` unchanged."""
 
     kind: str  # recorded | gold | identity
-    recorded: rec.Recorded | None = None
+    recorded: Any = None  # the suite's recorded run (`Suite.load_recorded`): get / verdict / samples
     book: AnswerBook = field(default_factory=AnswerBook)
 
-    def answer(self, problem: Problem, condition: str, sample: int) -> str | None:
+    def answer(self, suite: Suite, task: Task, condition: str, sample: int) -> str | None:
         if self.kind == "gold":
-            return problem.after
+            return suite.gold_answer(task, condition)
         if self.kind == "identity":
-            return problem.before
+            return suite.identity_answer(task, condition)
         assert self.recorded is not None
-        completions = self.recorded.get(problem.task_id, condition)
+        completions = self.recorded.get(task.task_id, condition)
         return completions[sample] if sample < len(completions) else None
 
     def slot(self, sample: int) -> str:
@@ -41,6 +42,9 @@ class Replay:
     def server_backends(self, base_url: str, samples: int, concurrency: int) -> list[dict]:
         return [{"name": self.slot(i), "baseUrl": base_url, "model": self.slot(i), "maxConcurrency": concurrency,
                  "timeoutS": 120, "maxRetries": 0, "temperature": 0} for i in range(samples)]
+
+    def samples_per_request(self, samples: int) -> int:
+        return 1  # sample i has its own slot (its own stored answer)
 
     def default_samples(self) -> int:
         return self.recorded.samples if self.recorded is not None else 1
@@ -52,6 +56,7 @@ class OpenAI:
     model: str
     api_key_env: str | None = None
     temperature: float | None = None
+    top_p: float | None = None
     max_tokens: int | None = None
     timeout_s: float = 300.0
     name: str = "model"
@@ -60,6 +65,11 @@ class OpenAI:
     def slot(self, sample: int) -> str:
         return self.name
 
+    def samples_per_request(self, samples: int) -> int:
+        # the endpoint's `n`: one prompt, n samples (vLLM shares the prompt's prefill); the embedded model
+        # samples one answer per request
+        return 1 if self.base_url == "local" else min(samples, 64)
+
     def server_backends(self, concurrency: int, style: str) -> list[dict]:
         entry: dict = {"name": self.name, "baseUrl": self.base_url, "model": self.model, "style": style,
                        "maxConcurrency": concurrency, "timeoutS": self.timeout_s, "maxRetries": 2}
@@ -67,6 +77,8 @@ class OpenAI:
             entry["apiKeyEnv"] = self.api_key_env  # the variable's name; the server reads it from its environment
         if self.temperature is not None:
             entry["temperature"] = self.temperature
+        if self.top_p is not None:
+            entry["topP"] = self.top_p
         if self.max_tokens is not None:
             entry["maxTokens"] = self.max_tokens
         return [entry]
@@ -75,8 +87,9 @@ class OpenAI:
 Backend = Replay | OpenAI
 
 
-def parse(spec: str, *, base_url: str | None = None, model: str | None = None, api_key_env: str | None = None,
-          temperature: float | None = None, max_tokens: int | None = None) -> Backend:
+def parse(spec: str, *, suite: Suite | None = None, base_url: str | None = None, model: str | None = None,
+          api_key_env: str | None = None, temperature: float | None = None, top_p: float | None = None,
+          max_tokens: int | None = None) -> Backend:
     if spec in ("gold", "identity"):
         return Replay(spec)
     if spec.startswith("recorded:"):
@@ -84,22 +97,22 @@ def parse(spec: str, *, base_url: str | None = None, model: str | None = None, a
         if not path:
             raise BackendSpecError("recorded: needs a path, e.g. recorded:RUN.tar.gz or recorded:RUN_DIR")
         try:
-            return Replay("recorded", rec.load(path))
-        except rec.RecordedError as exc:
-            raise BackendSpecError(str(exc)) from None
+            return Replay("recorded", suite.load_recorded(path) if suite is not None else rec.load(path))
+        except (rec.RecordedError, OSError, ValueError) as exc:
+            raise BackendSpecError(f"recorded run {path}: {exc}" if not isinstance(exc, rec.RecordedError) else str(exc)) from None
     if spec.startswith("vllm:"):
         name = spec.split(":", 1)[1]
         if not name:
             raise BackendSpecError("vllm: needs a model, e.g. --serve-vllm Qwen/Qwen2.5-Coder-7B-Instruct")
-        return OpenAI(base_url="", model=name, temperature=temperature, max_tokens=max_tokens, serve_vllm=True)
+        return OpenAI(base_url="", model=name, temperature=temperature, top_p=top_p, max_tokens=max_tokens, serve_vllm=True)
     if spec == "openai":
         if not base_url or not model:
             raise BackendSpecError("--backend openai needs --base-url URL and --model NAME")
         return OpenAI(base_url=base_url, model=model, api_key_env=api_key_env, temperature=temperature,
-                      max_tokens=max_tokens)
+                      top_p=top_p, max_tokens=max_tokens)
     if spec == "local" or spec.startswith("local:"):
         # The server runs the model itself (baseUrl "local"); the CPU needs minutes, not seconds.
-        return OpenAI(base_url="local", model=spec, temperature=temperature, max_tokens=max_tokens, timeout_s=600.0,
+        return OpenAI(base_url="local", model=spec, temperature=temperature, top_p=top_p, max_tokens=max_tokens, timeout_s=600.0,
                       name="local")
     raise BackendSpecError(
         f"unknown backend {spec!r}; use recorded:PATH, gold, identity, openai, local[:MODEL] or --serve-vllm MODEL"

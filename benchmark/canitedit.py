@@ -10,12 +10,19 @@ as the evaluator reads them from `coverage report -m`, see `metrics`; strict mod
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 
 from benchmark import metrics
 from benchmark.datadir import data_dir, require
+from benchmark.suite import Suite
+from benchmark.suite import Verdict as BaseVerdict
+
+if TYPE_CHECKING:
+    from benchmark.records import RunConfig, SampleRecord
 
 NAME = "canitedit"
 CONDITIONS = ("descriptive", "lazy")
@@ -46,8 +53,33 @@ class Problem(msgspec.Struct, frozen=True, kw_only=True):
         raise ValueError(f"unknown CanItEdit condition {condition!r}; known: {', '.join(CONDITIONS)}")
 
 
+HF_DATASET = "nuprl/CanItEdit"
+FILE = Path("canitedit") / "canitedit_test.jsonl"
+
+
+def download(data: str | Path | None = None, *, log=None) -> Path:
+    """The test split from the Hugging Face hub into the data directory (sorted by id, as the data dir has it)."""
+    from benchmark.download import hf_rows, write_jsonl
+
+    def progress(done: int, total: int) -> None:
+        if log is not None:
+            log(f"CanItEdit: {done}/{total} problems")
+
+    rows = sorted(hf_rows(HF_DATASET, "test", on_page=progress), key=lambda r: r["id"])
+    for r in rows:
+        msgspec.convert(r, Problem)  # refuse a split whose fields are not CanItEdit's before writing it
+    return write_jsonl(data_dir(data) / FILE, rows, what="CanItEdit problems")
+
+
 def load(data: str | Path | None = None, limit: int | None = None) -> list[Problem]:
-    path = require(data_dir(data) / "canitedit" / "canitedit_test.jsonl", "CanItEdit problems (canitedit/canitedit_test.jsonl)")
+    """The problems from the data directory; with no directory configured (the per-user cache), the
+    first use downloads them from the hub."""
+    path = data_dir(data) / FILE
+    if not path.exists() and data is None and not os.environ.get("EDIT_FIDELITY_DATA"):
+        import sys
+
+        download(log=lambda msg: print(msg, file=sys.stderr))
+    path = require(path, f"CanItEdit problems ({FILE}; `edit-fidelity bench download canitedit` fetches them)")
     problems = [msgspec.convert(json.loads(line), Problem) for line in path.read_text().splitlines() if line.strip()]
     problems.sort(key=lambda p: p.id)
     return problems[:limit] if limit else problems
@@ -57,18 +89,17 @@ def program(completion: str, problem: Problem) -> str:
     return completion + "\n" + problem.tests
 
 
-class Verdict(msgspec.Struct, kw_only=True):
-    passed: bool
-    exec_status: str
-    exit_code: int | None
-    stderr_tail: str
+class Verdict(BaseVerdict, kw_only=True):
     missing_lines: list[int] | None = None  # compat: the lines inside the report's Missing ranges
     missing_statements: list[int] | None = None  # strict: missing statements only
     differ_lines: int | None = None
     excess_code: float | None = None
     excess_code_strict: float | None = None
-    sandbox_ms: float = 0.0  # the programs' own wall time (plain run + coverage run), without queueing
-    sandbox_error: str | None = None
+
+    def fill(self, rec: SampleRecord) -> None:
+        super().fill(rec)
+        rec.missing_lines, rec.differ_lines, rec.excess_code = self.missing_lines, self.differ_lines, self.excess_code
+        rec.missing_statements, rec.excess_code_strict = self.missing_statements, self.excess_code_strict
 
 
 async def judge(box, problem: Problem, completion: str) -> Verdict:
@@ -94,3 +125,28 @@ async def judge(box, problem: Problem, completion: str) -> Verdict:
         else:
             v.sandbox_error = f"coverage run: {cov.status} {cov.error or cov.stderr[-200:]}".strip()
     return v
+
+
+class CanItEdit(Suite):
+    name = NAME
+    conditions = CONDITIONS
+
+    def load(self, data: str | Path | None, limit: int | None) -> list[Problem]:
+        return load(data, limit)
+
+    async def judge(self, box: Any, task: Problem, condition: str, completion: str) -> Verdict:  # type: ignore[override]
+        return await judge(box, task, completion)
+
+    async def passes(self, box: Any, task: Problem, condition: str, text: str) -> bool | None:  # type: ignore[override]
+        res = await box.arun({PROGRAM: program(text, task)}, PROGRAM, suite=NAME, timeout_s=TIMEOUT_S)
+        return None if res.status == "error" else res.status == "ok"  # the plain run only: no coverage
+
+    def summarise(self, config: RunConfig, records: list[SampleRecord]) -> dict[str, Any]:
+        from benchmark.report import summarise_canitedit
+
+        return summarise_canitedit(config, records)
+
+    def html_sections(self, summary: dict[str, Any], records: list[SampleRecord]) -> str:
+        from benchmark.html import canitedit_sections
+
+        return canitedit_sections(summary, records)

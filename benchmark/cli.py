@@ -16,8 +16,6 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from rich.progress import TaskID
 
-SUITES = ("canitedit",)
-
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]  # server/cli.py's signature
     parser = sub.add_parser("bench", help="replay benchmark suites through the server and report")
@@ -25,40 +23,65 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     commands = parser.add_subparsers(dest="bench_command", metavar="SUBCOMMAND")
 
     run = commands.add_parser("run", help="replay a suite through the language server and the sandbox")
-    run.add_argument("--suite", required=True, choices=SUITES)
+    from benchmark.suites import SUITES
+
+    run.add_argument("--suite", required=True, choices=sorted(SUITES))
     run.add_argument("--backend", metavar="SPEC", help="recorded:PATH | gold | identity | openai (not with --serve-vllm)")
     run.add_argument("--out", required=True, type=Path, metavar="RUN_DIR")
     run.add_argument("--limit", type=int, help="only the first N tasks")
     run.add_argument("--samples", type=int, help="samples per task and condition (default: recorded run's count, else 1)")
-    run.add_argument("--resume", action="store_true", help="continue the run in RUN_DIR")
-    run.add_argument("--conditions", default="descriptive,lazy", help="comma-separated (default: descriptive,lazy)")
+    run.add_argument("--resume", action="store_true",
+                     help="continue the run in RUN_DIR (samples whose backend or sandbox failed run again)")
+    run.add_argument("--keep-errors", action="store_true", help="--resume: do not run failed samples again")
+    run.add_argument("--conditions", help="comma-separated (default: the suite's, e.g. canitedit: descriptive,lazy)")
     run.add_argument("--data", help="benchmark data directory (default: EDIT_FIDELITY_DATA)")
+    run.add_argument("--suite-option", action="append", default=[], metavar="KEY=VALUE",
+                     help="a suite setting, repeatable (e.g. bics: lengths=500,1000 depths=0,0.5 trials=5 seed=1)")
     run.add_argument("--base-url", help="openai: the endpoint, e.g. http://127.0.0.1:8000/v1")
     run.add_argument("--model", help="openai: the model name")
     run.add_argument("--api-key-env", help="openai: NAME of the environment variable holding the key")
     run.add_argument("--temperature", type=float)
+    run.add_argument("--top-p", type=float)
     run.add_argument("--max-tokens", type=int)
     run.add_argument("--serve-vllm", metavar="MODEL", help="start `vllm serve MODEL` for the run and use it")
     run.add_argument("--tensor-parallel", type=int, default=1, help="--serve-vllm: GPUs per model (default 1)")
     run.add_argument("--seed", type=int, default=0, help="--serve-vllm: sampling seed (default 0)")
     run.add_argument("--vllm-arg", action="append", default=[], metavar="ARG",
                      help="--serve-vllm: one more argument for `vllm serve` (repeatable, e.g. --vllm-arg=--dtype=half)")
-    run.add_argument("--style", default="generic", choices=("generic", "minimal"))
+    from server.backends.prompts import STYLES
+
+    run.add_argument("--style", default="generic", choices=STYLES,
+                     help="the server's prompt style (canitedit-chat / canitedit-direct: the CanItEdit paper's formats)")
+    run.add_argument("--necessity", type=int, default=0, metavar="MAX_RUNS",
+                     help="for each passing completion, find the hunks its tests need (ddmin, at most MAX_RUNS "
+                          "sandbox runs) and report the reference-free excess next to the gold-based one")
     run.add_argument("--concurrency", type=int, default=8, help="requests in flight to the server/backend (default 8)")
     run.add_argument("--workers", type=int, help="sandbox slots (default: CPU count)")
     run.add_argument("--quiet", action="store_true", help="no progress output")
     run.set_defaults(handler=_run)
 
     rep = commands.add_parser("report", help="summarise a run directory (writes RUN_DIR/summary.json)")
-    rep.add_argument("run_dir", type=Path)
+    rep.add_argument("paths", type=Path, nargs="+", metavar="RUN_DIR",
+                     help="a run directory; with --published: the published results' directory, then our run directories")
+    rep.add_argument("--published", choices=sorted(PUBLISHED), metavar="SUITE",
+                     help="report a suite's published results (e.g. bics DATA/bics/stats) beside our runs")
     rep.add_argument("--format", default="text", choices=("text", "json", "html"))
     rep.add_argument("--html", type=Path, metavar="OUT", help="also write a self-contained HTML report here")
     rep.set_defaults(handler=_report)
+
+    dl = commands.add_parser("download", help="fetch a suite's data into the data directory")
+    dl.add_argument("suite", choices=sorted(DOWNLOADS))
+    dl.add_argument("--data", help="benchmark data directory (default: EDIT_FIDELITY_DATA, else the per-user cache)")
+    dl.set_defaults(handler=_download)
 
     cmp_ = commands.add_parser("compare", help="one table over several run directories")
     cmp_.add_argument("run_dirs", type=Path, nargs="+")
     cmp_.add_argument("--format", default="text", choices=("text", "json"))
     cmp_.set_defaults(handler=_compare)
+
+    from benchmark.make_suite import register_make_suite
+
+    register_make_suite(commands)
 
 
 def _versions() -> dict[str, str]:
@@ -77,17 +100,32 @@ def _fail(msg: str, code: int = 2) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from benchmark import backends, canitedit
+    from benchmark import backends, suites
     from benchmark.engine import Engine
     from benchmark.records import RunConfig
     from benchmark.report import render_text, report
     from benchmark.session import ServerError
     from benchmark.store import ResultsStore, RunDirError
 
-    conditions = [c.strip() for c in args.conditions.split(",") if c.strip()]
-    bad = [c for c in conditions if c not in canitedit.CONDITIONS]
+    suite = suites.get(args.suite)
+    options = {}
+    for item in args.suite_option:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            return _fail(f"--suite-option {item!r}: expected KEY=VALUE")
+        options[key.strip()] = value.strip()
+    try:
+        suite.configure(options)
+    except ValueError as exc:
+        return _fail(str(exc))
+    if args.conditions is None:
+        conditions = list(suite.default_conditions or suite.conditions)
+    else:
+        conditions = [c.strip() for c in args.conditions.split(",") if c.strip()]
+    bad = [c for c in conditions if c not in suite.conditions]
     if bad or not conditions:
-        return _fail(f"unknown condition(s) {', '.join(bad) or '(none)'}; known: {', '.join(canitedit.CONDITIONS)}")
+        return _fail(f"unknown condition(s) {', '.join(bad) or '(none)'} for suite {suite.name}; "
+                     f"known: {', '.join(suite.conditions)}")
     if args.limit is not None and args.limit < 1 or args.samples is not None and args.samples < 1:
         return _fail("--limit and --samples must be >= 1")
     if args.serve_vllm:
@@ -97,26 +135,30 @@ def _run(args: argparse.Namespace) -> int:
     elif not args.backend:
         return _fail("--backend SPEC (or --serve-vllm MODEL) is required")
     try:
-        backend = backends.parse(args.backend, base_url=args.base_url, model=args.model,
-                                 api_key_env=args.api_key_env, temperature=args.temperature, max_tokens=args.max_tokens)
+        backend = backends.parse(args.backend, suite=suite, base_url=args.base_url, model=args.model,
+                                 api_key_env=args.api_key_env, temperature=args.temperature, top_p=args.top_p,
+                                 max_tokens=args.max_tokens)
     except backends.BackendSpecError as exc:
         return _fail(str(exc))
     default_samples = backend.default_samples() if isinstance(backend, backends.Replay) else 1
     samples = args.samples or default_samples
     if isinstance(backend, backends.Replay) and backend.recorded is not None and samples > default_samples:
         return _fail(f"the recorded run has {default_samples} samples per task; --samples {samples} asks for more")
-    from benchmark.datadir import data_dir
+    from benchmark.datadir import DataError, data_dir
 
-    problems = canitedit.load(args.data, args.limit)
+    try:
+        tasks = suite.load(args.data, args.limit)
+    except DataError as exc:
+        return _fail(str(exc))
     config = RunConfig(suite=args.suite, backend=args.backend, samples=samples, limit=args.limit,
-                       conditions=conditions, base_url=args.base_url, model=args.model, api_key_env=args.api_key_env,
-                       style=args.style, temperature=args.temperature, max_tokens=args.max_tokens,
+                       conditions=conditions, options=options, necessity_runs=args.necessity, base_url=args.base_url, model=args.model, api_key_env=args.api_key_env,
+                       style=args.style, temperature=args.temperature, top_p=args.top_p, max_tokens=args.max_tokens,
                        data_dir=str(data_dir(args.data)), versions=_versions(),
                        serve={"tensor_parallel": str(args.tensor_parallel), "seed": str(args.seed),
                               "extra": " ".join(args.vllm_arg)} if args.serve_vllm else {},
                        created=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"))
     try:
-        store = ResultsStore(args.out, config, resume=args.resume)
+        store = ResultsStore(args.out, config, resume=args.resume, retry_errors=not args.keep_errors)
     except RunDirError as exc:
         return _fail(str(exc))
     from sandbox import Sandbox
@@ -135,7 +177,8 @@ def _run(args: argparse.Namespace) -> int:
             except VllmError as exc:
                 return _fail(str(exc), 1)
             backend.base_url = vllm.base_url
-        engine = Engine(store.config, problems, backend, store, box, concurrency=args.concurrency, progress=show)
+        engine = Engine(store.config, suite, tasks, backend, store, box, concurrency=args.concurrency, progress=show,
+                        necessity_runs=args.necessity)
         progress = asyncio.run(engine.run())
     except ServerError as exc:
         return _fail(f"{exc}; {len(store.records)} records kept in {args.out}: continue with --resume "
@@ -150,8 +193,9 @@ def _run(args: argparse.Namespace) -> int:
     if not args.quiet:
         t = engine.timings
         print(f"{progress.done} records written ({len(store.records)} in the run); time in server "
-              f"{t['server_s']:.1f} s, sandbox {t['sandbox_s']:.1f} s, scoring {t['scoring_s']:.1f} s (summed over "
-              f"concurrent jobs); {engine.reused} identical programs reused a verdict", file=sys.stderr)
+              f"{t['server_s']:.1f} s, sandbox {t['sandbox_s']:.1f} s, scoring {t['scoring_s']:.1f} s"
+              + (f", necessity analysis {t['necessity_s']:.1f} s" if "necessity_s" in t else "")
+              + f" (summed over concurrent jobs); {engine.reused} identical programs reused a verdict", file=sys.stderr)
     summary = report(args.out)
     if not args.quiet:
         print(render_text(summary))
@@ -187,10 +231,19 @@ class _RichProgress:
             self.bar.stop()
 
 
+# suite -> "module:function(dir, fmt, runs)" reporting the suite's published results beside our runs
+PUBLISHED = {"bics": "benchmark.bics.suite:published_report"}
+
+
 def _report(args: argparse.Namespace) -> int:
     from benchmark.report import render_text, report
     from benchmark.store import RunDirError
 
+    if args.published:
+        return _report_published(args)
+    if len(args.paths) != 1:
+        return _fail("report takes one RUN_DIR (several: `bench compare`, or --published SUITE DIR RUN_DIR...)")
+    args.run_dir = args.paths[0]
     try:
         summary = report(args.run_dir)
     except RunDirError as exc:
@@ -212,18 +265,84 @@ def _report(args: argparse.Namespace) -> int:
     return 0
 
 
-def _compare(args: argparse.Namespace) -> int:
-    from benchmark.report import load_summary, render_compare
+def _report_published(args: argparse.Namespace) -> int:
+    import importlib
+
     from benchmark.store import RunDirError
 
+    module, fn = PUBLISHED[args.published].split(":")
+    stats, *runs = args.paths
+    try:
+        text = getattr(importlib.import_module(module), fn)(stats, args.format, runs)
+    except (RunDirError, OSError, ValueError) as exc:
+        return _fail(str(exc))
+    if args.html:
+        args.html.write_text(getattr(importlib.import_module(module), fn)(stats, "html", runs))
+    print(text)
+    return 0
+
+
+def _download_overedit(data: str | None, log) -> Path:
+    from benchmark import overedit
+    from benchmark.datadir import data_dir
+
+    return overedit.download(data_dir(data) / "overedit" / overedit.DATA_FILE)
+
+
+def _download_codeeditorbench(data: str | None, log) -> Path:
+    from benchmark import codeeditorbench as ceb
+    from benchmark.datadir import DataError
+
+    files, errors = ceb.download(data, on_file=lambda name, state: log(f"{name}: {state}"))
+    if errors:
+        raise DataError("; ".join(errors))
+    return files[0].parent if files else Path(str(data or ""))
+
+
+# suite -> "module:function(data, log=)" that downloads its data into the data directory
+DOWNLOADS = {"canitedit": "benchmark.canitedit:download", "overedit": "benchmark.cli:_download_overedit",
+             "codeeditorbench": "benchmark.cli:_download_codeeditorbench",
+             "bics": "benchmark.bics.download:download",
+             "canaicode": "benchmark.canaicode.download:download"}
+
+
+def _download(args: argparse.Namespace) -> int:
+    import importlib
+
+    from benchmark.datadir import DataError
+
+    module, fn = DOWNLOADS[args.suite].split(":")
+    try:
+        path = getattr(importlib.import_module(module), fn)(args.data, log=lambda m: print(m, file=sys.stderr))
+    except DataError as exc:
+        return _fail(str(exc), 1)
+    except OSError as exc:
+        return _fail(f"{args.suite}: {exc}", 1)
+    print(path)
+    return 0
+
+
+def _compare(args: argparse.Namespace) -> int:
+    from benchmark import suites
+    from benchmark.report import compare_json, load_summary, render_compare
+    from benchmark.store import RESULTS, RunDirError, read_records
+
+    # figures within each run (overedit: generic against explicit for the same backend)
+    within: list[tuple[Path, tuple[dict, str]]] = []
     try:
         summaries = [load_summary(d) for d in args.run_dirs]
+        for d, s in zip(args.run_dirs, summaries, strict=True):
+            w = suites.get(s["suite"]).within_run(read_records(d / RESULTS))
+            if w is not None:
+                within.append((d, w))
     except RunDirError as exc:
         return _fail(str(exc))
     if args.format == "json":
-        print(json.dumps(summaries, indent=2))
+        print(json.dumps({**compare_json(summaries), "within": {str(d): w[0] for d, w in within}}, indent=2))
     else:
         print(render_compare(summaries))
+        for d, w in within:
+            print(f"\n{d}\n{w[1]}")
     return 0
 
 

@@ -18,9 +18,13 @@ def data_dir(explicit: str | os.PathLike[str] | None = None) -> Path:
     return Path(configured) if configured else default_cache_dir()
 
 
+class DataError(SystemExit):
+    """Benchmark data that is missing or unreadable (a SystemExit, so scripts end with the message)."""
+
+
 def require(path: Path, what: str) -> Path:
     if not path.exists():
-        raise SystemExit(
+        raise DataError(
             f"{what} not found at {path}: pass --data DIR or set EDIT_FIDELITY_DATA to the benchmark data directory"
         )
     return path

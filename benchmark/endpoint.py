@@ -27,10 +27,11 @@ def fence(code: str, lang: str = "python") -> str:
 
 
 class _Entry:
-    __slots__ = ("answer", "instruction", "served", "text")
+    __slots__ = ("answer", "instruction", "lang", "served", "text")
 
-    def __init__(self, text: str, instruction: str, answer: str) -> None:
+    def __init__(self, text: str, instruction: str, answer: str, lang: str | None) -> None:
         self.text, self.instruction, self.answer, self.served = text, instruction.strip(), answer, 0
+        self.lang = lang
 
 
 class AnswerBook:
@@ -39,17 +40,18 @@ class AnswerBook:
         self._entries: dict[str, dict[int, _Entry]] = {}
         self._ids = itertools.count()
 
-    def put(self, model: str, text: str, instruction: str, answer: str) -> int:
+    def put(self, model: str, text: str, instruction: str, answer: str, *, lang: str | None = "python") -> int:
+        """Register an answer; `lang`: the code fence's tag it is served in, None: served as it is."""
         with self._lock:
             i = next(self._ids)
-            self._entries.setdefault(model, {})[i] = _Entry(text, instruction, answer)
+            self._entries.setdefault(model, {})[i] = _Entry(text, instruction, answer, lang)
             return i
 
     def drop(self, model: str, handle: int) -> None:
         with self._lock:
             self._entries.get(model, {}).pop(handle, None)
 
-    def find(self, model: str, message: str) -> str | None:
+    def find(self, model: str, message: str) -> _Entry | None:
         with self._lock:
             best: _Entry | None = None
             for e in self._entries.get(model, {}).values():
@@ -59,7 +61,7 @@ class AnswerBook:
             if best is None:
                 return None
             best.served += 1
-            return best.answer
+            return best
 
 
 class ReplayEndpoint:
@@ -89,18 +91,28 @@ class ReplayEndpoint:
                     return
                 outer.requests += 1
                 model = str(req.get("model", ""))
-                message = "\n".join(str(m.get("content", "")) for m in req.get("messages", []) if m.get("role") == "user")
-                answer = book.find(model, message)
-                if answer is None:
+                text_completion = not self.path.rstrip("/").endswith("/chat/completions")
+                if text_completion:  # /v1/completions: the prompt is the message, the answer a `text`
+                    message = str(req.get("prompt", ""))
+                else:
+                    message = "\n".join(str(m.get("content", "")) for m in req.get("messages", [])
+                                        if m.get("role") == "user")
+                entry = book.find(model, message)
+                if entry is None:
                     outer.unmatched += 1
                     self._send(404, {"error": {"message": f"no replayed answer for model {model!r} and this request"}})
                     return
-                content = fence(answer) if answer.strip() else ""
+                answer = entry.answer
                 n = max(1, int(req.get("n") or 1))
+                if text_completion:  # a base model continues the prompt with the code itself
+                    choices = [{"index": i, "text": answer, "finish_reason": "stop"} for i in range(n)]
+                else:
+                    content = fence(answer, entry.lang) if answer.strip() and entry.lang else answer
+                    choices = [{"index": i, "message": {"role": "assistant", "content": content},
+                                "finish_reason": "stop"} for i in range(n)]
                 self._send(200, {
-                    "id": "chatcmpl-replay", "object": "chat.completion", "created": int(time.time()), "model": model,
-                    "choices": [{"index": i, "message": {"role": "assistant", "content": content},
-                                 "finish_reason": "stop"} for i in range(n)],
+                    "id": "cmpl-replay", "object": "text_completion" if text_completion else "chat.completion",
+                    "created": int(time.time()), "model": model, "choices": choices,
                     "usage": {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0},
                 })
 

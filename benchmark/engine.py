@@ -12,34 +12,41 @@ the sandbox's own worker pool (`workers` slots, one uid each) and overlap with t
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
-import msgspec
-
-from benchmark import canitedit
 from benchmark.backends import Backend, Replay
-from benchmark.canitedit import Problem
 from benchmark.endpoint import ReplayEndpoint
 from benchmark.records import RunConfig, SampleRecord
 from benchmark.session import ServerSession
 from benchmark.store import ResultsStore
-from server.fidelity import TextEdit, apply_text_edits, measure
+from benchmark.suite import Answer, Suite, Task, Verdict
+from server.fidelity import measure
+
+logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
 class Job:
-    problem: Problem
+    """One request: a (task, condition) and the samples it answers (several with the endpoint's `n`)."""
+
+    task: Task
     condition: str
-    sample: int
+    samples: tuple[int, ...]
+
+    @property
+    def sample(self) -> int:
+        return self.samples[0]
 
 
 @dataclass
 class Gold:
-    """The gold patch's own numbers (pure core, computed once per task)."""
+    """The gold patch's own numbers (pure core, computed once per task); None where not measurable."""
 
-    distance: float
+    distance: float | None
     cc_after: float | None
 
 
@@ -58,38 +65,36 @@ class Progress:
             self.on_update(self)
 
 
-def plan(problems: list[Problem], conditions: list[str], samples: int, backend_name: str,
-         done: set[tuple]) -> list[Job]:
+def plan(suite: Suite, tasks: Sequence[Task], conditions: list[str], samples: int, backend_name: str,
+         done: set[tuple], *, per_request: int = 1) -> list[Job]:
+    """The jobs for the samples not yet done; up to `per_request` samples of one prompt share a request."""
     jobs = []
-    for p in problems:
-        for c in conditions:
-            for s in range(samples):
-                if (p.task_id, c, backend_name, s) not in done:
-                    jobs.append(Job(p, c, s))
+    for t in tasks:
+        for c in suite.task_conditions(t, conditions):
+            todo = [s for s in range(samples) if (t.task_id, c, backend_name, s) not in done]
+            for i in range(0, len(todo), max(per_request, 1)):
+                jobs.append(Job(t, c, tuple(todo[i:i + max(per_request, 1)])))
     return jobs
 
 
-def gold_numbers(problem: Problem) -> Gold:
-    rep = measure(problem.before, problem.after)
+def gold_numbers(before: str, after: str | None) -> Gold:
+    if after is None:
+        return Gold(None, None)
+    rep = measure(before, after)
     return Gold(distance=rep.distance["no_comments"].normalized, cc_after=rep.complexity["paper"].after)
 
 
-def _edits(proposal: dict) -> list[TextEdit]:
-    return msgspec.convert(proposal.get("edits") or [], list[TextEdit])
-
-
-def score(job: Job, proposal: dict, gold: Gold, backend_name: str) -> SampleRecord:
-    """The record of a proposal before the sandbox: the edited document and the fidelity numbers."""
-    p = job.problem
-    rec = SampleRecord(suite=canitedit.NAME, task_id=p.task_id, task=p.name, condition=job.condition,
-                       backend=backend_name, sample=job.sample, outcome="fail")
+def score(suite_name: str, job: Job, sample: int, answer: Answer, gold: Gold, backend_name: str) -> SampleRecord:
+    """The record of a proposal before the sandbox: the completion and the fidelity numbers."""
+    t, proposal = job.task, answer.proposal
+    rec = SampleRecord(suite=suite_name, task_id=t.task_id, task=t.name, condition=job.condition,
+                       backend=backend_name, sample=sample, outcome="fail")
     if proposal.get("status") != "ok":
         rec.outcome = "no_code" if proposal.get("errorKind") in ("no_code", "empty") else "backend_error"
         rec.error = (proposal.get("error") or "")[:500]
         rec.error_kind = proposal.get("errorKind")
         return rec
-    completion = apply_text_edits(p.before, _edits(proposal))
-    rec.completion = completion
+    rec.completion = answer.completion
     report = proposal.get("report") or {}
     dist = ((report.get("distance") or {}).get("no_comments") or {})
     rec.distance = dist.get("normalized")
@@ -97,7 +102,7 @@ def score(job: Job, proposal: dict, gold: Gold, backend_name: str) -> SampleReco
     server_excess = (report.get("excess") or {}).get("no_comments")
     if server_excess is not None:
         rec.excess_lev = server_excess  # the server measured against the gold edit we sent along
-    elif rec.distance is not None:
+    elif rec.distance is not None and gold.distance is not None:
         rec.excess_lev = rec.distance - gold.distance
     paper = ((report.get("complexity") or {}).get("paper") or {})
     rec.cc_delta = paper.get("delta")
@@ -110,26 +115,32 @@ def score(job: Job, proposal: dict, gold: Gold, backend_name: str) -> SampleReco
 
 
 class Engine:
-    def __init__(self, config: RunConfig, problems: list[Problem], backend: Backend, store: ResultsStore, box, *,
-                 concurrency: int = 8, progress: Callable[[Progress], None] | None = None,
-                 server_command: list[str] | None = None) -> None:
+    def __init__(self, config: RunConfig, suite: Suite, tasks: Sequence[Task], backend: Backend,
+                 store: ResultsStore, box: Any, *, concurrency: int = 8,
+                 progress: Callable[[Progress], None] | None = None, server_command: list[str] | None = None,
+                 necessity_runs: int = 0) -> None:
         self.config = config
-        self.problems = problems
+        self.suite = suite
+        self.tasks = tasks
         self.backend = backend
         self.store = store
         self.box = box
         self.concurrency = concurrency
         self.on_progress = progress
         self.server_command = server_command
+        # > 0: for each passing completion, which hunks its tests need (at most this many test runs)
+        self.necessity_runs = necessity_runs if suite.necessity else 0
         self.timings = {"server_s": 0.0, "sandbox_s": 0.0, "scoring_s": 0.0}
         self._gold: dict[str, asyncio.Future[Gold]] = {}
         # identical programs of a task run once per run (recorded runs repeat many completions)
-        self._verdicts: dict[tuple[str, str], asyncio.Future[canitedit.Verdict]] = {}
+        self._verdicts: dict[tuple[str, str, str], asyncio.Future[Verdict]] = {}
         self.reused = 0
 
     async def run(self) -> Progress:
-        jobs = plan(self.problems, self.config.conditions, self.config.samples, self.config.backend, self.store.done)
-        progress = Progress(total=len(jobs), on_update=self.on_progress)
+        per_request = self.backend.samples_per_request(self.config.samples)
+        jobs = plan(self.suite, self.tasks, self.config.conditions, self.config.samples, self.config.backend,
+                    self.store.done, per_request=per_request)
+        progress = Progress(total=sum(len(j.samples) for j in jobs), on_update=self.on_progress)
         if not jobs:
             return progress
         log = self.store.run_dir / "server.log"
@@ -149,74 +160,114 @@ class Engine:
         tasks = [asyncio.create_task(self._one(session, sem, job)) for job in jobs]
         try:
             for fut in asyncio.as_completed(tasks):
-                rec = await fut
-                self.store.append(rec)
-                progress.add(rec)
+                for rec in await fut:
+                    self.store.append(rec)
+                    progress.add(rec)
         finally:
             for t in tasks:
                 t.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)
 
-    async def _gold_for(self, problem: Problem) -> Gold:
-        fut = self._gold.get(problem.task_id)
+    async def _gold_for(self, task: Task) -> Gold:
+        fut = self._gold.get(task.task_id)
         if fut is None:
-            fut = asyncio.ensure_future(asyncio.to_thread(gold_numbers, problem))
-            self._gold[problem.task_id] = fut
+            fut = asyncio.ensure_future(asyncio.to_thread(self._gold_numbers, task))
+            self._gold[task.task_id] = fut
         return await fut
 
-    async def _judge(self, problem: Problem, completion: str) -> tuple[canitedit.Verdict, bool]:
-        key = (problem.task_id, completion)
+    def _gold_numbers(self, task: Task) -> Gold:
+        after = task.after
+        if after is None or self.suite.task_language(task) != "python":
+            return Gold(None, None)  # no gold, or not Python: the core's measures are Python's
+        try:
+            return gold_numbers(task.before, after)
+        except Exception as exc:  # noqa: BLE001  # a gold that does not parse has no numbers; the run goes on
+            logger.warning("gold numbers of %s: %s", task.task_id, exc)
+            return Gold(None, None)
+
+    async def _judge(self, task: Task, condition: str, completion: str) -> tuple[Verdict, bool]:
+        key = (task.task_id, condition if self.suite.judge_by_condition else "", completion)
         fut = self._verdicts.get(key)
         if fut is not None:
             self.reused += 1
             return await asyncio.shield(fut), True
-        fut = asyncio.ensure_future(canitedit.judge(self.box, problem, completion))
+        fut = asyncio.ensure_future(self.suite.judge(self.box, task, condition, completion))
         self._verdicts[key] = fut
         return await asyncio.shield(fut), False
 
-    async def _one(self, session: ServerSession, sem: asyncio.Semaphore, job: Job) -> SampleRecord:
-        p = job.problem
-        instruction = p.instruction(job.condition)
+    async def _necessity(self, task: Task, condition: str, completion: str) -> dict[str, Any]:
+        """The reference-free excess of a passing completion: ddmin over its hunks against the tests."""
+        from benchmark.necessity_study import reference_free_metrics
+
+        t0 = time.perf_counter()
+        try:
+            return await reference_free_metrics(
+                task.before, completion, lambda text: self.suite.passes(self.box, task, condition, text),
+                max_runs=self.necessity_runs, parallel=2, full_passed=True)
+        except Exception as exc:  # noqa: BLE001  # the analysis is an extra: its failure costs its numbers only
+            logger.warning("necessity analysis of %s: %s", task.task_id, exc)
+            return {"necessity_status": "error", "necessity_error": str(exc)[:300]}
+        finally:
+            self.timings["necessity_s"] = self.timings.get("necessity_s", 0.0) + time.perf_counter() - t0
+
+    def _record(self, job: Job, **fields: Any) -> SampleRecord:
+        t = job.task
+        return SampleRecord(suite=self.suite.name, task_id=t.task_id, task=t.name, condition=job.condition,
+                            backend=self.config.backend, sample=job.sample, **fields)
+
+    async def _one(self, session: ServerSession, sem: asyncio.Semaphore, job: Job) -> list[SampleRecord]:
+        t = job.task
         slot = self.backend.slot(job.sample)
+        style = self.suite.styles.get(job.condition)
         async with sem:
             handle = None
             if isinstance(self.backend, Replay):
                 book = self.backend.book
-                answer = self.backend.answer(p, job.condition, job.sample)
+                answer = self.backend.answer(self.suite, t, job.condition, job.sample)
                 if answer is None:
-                    return SampleRecord(suite=canitedit.NAME, task_id=p.task_id, task=p.name, condition=job.condition,
-                                        backend=self.config.backend, sample=job.sample, outcome="backend_error",
-                                        error="the recorded run has no completion for this sample",
-                                        error_kind="missing")
-                handle = book.put(slot, p.before, instruction, answer)
+                    return [self._record(job, outcome="backend_error", error_kind="missing",
+                                         error="the recorded run has no completion for this sample")]
+                handle = book.put(slot, self.suite.replay_key(t, job.condition), t.instruction(job.condition), answer,
+                                  lang=self.suite.answer_fence(t, job.condition))
             t0 = time.perf_counter()
             try:  # a ServerError (the server failed, not the backend) ends the run: nothing is stored for it
-                proposal = await session.request_edit(p.before, instruction, slot, gold=p.after,
-                                                      name=f"{p.task_id}-{job.condition}-{job.sample}")
+                got = await self.suite.ask(session, t, job.condition, slot, style=style, n=len(job.samples),
+                                           name=f"{t.task_id}-{job.condition}-{job.sample}".replace("/", "_"))
             finally:
                 if handle is not None:
                     book.drop(slot, handle)
             server_s = time.perf_counter() - t0
+        answers = got if isinstance(got, list) else [got]
+        if len(answers) == 1 and len(job.samples) > 1:  # one error for the whole request: every sample has it
+            answers = answers * len(job.samples)
+        recs = await asyncio.gather(*(self._finish(job, sample, answer, server_s / len(job.samples))
+                                      for sample, answer in zip(job.samples, answers, strict=True)))
+        return list(recs)
+
+    async def _finish(self, job: Job, sample: int, answer: Answer, server_s: float) -> SampleRecord:
+        t = job.task
         t0 = time.perf_counter()
-        gold = await self._gold_for(p)
-        rec = score(job, proposal, gold, self.config.backend)
+        gold = await self._gold_for(t)
+        rec = score(self.suite.name, job, sample, answer, gold, self.config.backend)
         scoring_s = time.perf_counter() - t0
         rec.server_ms = server_s * 1000.0
         if isinstance(self.backend, Replay) and self.backend.recorded is not None:
-            rec.recorded_pass = self.backend.recorded.verdict(p.task_id, job.condition, job.sample)
-            rec.recorded_missing = self.backend.recorded.recorded_missing(p.task_id, job.condition, job.sample)
+            recorded = self.backend.recorded
+            rec.recorded_pass = recorded.verdict(t.task_id, job.condition, sample)
+            if hasattr(recorded, "recorded_missing"):
+                rec.recorded_missing = recorded.recorded_missing(t.task_id, job.condition, sample)
         if rec.completion is not None:
-            v, reused = await self._judge(p, rec.completion)
-            rec.exec_status, rec.exit_code, rec.stderr_tail = v.exec_status, v.exit_code, v.stderr_tail
+            v, reused = await self._judge(t, job.condition, rec.completion)
+            v.fill(rec)
             rec.sandbox_ms, rec.reused_verdict = (0.0 if reused else v.sandbox_ms), reused
             if v.sandbox_error is not None and not v.passed:
                 rec.outcome, rec.error = "sandbox_error", v.sandbox_error
-            elif v.sandbox_error is not None:  # passed, but the coverage run failed
+            elif v.sandbox_error is not None:  # passed, but a follow-up run (coverage) failed
                 rec.outcome, rec.error = "pass", v.sandbox_error
             else:
                 rec.outcome = "pass" if v.passed else "fail"
-            rec.missing_lines, rec.differ_lines, rec.excess_code = v.missing_lines, v.differ_lines, v.excess_code
-            rec.missing_statements, rec.excess_code_strict = v.missing_statements, v.excess_code_strict
+            if self.necessity_runs and rec.passed:
+                rec.metrics = {**rec.metrics, **await self._necessity(t, job.condition, rec.completion)}
         rec.scoring_ms = scoring_s * 1000.0
         self.timings["server_s"] += server_s
         self.timings["sandbox_s"] += rec.sandbox_ms / 1000.0

@@ -74,14 +74,47 @@ def histogram(title: str, values: Sequence[float], bins: int = 12) -> str:
     return bars(title, items)
 
 
+def page(summary: dict, body: str) -> str:
+    """A whole report page around a suite's sections."""
+    return f"""<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>edit-fidelity: {_esc(summary['suite'])} / {_esc(summary['backend'])}</title>
+<style>body{{font-family:sans-serif;margin:2em}}table{{border-collapse:collapse}}td,th{{border:1px solid #ccc;padding:4px 8px;text-align:right}}
+svg{{margin:8px;border:1px solid #eee}}</style></head><body>
+<h1>{_esc(summary['suite'])}: {_esc(summary['backend'])}</h1>
+{body}
+</body></html>
+"""
+
+
+def metrics_table(summary: dict) -> str:
+    """Every suite's summary metrics, one row per condition."""
+    conds = summary.get("conditions") or {}
+    names: list[str] = []
+    for m in conds.values():
+        names += [k for k in m if k not in names and not isinstance(m[k], (dict, list))]
+    head = "".join(f"<th>{_esc(n)}</th>" for n in names)
+    rows = "".join(f"<tr><td>{_esc(c)}</td>" + "".join(
+        f"<td>{_esc(_fmt(m.get(n), 4) if isinstance(m.get(n), float) else m.get(n, '-'))}</td>" for n in names) + "</tr>"
+        for c, m in conds.items())
+    return f"<table><tr><th>condition</th>{head}</tr>{rows}</table>"
+
+
 def render(summary: dict, records: list[SampleRecord]) -> str:
+    from benchmark import suites
+
+    own = suites.get(summary["suite"]).html_sections(summary, records)
+    return page(summary, own if own is not None else metrics_table(summary))
+
+
+def canitedit_sections(summary: dict, records: list[SampleRecord]) -> str:
     conds = summary["conditions"]
+    details = summary["details"]
     rows = "".join(
         f"<tr><td>{_esc(c)}</td><td>{_fmt(m['pass@1'], 1)}</td><td>{_fmt(m['excess_code'])}</td><td>{m['n_tasks']}</td>"
-        f"<td>{m['n_samples']}</td><td>{_fmt(summary['details'][c].get('excess_lev_mean'), 4)}</td>"
-        f"<td>{_fmt(summary['details'][c].get('added_cc_mean'))}</td>"
-        f"<td>{_fmt(summary['details'][c].get('flagged_hunks_mean'))}</td>"
-        f"<td>{_fmt(100 * summary['details'][c]['recorded_agreement'], 2) + '%' if 'recorded_agreement' in summary['details'][c] else '-'}</td></tr>"
+        f"<td>{m['n_samples']}</td><td>{_fmt(details[c].get('excess_lev_mean'), 4)}</td>"
+        f"<td>{_fmt(details[c].get('added_cc_mean'))}</td>"
+        f"<td>{_fmt(details[c].get('flagged_hunks_mean'))}</td>"
+        f"<td>{_fmt(100 * details[c]['recorded_agreement'], 2) + '%' if 'recorded_agreement' in details[c] else '-'}</td></tr>"
         for c, m in conds.items())
     points = [(c, m["pass@1"], m["excess_code"]) for c, m in conds.items()
               if m["pass@1"] is not None and m["excess_code"] is not None]
@@ -92,15 +125,14 @@ def render(summary: dict, records: list[SampleRecord]) -> str:
         bars("ExcessCode per instruction kind", [(c, m["excess_code"]) for c, m in conds.items()]),
         histogram("token excess over gold (passing completions)", lev),
     ]
-    return f"""<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>edit-fidelity: {_esc(summary['suite'])} / {_esc(summary['backend'])}</title>
-<style>body{{font-family:sans-serif;margin:2em}}table{{border-collapse:collapse}}td,th{{border:1px solid #ccc;padding:4px 8px;text-align:right}}
-svg{{margin:8px;border:1px solid #eee}}</style></head><body>
-<h1>{_esc(summary['suite'])}: {_esc(summary['backend'])}</h1>
-<table><tr><th>condition</th><th>pass@1</th><th>ExcessCode</th><th>tasks</th><th>n</th><th>token excess</th><th>added CC</th>
+    for c in conds:
+        per_kind = details[c].get("per_change_kind") or {}
+        if per_kind:
+            plots.append(bars(f"pass@1 per change kind ({c})", [(k, v["pass@1"]) for k, v in per_kind.items()]))
+            plots.append(bars(f"ExcessCode per change kind ({c})", [(k, v["excess_code"]) for k, v in per_kind.items()]))
+    return f"""<table><tr><th>condition</th><th>pass@1</th><th>ExcessCode</th><th>tasks</th><th>n</th><th>token excess</th><th>added CC</th>
 <th>flagged hunks</th><th>agreement with recorded</th></tr>{rows}</table>
 <div>{''.join(plots)}</div>
 <p>pass@1 and ExcessCode as CanItEdit (x100). Token excess: d(M, C) - d(G, C), no_comments; added CC: paper cognitive
-complexity CC(M) - CC(G); flagged hunks: unrequested changes; all over passing completions.</p>
-</body></html>
-"""
+complexity CC(M) - CC(G); flagged hunks: unrequested changes; all over passing completions. Change kinds: the
+dataset's taxonomy (corrective, adaptive, perfective).</p>"""

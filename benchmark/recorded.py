@@ -45,6 +45,10 @@ class RecordedError(Exception):
 
 
 def load(path: str | Path) -> Recorded:
+    """A recorded run from a file, a run directory, or an https URL (downloaded once into the data
+    directory's `recorded/`)."""
+    if isinstance(path, str) and path.startswith(("https://", "http://")):
+        path = _download(path)
     p = Path(path)
     if not p.exists():
         raise RecordedError(f"recorded run not found: {p}")
@@ -103,3 +107,21 @@ def _load_results(path: Path) -> Recorded:
         completions={k: [v[i] for i in sorted(v)] for k, v in completions.items()},
         verdicts={k: [v[i] for i in sorted(v)] for k, v in verdicts.items()},
     )
+
+
+def _download(url: str) -> Path:
+    from urllib.parse import urlsplit
+
+    from benchmark.datadir import DataError, data_dir
+    from benchmark.download import fetch
+
+    name = Path(urlsplit(url).path).name
+    if not name.endswith((".tar.gz", ".tgz", ".jsonl")):
+        raise RecordedError(f"{url}: expected a URL of a CanItEdit run .tar.gz or a results.jsonl")
+    dest = data_dir() / "recorded" / name
+    if not dest.exists():
+        try:
+            fetch(url, dest, what=f"recorded run {name}", timeout_s=300.0)
+        except DataError as exc:
+            raise RecordedError(str(exc)) from None
+    return dest

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 import msgspec
 
@@ -24,6 +24,8 @@ class RunConfig(msgspec.Struct, kw_only=True):
     temperature: float | None = None
     top_p: float | None = None
     max_tokens: int | None = None
+    options: dict[str, str] = {}  # --suite-option KEY=VALUE
+    necessity_runs: int = 0  # --necessity MAX_RUNS: reference-free excess of passing completions
     serve: dict[str, str] = {}  # --serve-vllm settings (tensor parallel, seed, extra arguments)
     data_dir: str = ""
     versions: dict[str, str] = {}
@@ -32,7 +34,7 @@ class RunConfig(msgspec.Struct, kw_only=True):
     def identity(self) -> tuple:
         """The fields that must match for `--resume` to continue this run."""
         return (self.suite, self.backend, self.samples, self.limit, tuple(self.conditions), self.base_url,
-                self.model, self.style, self.temperature, self.top_p, self.max_tokens)
+                self.model, self.style, self.temperature, self.top_p, self.max_tokens, tuple(sorted(self.options.items())))
 
 
 class SampleRecord(msgspec.Struct, kw_only=True):
@@ -70,6 +72,7 @@ class SampleRecord(msgspec.Struct, kw_only=True):
     # a recorded run's own verdict, when replaying one
     recorded_pass: bool | None = None
     recorded_missing: list[int] | None = None
+    metrics: dict[str, Any] = {}  # suite-specific numbers (the suite's Verdict.metrics)
     server_ms: float = 0.0
     sandbox_ms: float = 0.0
     scoring_ms: float = 0.0

@@ -1,7 +1,10 @@
 """Summaries of a run directory: `summary.json` (the command-line contract) and a text table.
 
-`conditions[cond]` holds exactly `pass@1`, `excess_code`, `n_tasks`, `n_samples` (samples per task)
-for canitedit; everything else (pass@k for other k, our fidelity metrics over passing completions,
+Each suite sums up its own records (`Suite.summarise`); this module holds CanItEdit's summary (the
+model for edit suites), the generic tables and the run-directory plumbing.
+
+CanItEdit: `conditions[cond]` holds exactly `pass@1`, `excess_code`, `n_tasks`, `n_samples` (samples per task);
+everything else (pass@k for other k, our fidelity metrics over passing completions,
 agreement with a recorded run's verdicts, outcome counts) is under `details[cond]`.
 """
 
@@ -21,6 +24,13 @@ def _round(x: float | None, nd: int) -> float | None:
 
 
 def summarise(config: RunConfig, records: list[SampleRecord]) -> dict:
+    from benchmark import suites
+
+    body = suites.get(config.suite).summarise(config, records)
+    return {"suite": config.suite, "backend": config.backend, **body}
+
+
+def summarise_canitedit(config: RunConfig, records: list[SampleRecord]) -> dict:
     by_cond: dict[str, list[SampleRecord]] = defaultdict(list)
     for r in records:
         by_cond[r.condition].append(r)
@@ -50,6 +60,7 @@ def summarise(config: RunConfig, records: list[SampleRecord]) -> dict:
             "excess_lev_mean": metrics.mean(lev), "excess_lev_median": median(lev) if lev else None,
             "added_cc_mean": metrics.mean(cc), "added_cc_abs_mean": metrics.mean([abs(x) for x in cc]),
             "flagged_hunks_mean": metrics.mean([float(r.flagged_hunks) for r in passing]),
+            **ref_free_details(passing),
             "hunks_mean": metrics.mean([float(r.hunks) for r in passing]),
             "identical": sum(r.identical for r in recs),
         }
@@ -67,8 +78,50 @@ def summarise(config: RunConfig, records: list[SampleRecord]) -> dict:
             for r in known:
                 rp[r.task_id].append(bool(r.recorded_pass))
             d["recorded_pass@1"] = _round(metrics.suite_pass_at_k([(len(v), sum(v)) for v in rp.values()], 1), 2)
+        kinds = _change_kinds(config)
+        if kinds:
+            by_kind: dict[str, list[str]] = defaultdict(list)
+            for task_id in per_task:
+                by_kind[kinds.get(task_id, "unknown")].append(task_id)
+            d["per_change_kind"] = {
+                k: {"n_tasks": len(ids),
+                    "pass@1": _round(metrics.suite_pass_at_k(
+                        [(len(per_task[t]), sum(r.passed for r in per_task[t])) for t in ids], 1), 1),
+                    "excess_code": _round(metrics.suite_excess_code(
+                        [[r.excess_code for r in per_task[t] if r.passed and r.excess_code is not None] for t in ids]), 2)}
+                for k, ids in sorted(by_kind.items())}
         details[cond] = d
-    return {"suite": config.suite, "backend": config.backend, "conditions": conditions, "details": details}
+    return {"conditions": conditions, "details": details}
+
+
+def ref_free_details(passing: list[SampleRecord]) -> dict:
+    """The reference-free excess (`bench run --necessity`) over passing completions, beside the gold-based
+    token excess of the same completions; empty when the run did not analyse necessity."""
+    done = [r for r in passing if r.metrics.get("excess_ref_free") is not None]
+    if not any("necessity_status" in r.metrics for r in passing):
+        return {}
+    pairs = [(r.metrics["excess_ref_free"], r.excess_lev) for r in done if r.excess_lev is not None]
+    return {
+        "excess_ref_free_mean": metrics.mean([r.metrics["excess_ref_free"] for r in done]),
+        "excess_ref_free_mae_vs_gold": metrics.mean([abs(a - b) for a, b in pairs]),
+        "necessity_analysed": len(done),
+        "necessity_runs_mean": metrics.mean([float(r.metrics.get("necessity_runs") or 0) for r in passing
+                                             if "necessity_runs" in r.metrics]),
+        "necessity_statuses": dict(Counter(str(r.metrics.get("necessity_status")) for r in passing)),
+    }
+
+
+def _change_kinds(config: RunConfig) -> dict[str, str]:
+    """CanItEdit's taxonomy per task (corrective / adaptive / perfective), when the data is at hand."""
+    from benchmark import canitedit
+    from benchmark.datadir import DataError
+
+    if not config.data_dir or not (Path(config.data_dir) / canitedit.FILE).exists():
+        return {}  # never a download for a report
+    try:
+        return {p.task_id: str(p.taxonomy.get("change_kind", "unknown")) for p in canitedit.load(config.data_dir)}
+    except (DataError, OSError, ValueError):
+        return {}
 
 
 def load_summary(run_dir: Path) -> dict:
@@ -91,6 +144,13 @@ def _fmt(x: object, nd: int = 2) -> str:
 
 
 def render_text(summary: dict) -> str:
+    from benchmark import suites
+
+    own = suites.get(summary["suite"]).render_text(summary)
+    if own is not None:
+        return own
+    if summary["suite"] != "canitedit":
+        return render_generic(summary)
     lines = [f"suite {summary['suite']}   backend {summary['backend']}", ""]
     head = f"{'condition':<12} {'pass@1':>7} {'ExcessCode':>10} {'tasks':>6} {'n':>4} {'passing':>8} {'ELev':>8} {'addCC':>7} {'flagged':>8} {'agree':>7}"
     lines += [head, "-" * len(head)]
@@ -107,17 +167,90 @@ def render_text(summary: dict) -> str:
     return "\n".join(lines)
 
 
+def render_generic(summary: dict) -> str:
+    """Any suite's summary: one row per condition, one column per summary metric."""
+    conds = summary.get("conditions") or {}
+    names: list[str] = []
+    for m in conds.values():
+        names += [k for k in m if k not in names]
+    lines = [f"suite {summary['suite']}   backend {summary['backend']}", ""]
+    head = f"{'condition':<14}" + "".join(f" {n:>12}" for n in names)
+    lines += [head, "-" * len(head)]
+    for cond, m in conds.items():
+        lines.append(f"{cond:<14}" + "".join(f" {_fmt(m.get(n), 4):>12}" for n in names))
+    return "\n".join(lines)
+
+
+def _run_name(summary: dict) -> str:
+    name = summary["backend"]
+    if name.startswith("recorded:"):
+        name = "recorded:" + Path(name.split(":", 1)[1]).name
+    return name if len(name) <= 48 else name[:45] + "..."
+
+
 def render_compare(summaries: list[dict]) -> str:
-    """One row per (run, condition), in the layout of the CanItEdit paper's table."""
+    """One row per (run, condition): CanItEdit runs in the layout of its paper's table, other suites
+    with their own summary metrics (one table per suite)."""
+    out: list[str] = []
+    for suite, group in _by_suite(summaries).items():
+        out.append(_compare_canitedit(group) if suite == "canitedit" else _compare_generic(suite, group))
+        extra = _suite_compare(suite, group)
+        if extra is not None:
+            out.append(extra[1])
+    return "\n\n".join(out)
+
+
+def compare_json(summaries: list[dict]) -> dict:
+    """`bench compare --format json`: the summaries, and per suite the figures across its runs."""
+    across = {}
+    for suite, group in _by_suite(summaries).items():
+        extra = _suite_compare(suite, group)
+        if extra is not None:
+            across[suite] = extra[0]
+    return {"runs": summaries, "across": across}
+
+
+def _by_suite(summaries: list[dict]) -> dict[str, list[dict]]:
+    out: dict[str, list[dict]] = {}
+    for s in summaries:
+        out.setdefault(s["suite"], []).append(s)
+    return out
+
+
+def _suite_compare(suite: str, group: list[dict]) -> tuple[dict, str] | None:
+    from benchmark import suites
+
+    if len(group) < 2:
+        return None
+    labels: dict[str, dict] = {}
+    for s in group:
+        label = _run_name(s)
+        while label in labels:  # two runs of one backend: keep both
+            label += "'"
+        labels[label] = s
+    return suites.get(suite).compare(labels)
+
+
+def _compare_canitedit(summaries: list[dict]) -> str:
     head = f"{'backend':<48} {'condition':<12} {'pass@1':>7} {'ExcessCode':>10} {'tasks':>6} {'n':>4} {'ELev':>8}"
     lines = [head, "-" * len(head)]
     for s in summaries:
-        name = s["backend"]
-        if name.startswith("recorded:"):
-            name = "recorded:" + Path(name.split(":", 1)[1]).name
-        name = name if len(name) <= 48 else name[:45] + "..."
+        name = _run_name(s)
         for cond, m in s["conditions"].items():
             d = s["details"].get(cond, {})
             lines.append(f"{name:<48} {cond:<12} {_fmt(m['pass@1'], 1):>7} {_fmt(m['excess_code']):>10} "
                          f"{m['n_tasks']:>6} {m['n_samples']:>4} {_fmt(d.get('excess_lev_mean'), 4):>8}")
+    return "\n".join(lines)
+
+
+def _compare_generic(suite: str, summaries: list[dict]) -> str:
+    names: list[str] = []
+    for s in summaries:
+        for m in s["conditions"].values():
+            names += [k for k in m if k not in names]
+    head = f"{'backend':<48} {'condition':<12}" + "".join(f" {n:>12}" for n in names)
+    lines = [f"suite {suite}", head, "-" * len(head)]
+    for s in summaries:
+        for cond, m in s["conditions"].items():
+            lines.append(f"{_run_name(s):<48} {cond:<12}" + "".join(f" {_fmt(m.get(n), 4):>12}" for n in names))
     return "\n".join(lines)

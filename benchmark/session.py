@@ -18,6 +18,9 @@ from pygls.lsp.client import LanguageClient
 
 logger = logging.getLogger(__name__)
 
+# document names carry the extension of their language, as an editor's would
+EXTENSIONS = {"python": ".py", "javascript": ".js", "cpp": ".cpp", "java": ".java"}
+
 
 class ServerError(Exception):
     pass
@@ -99,7 +102,7 @@ class ServerSession:
         try:
             await asyncio.wait_for(self.client.shutdown_async(None), 10)
             self.client.exit(None)
-        except Exception as err:  # noqa: BLE001  # the server may already be gone; stop() ends it either way
+        except Exception as err:  # the server may already be gone; stop() ends it either way
             logger.debug("server shutdown: %s", err)
         finally:
             await self.client.stop()
@@ -123,33 +126,69 @@ class ServerSession:
                 task.cancel()
                 raise ServerError(f"{what}: no answer from the language server in {timeout_s:.0f} s")
 
+    def _gone(self, what: str, exc: BaseException) -> ServerError:
+        """The error for a request the client could not even send: say why when the server exited."""
+        proc = getattr(self.client, "_server", None)
+        if proc is not None and proc.returncode is not None:
+            return ServerError(f"{what}: the language server exited with status {proc.returncode}")
+        return ServerError(f"{what} failed: {exc}")
+
+    async def execute(self, command: str, args: dict, *, what: str | None = None) -> Any:
+        """`workspace/executeCommand` with one JSON object; the result as plain JSON values."""
+        what = what or command
+        try:
+            request = self.client.workspace_execute_command_async(
+                types.ExecuteCommandParams(command=command, arguments=[args]))
+        except Exception as exc:  # pygls: "Client has been stopped."
+            raise self._gone(what, exc) from exc
+        try:
+            return plain(await self._answer(request, self.request_timeout_s, what))
+        except ServerError:
+            raise
+        except Exception as exc:
+            raise ServerError(f"{what} failed: {exc}") from exc
+
+    def open(self, text: str, *, name: str, language: str = "python") -> str:
+        """Open `text` as a fresh document; its uri."""
+        self._seq += 1
+        uri = f"file:///edit-fidelity-bench/{self._seq}/{name}{EXTENSIONS.get(language, '.txt')}"
+        try:
+            self.client.text_document_did_open(types.DidOpenTextDocumentParams(
+                types.TextDocumentItem(uri=uri, language_id=language, version=1, text=text)))
+        except Exception as exc:  # the server is gone
+            raise self._gone("didOpen", exc) from exc
+        return uri
+
+    def close(self, uri: str) -> None:
+        try:
+            self.client.text_document_did_close(types.DidCloseTextDocumentParams(types.TextDocumentIdentifier(uri=uri)))
+        except Exception as err:  # the server is gone; the request's error says so
+            logger.debug("didClose: %s", err)
+
     async def request_edit(self, text: str, instruction: str, backend: str, *, name: str,
-                           gold: str | None = None) -> dict:
+                           gold: str | None = None, style: str | None = None, language: str = "python") -> dict:
         """Open `text` as a fresh document, send requestEdit to one backend, close it; the proposal.
 
         `gold` is the benchmark-only reference edit: the server then reports excess over it.
         """
-        self._seq += 1
-        uri = f"file:///edit-fidelity-bench/{self._seq}/{name}.py"
-        self.client.text_document_did_open(types.DidOpenTextDocumentParams(
-            types.TextDocumentItem(uri=uri, language_id="python", version=1, text=text)))
+        return (await self.request_edits(text, instruction, backend, name=name, gold=gold, style=style,
+                                         language=language))[0]
+
+    async def request_edits(self, text: str, instruction: str, backend: str, *, name: str, n: int = 1,
+                            gold: str | None = None, style: str | None = None, language: str = "python") -> list[dict]:
+        """`n` samples from one backend in one request (the endpoint's `n`): n proposals, or one error proposal."""
+        uri = self.open(text, name=name, language=language)
+        args: dict[str, Any] = {"uri": uri, "version": 1, "instruction": instruction, "backends": [backend],
+                                "gold": gold}
+        if style is not None:
+            args["style"] = style
+        if n > 1:
+            args["n"] = n
         try:
-            result = plain(await self._answer(self.client.workspace_execute_command_async(types.ExecuteCommandParams(
-                command="editFidelity.requestEdit",
-                arguments=[{"uri": uri, "version": 1, "instruction": instruction, "backends": [backend],
-                            "gold": gold}])),
-                self.request_timeout_s, "requestEdit"))
-        except ServerError:
-            raise
-        except Exception as exc:
-            raise ServerError(f"requestEdit failed: {exc}") from exc
+            result = await self.execute("editFidelity.requestEdit", args, what="requestEdit")
         finally:
-            try:
-                self.client.text_document_did_close(types.DidCloseTextDocumentParams(
-                    types.TextDocumentIdentifier(uri=uri)))
-            except Exception as err:  # noqa: BLE001  # the server is gone; the error above says so
-                logger.debug("didClose: %s", err)
+            self.close(uri)
         proposals = (result or {}).get("proposals") or []
-        if len(proposals) != 1:
-            raise ServerError(f"requestEdit returned {len(proposals)} proposals, expected 1")
-        return proposals[0]
+        if not (len(proposals) == n or len(proposals) == 1 and proposals[0].get("status") != "ok"):
+            raise ServerError(f"requestEdit returned {len(proposals)} proposals, expected {n}")
+        return proposals

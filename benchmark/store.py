@@ -4,6 +4,9 @@ Each record is one line written with a single `write` on an O_APPEND descriptor 
 as it is complete, so a run killed at any moment (kill -9 included) loses at most the line being
 written. Opening a run again drops a torn last line (a line without its newline), and loading keeps
 the first record of each key, so `--resume` neither loses nor duplicates records.
+
+Retryable records (a backend or sandbox failure: `retryable`) are the exception: `--resume` runs
+their keys again, and a later record of the same key supersedes a retryable one when loading.
 """
 
 from __future__ import annotations
@@ -39,7 +42,7 @@ def read_records(path: Path) -> list[SampleRecord]:
         return []
     data = path.read_bytes()
     records: list[SampleRecord] = []
-    seen: set[tuple] = set()
+    seen: dict[tuple, int] = {}
     decoder = msgspec.json.Decoder(SampleRecord)
     lines = data.split(b"\n")
     complete = lines[:-1]  # the last element is b"" or a torn line
@@ -50,14 +53,29 @@ def read_records(path: Path) -> list[SampleRecord]:
             rec = decoder.decode(line)
         except msgspec.DecodeError as exc:
             raise RunDirError(f"{path}:{n}: not a result record: {exc}") from None
-        if rec.key not in seen:
-            seen.add(rec.key)
+        at = seen.get(rec.key)
+        if at is None:
+            seen[rec.key] = len(records)
             records.append(rec)
+        elif retryable(records[at]):  # a retry of a failed sample replaces it
+            records[at] = rec
     return records
 
 
+# backend failures that another attempt can cure (the server's errorKind values); a recorded run that
+# lacks a sample or a task that cannot be asked (a suite's bad input) stays as it is
+TRANSIENT_KINDS = frozenset({"timeout", "connection", "http", "rate_limited", "bad_response", "internal",
+                             "missing_key", "unsupported", "too_large", None})
+
+
+def retryable(rec: SampleRecord) -> bool:
+    """A failure of the machinery, not a verdict on the model: a backend that failed to answer or a
+    sandbox that failed to run the program."""
+    return rec.outcome == "sandbox_error" or rec.outcome == "backend_error" and rec.error_kind in TRANSIENT_KINDS
+
+
 class ResultsStore:
-    def __init__(self, run_dir: Path, config: RunConfig, *, resume: bool) -> None:
+    def __init__(self, run_dir: Path, config: RunConfig, *, resume: bool, retry_errors: bool = True) -> None:
         self.run_dir = run_dir
         self.path = run_dir / RESULTS
         run_dir.mkdir(parents=True, exist_ok=True)
@@ -77,7 +95,8 @@ class ResultsStore:
             self.config = config
         self._drop_torn_tail()
         self.records = read_records(self.path)
-        self.done = {r.key for r in self.records}
+        self.done = {r.key for r in self.records if not (retry_errors and retryable(r))}
+        self.retrying = sum(1 for r in self.records if r.key not in self.done)
         self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
         self._encoder = msgspec.json.Encoder()
 
@@ -98,6 +117,7 @@ class ResultsStore:
             raise OSError(f"short write to {self.path} ({written} of {len(line)} bytes)")
         os.fsync(self._fd)
         self.done.add(record.key)
+        self.records = [r for r in self.records if r.key != record.key] if self.retrying else self.records
         self.records.append(record)
 
     def close(self) -> None:

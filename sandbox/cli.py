@@ -63,6 +63,8 @@ def _prepare(args: argparse.Namespace) -> int:
     envs.prepare(args.suite)
     for module, reason in envs.SUITES[args.suite].stubs.items():
         print(f"note: {module} is an import stub: {reason}")
+    for module, reason in envs.missing_modules(args.suite).items():  # the suite's tasks that need it are listed by the suite
+        print(f"missing: {module}: {reason}")
     return 0
 
 

@@ -35,6 +35,11 @@ class Suite:
     requirements: tuple[str, ...]
     # Modules that cannot be installed here, replaced by an import-only stub, with the reason.
     stubs: dict[str, str] = field(default_factory=dict)
+    # Installed one at a time after `requirements` and held to their pins: one that fails is recorded
+    # (missing_modules), not fatal.
+    optional: tuple[str, ...] = ()
+    # Modules the suite's programs import: each is imported once after installing; failures are recorded.
+    imports: tuple[str, ...] = ()
 
 
 # torch: the exact CPU pin (a local +cpu wheel satisfies it); never let pip resolve a CUDA build.
@@ -52,12 +57,34 @@ VLLM_STUB_REASON = (
     "vllm is not installable here (CUDA-only wheels of several GB, no GPU); 78_llm_inference only "
     "imports LLM and SamplingParams and its tests replace LLM with a mock, so an import stub suffices"
 )
+# The over-editing benchmark's BigCodeBench tasks (benchmark/overedit.py): the paper's evaluator image
+# (python 3.11, its requirements as they resolved in mid-2025), pinned; its gensim 4.3 held numpy < 2
+# and scipy < 1.14, and some reference solutions fail under numpy 2 (BigCodeBench/495).
+OVEREDIT_REQUIREMENTS = (
+    "numpy==1.26.4", "pandas==2.3.1", "matplotlib==3.10.3", "scikit-learn==1.7.1", "scipy==1.13.1",
+    "seaborn==0.13.2", "statsmodels==0.14.5", "Faker==37.4.2", "pytz==2025.2", "nltk==3.9.1",
+    "requests==2.32.4", "flask==3.1.1", "werkzeug==3.1.3", "python-dateutil==2.9.0.post0",
+    "regex==2024.11.6", "Flask-Mail==0.10.0", "Flask-Login==0.6.3", "Flask-WTF==1.2.2", "WTForms==3.2.1",
+    "openpyxl==3.1.5", "xlwt==1.3.0", "xlrd==2.0.2", "wordcloud==1.9.4", "beautifulsoup4==4.13.4",
+    "pyquery==2.0.1", "lxml==6.0.0", "sympy==1.14.0", "python-docx==1.2.0", "pycryptodome==3.23.0",
+    "rsa==4.9.1", "soundfile==0.13.1",
+)
+# Heavy, one task each: a failed install only loses that task (listed by prepare and by the suite).
+OVEREDIT_OPTIONAL = ("librosa==0.11.0", "gensim==4.3.3", "tensorflow-cpu==2.19.0")
+OVEREDIT_IMPORTS = (
+    "numpy", "pandas", "matplotlib", "sklearn", "scipy", "seaborn", "statsmodels", "faker", "pytz", "nltk",
+    "requests", "flask", "werkzeug", "dateutil", "regex", "flask_mail", "flask_login", "flask_wtf", "wtforms",
+    "openpyxl", "xlwt", "xlrd", "wordcloud", "bs4", "pyquery", "lxml", "sympy", "docx", "Crypto", "rsa",
+    "soundfile", "librosa", "gensim", "tensorflow",
+)
 # .pth files that only patch `import distutils`; each costs an import at every interpreter start.
 UNNEEDED_PTH = ("distutils-precedence.pth",)
 SUITES: dict[str, Suite] = {
     "base": Suite("base", ()),
     "canitedit": Suite("canitedit", CANITEDIT_REQUIREMENTS, {"vllm": VLLM_STUB_REASON}),
+    "overedit": Suite("overedit", OVEREDIT_REQUIREMENTS, optional=OVEREDIT_OPTIONAL, imports=OVEREDIT_IMPORTS),
 }
+MISSING_FILE = ".edit-fidelity-missing.json"  # {module or requirement: why it is not there}
 
 VLLM_STUB = '''"""Import stub for vllm (not installable on CPU-only machines); see sandbox/envs.py."""
 
@@ -84,11 +111,11 @@ def lib_dir() -> Path:
 def python_for(suite: str | None) -> str:
     """The interpreter for `suite`: its venv when prepared, else the base interpreter."""
     if suite:
+        if suite not in SUITES:  # checked first: the name becomes a path
+            raise ValueError(f"unknown suite {suite!r}; known: {', '.join(SUITES)}")
         candidate = env_dir(suite) / "bin" / "python"
         if candidate.exists():
             return str(candidate)
-        if suite not in SUITES:
-            raise ValueError(f"unknown suite {suite!r}; known: {', '.join(SUITES)}")
         raise FileNotFoundError(f"suite {suite!r} is not prepared: run `edit-fidelity sandbox prepare --suite {suite}`")
     return config.base_python()
 
@@ -161,7 +188,10 @@ def _build_reaper(lib: Path) -> None:
 
 
 def _suite_hash(suite: Suite) -> str:
-    blob = json.dumps([config.base_python(), list(suite.requirements), sorted(suite.stubs), UNNEEDED_PTH])
+    fields = [config.base_python(), list(suite.requirements), sorted(suite.stubs), UNNEEDED_PTH]
+    if suite.optional or suite.imports:  # only then: the stamps of the other suites stay valid
+        fields += [list(suite.optional), list(suite.imports)]
+    blob = json.dumps(fields)
     return hashlib.sha256(blob.encode()).hexdigest()
 
 
@@ -192,6 +222,7 @@ def prepare(name: str, *, log: Callable[[str], object] = print) -> Path:
             log(f"suite {name}: installing {len(suite.requirements)} requirements into {target}")
             subprocess.run([sys.executable, "-m", "pip", "--python", python, "install", "-q",
                             "--disable-pip-version-check", *suite.requirements], check=True)
+        missing = _install_optional(suite, target, python, log)
         site = Path(subprocess.run([python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
                                    check=True, capture_output=True, text=True).stdout.strip())
         # setuptools (pulled in by torch) ships a .pth that imports a module at every start-up.
@@ -200,10 +231,64 @@ def prepare(name: str, *, log: Callable[[str], object] = print) -> Path:
         if "vllm" in suite.stubs:
             (site / "vllm").mkdir(exist_ok=True)
             (site / "vllm" / "__init__.py").write_text(VLLM_STUB)
+        missing.update(_failed_imports(python, suite.imports))
+        (target / MISSING_FILE).write_text(json.dumps(missing, indent=1, sort_keys=True))
         _make_readable(target)
         (target / ".edit-fidelity-stamp").write_text(_suite_hash(suite))
         log(f"suite {name}: prepared in {time.monotonic() - started:.1f} s")
     return target
+
+
+def _install_optional(suite: Suite, target: Path, python: str, log: Callable[[str], object]) -> dict[str, str]:
+    if not suite.optional:
+        return {}
+    pins = target / "constraints.txt"  # an optional package may not move a pinned one
+    pins.write_text("\n".join(suite.requirements) + "\n")
+    failed: dict[str, str] = {}
+    for req in suite.optional:
+        log(f"suite {suite.name}: installing optional {req}")
+        done = subprocess.run([sys.executable, "-m", "pip", "--python", python, "install", "-q",
+                               "--disable-pip-version-check", "-c", str(pins), req],
+                              check=False, capture_output=True, text=True)
+        if done.returncode != 0:
+            lines = [ln for ln in done.stderr.splitlines() if ln.strip() and not ln.startswith("WARNING")]
+            failed[req] = f"pip install failed: {(lines or ['no message'])[-1][:300]}"
+            log(f"suite {suite.name}: {req}: {failed[req]}")
+    return failed
+
+
+_IMPORT_PROBE = """
+import importlib, json, sys
+failed = {}
+for name in sys.argv[1:]:
+    try:
+        importlib.import_module(name)
+    except BaseException as exc:
+        failed[name] = f"{type(exc).__name__}: {exc}"[:300]
+print(json.dumps(failed))
+"""
+
+
+def _failed_imports(python: str, modules: tuple[str, ...]) -> dict[str, str]:
+    """The modules that do not import in the venv (one interpreter, each import guarded)."""
+    if not modules:
+        return {}
+    done = subprocess.run([python, "-c", _IMPORT_PROBE, *modules], check=False, capture_output=True, text=True,
+                          env={**os.environ, "MPLBACKEND": "Agg", "TF_CPP_MIN_LOG_LEVEL": "3"})
+    try:
+        return dict(json.loads(done.stdout.strip().splitlines()[-1]))
+    except (ValueError, IndexError):
+        return {m: f"import probe failed: {done.stderr[-300:]}" for m in modules}
+
+
+def missing_modules(name: str) -> dict[str, str]:
+    """What a prepared suite lacks: optional requirements that did not install and modules that do not
+    import, with the reason; empty when all is there (or the suite is not prepared)."""
+    path = env_dir(name) / MISSING_FILE
+    try:
+        return dict(json.loads(path.read_text()))
+    except (OSError, ValueError):
+        return {}
 
 
 def pth_files(suite: str) -> list[str]:

@@ -18,6 +18,7 @@ export interface BackendConfig {
   apiKeyEnv?: string;
   style?: Style;
   temperature?: number;
+  topP?: number;
   maxTokens?: number;
   timeoutS?: number;
   maxConcurrency?: number;
@@ -34,17 +35,39 @@ export interface Thresholds {
   distanceWarning: number;
 }
 
+/** Where the server runs the test command; `local` and `none` are the same level (no isolation). */
+export type Sandbox = "auto" | "bwrap" | "unshare" | "docker" | "local" | "none";
+export const SANDBOXES: readonly Sandbox[] = ["auto", "bwrap", "unshare", "docker", "local", "none"];
+
+/** editFidelity.analyzeNecessity: its runs of `testCommand` in the sandbox. */
+export interface Necessity {
+  maxRuns: number;
+  parallel: number;
+  timeoutS: number;
+  /** A prepared sandbox environment (`edit-fidelity sandbox prepare --suite NAME`); null: the base one. */
+  environment: string | null;
+  include: string[];
+  maxFiles: number;
+  maxBytes: number;
+}
+
 /** The server's settings object (server/lsp/settings.py). */
 export interface ServerConfig {
   backends: BackendConfig[];
   defaultStyle: Style;
   observeChanges: boolean;
   thresholds: Thresholds;
-  sandbox: string;
+  sandbox: Sandbox;
+  /** The workspace's tests, run in the sandbox only: a string (split by the server, no shell) or an argv. */
+  testCommand: string | string[] | null;
+  necessity: Necessity;
 }
 
+/** [integer?, min, max, fallback] of a numeric setting. */
+type Range = [boolean, number, number, number];
+
 /** key -> [integer?, min, max, fallback]; fallbacks equal package.json's and the server's defaults. */
-const THRESHOLDS: Record<keyof Thresholds, [boolean, number, number, number]> = {
+const THRESHOLDS: Record<keyof Thresholds, Range> = {
   largeChangeLines: [true, 1, 1e7, 10],
   debounceMs: [true, 0, 60000, 300],
   largeFileLines: [true, 10, 1e8, 1500],
@@ -53,6 +76,20 @@ const THRESHOLDS: Record<keyof Thresholds, [boolean, number, number, number]> = 
   hunkTokensError: [true, 1, 1e9, 60],
   distanceWarning: [false, 0, 1, 0.3],
 };
+
+type NecessityNumber = "maxRuns" | "parallel" | "timeoutS" | "maxFiles" | "maxBytes";
+
+/** As THRESHOLDS, for `necessity.*` (the server's _NECESSITY_KEYS). */
+const NECESSITY: Record<NecessityNumber, Range> = {
+  maxRuns: [true, 1, 1000, 32],
+  parallel: [true, 1, 64, 2],
+  timeoutS: [false, 0.1, 3600, 60],
+  maxFiles: [true, 1, 1e6, 2000],
+  maxBytes: [true, 1, 1e10, 20_000_000],
+};
+
+/** The workspace files copied into the sandbox by default (the server's NECESSITY_INCLUDE). */
+export const NECESSITY_INCLUDE: readonly string[] = ["*.py", "*.pyi", "pyproject.toml", "setup.cfg", "pytest.ini", "tox.ini"];
 
 export interface LaunchSettings {
   path: string;
@@ -70,6 +107,10 @@ const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 const BACKEND_NAME = /^[\w.:@/+-]{1,64}$/;
 const SECRET_KEYS = new Set(["apikey", "api_key", "key", "token", "secret", "password", "authorization"]);
 const STYLES: readonly Style[] = ["generic", "minimal"];
+/** A sandbox environment's name: a folder name under the sandbox's home, never a path. */
+const ENVIRONMENT_NAME = /^[A-Za-z0-9][\w.-]{0,63}$/;
+/** Arguments a shell would treat as operators; no shell runs the test command. */
+const SHELL_OPERATORS = new Set(["&&", "||", "|", ";", "&", ">", ">>", "<", "2>", "2>&1"]);
 
 function optNum(value: unknown, min: number, max = Infinity, integer = false): number | undefined {
   if (typeof value !== "number" || !Number.isFinite(value) || value < min || value > max) return undefined;
@@ -124,6 +165,8 @@ export function mapBackend(raw: unknown, index: number, problems: string[]): Bac
   if (typeof entry.style === "string" && STYLES.includes(entry.style as Style)) backend.style = entry.style as Style;
   const temperature = optNum(entry.temperature, 0, 2);
   if (temperature !== undefined) backend.temperature = temperature;
+  const topP = optNum(entry.topP, 0, 1);
+  if (topP !== undefined) backend.topP = topP;
   const maxTokens = optNum(entry.maxTokens, 1, Infinity, true);
   if (maxTokens !== undefined) backend.maxTokens = maxTokens;
   const timeoutS = optNum(entry.timeoutS, 0.05, 3600);
@@ -133,6 +176,118 @@ export function mapBackend(raw: unknown, index: number, problems: string[]): Bac
   const maxRetries = optNum(entry.maxRetries, 0, 10, true);
   if (maxRetries !== undefined) backend.maxRetries = maxRetries;
   return backend;
+}
+
+/** Numeric settings `prefix.key` within their ranges; a bad value keeps the fallback, with a problem. */
+function mapRanges<K extends string>(cfg: ConfigReader, prefix: string, table: Record<K, Range>, problems: string[]): Record<K, number> {
+  const out = {} as Record<K, number>;
+  for (const [key, [integer, min, max, fallback]] of Object.entries(table) as [K, Range][]) {
+    const raw = cfg.get<unknown>(`${prefix}.${key}`);
+    const value = optNum(raw, min, max, integer);
+    if (value === undefined && raw !== undefined && raw !== null) {
+      problems.push(`editFidelity.${prefix}.${key} must be ${integer ? "an integer" : "a number"} between ${min} and ${max}; using ${fallback}.`);
+    }
+    out[key] = value ?? fallback;
+  }
+  return out;
+}
+
+function mapSandbox(raw: unknown, problems: string[]): Sandbox {
+  const value = typeof raw === "string" ? raw.trim() : raw;
+  if (value === undefined || value === null || value === "") return "auto";
+  if (typeof value === "string" && SANDBOXES.includes(value as Sandbox)) return value as Sandbox;
+  problems.push(`editFidelity.sandbox must be one of ${SANDBOXES.join(", ")}; using auto.`);
+  return "auto";
+}
+
+/**
+ * The words of a command line as the server splits it (Python's shlex.split, POSIX rules): each with
+ * `bare` true when no part of it was quoted or escaped. A string when the line does not split.
+ */
+export function splitCommand(line: string): { word: string; bare: boolean }[] | string {
+  const words: { word: string; bare: boolean }[] = [];
+  let word: string | undefined;
+  let bare = true;
+  for (let i = 0; i < line.length; i++) {
+    const c = line[i];
+    if (c === " " || c === "\t" || c === "\r" || c === "\n") {
+      if (word !== undefined) words.push({ word, bare });
+      word = undefined;
+      bare = true;
+      continue;
+    }
+    word ??= "";
+    if (c === "\\") {
+      if (i + 1 >= line.length) return "it ends with a lone backslash";
+      word += line[++i];
+      bare = false;
+    } else if (c === "'") {
+      const end = line.indexOf("'", i + 1);
+      if (end < 0) return "a single quote is not closed";
+      word += line.slice(i + 1, end);
+      bare = false;
+      i = end;
+    } else if (c === '"') {
+      // Within double quotes a backslash escapes only `\` and `"`; before anything else it stays.
+      bare = false;
+      for (i++; i < line.length && line[i] !== '"'; i++) {
+        if (line[i] === "\\" && (line[i + 1] === "\\" || line[i + 1] === '"')) i++;
+        word += line[i];
+      }
+      if (i >= line.length) return "a double quote is not closed";
+    } else word += c;
+  }
+  if (word !== undefined) words.push({ word, bare });
+  return words;
+}
+
+/**
+ * `testCommand`: a string (the server splits it like a shell would; no shell runs it) or an argv.
+ * Blank or null: no command. Anything else is dropped with a problem.
+ */
+export function mapTestCommand(raw: unknown, problems: string[]): string | string[] | null {
+  if (raw === undefined || raw === null) return null;
+  if (typeof raw === "string") {
+    const command = raw.trim();
+    if (!command) return null;
+    const words = splitCommand(command);
+    if (typeof words === "string") {
+      problems.push(`editFidelity.testCommand does not split into arguments: ${words}; it was ignored.`);
+      return null;
+    }
+    const operator = words.find((w) => w.bare && SHELL_OPERATORS.has(w.word));
+    if (operator) {
+      problems.push(`editFidelity.testCommand is not run by a shell: "${operator.word}" reaches the program as an argument.`);
+    }
+    return command;
+  }
+  if (Array.isArray(raw) && raw.length && raw.every((a) => typeof a === "string") && raw[0].trim()) {
+    return [...(raw as string[])];
+  }
+  problems.push(
+    Array.isArray(raw) && raw.every((a) => typeof a === "string")
+      ? "editFidelity.testCommand is an empty command; it was ignored."
+      : "editFidelity.testCommand must be a command line or an array of strings (the program, then its arguments); it was ignored.",
+  );
+  return null;
+}
+
+function mapNecessity(cfg: ConfigReader, problems: string[]): Necessity {
+  const numbers = mapRanges(cfg, "necessity", NECESSITY, problems);
+  const rawEnv = cfg.get<unknown>("necessity.environment");
+  let environment: string | null = null;
+  if (typeof rawEnv === "string" && ENVIRONMENT_NAME.test(rawEnv.trim())) environment = rawEnv.trim();
+  else if (rawEnv !== undefined && rawEnv !== null && rawEnv !== "") {
+    problems.push("editFidelity.necessity.environment must be the name of a prepared sandbox environment (like canitedit); using none.");
+  }
+  const rawInclude = cfg.get<unknown>("necessity.include");
+  let include = [...NECESSITY_INCLUDE];
+  if (Array.isArray(rawInclude) && rawInclude.length && rawInclude.every((p) => typeof p === "string" && p.trim())) {
+    include = [...(rawInclude as string[])];
+  } else if (rawInclude !== undefined && rawInclude !== null) {
+    problems.push(`editFidelity.necessity.include must be a non-empty list of file patterns; using ${NECESSITY_INCLUDE.join(", ")}.`);
+  }
+  return { ...numbers, environment, include };
 }
 
 export function mapSettings(cfg: ConfigReader): MappedConfig {
@@ -154,21 +309,15 @@ export function mapSettings(cfg: ConfigReader): MappedConfig {
     backends.push(backend);
   });
   const style = cfg.get<string>("defaultStyle");
-  const thresholds = {} as Thresholds;
-  for (const [key, [integer, min, max, fallback]] of Object.entries(THRESHOLDS) as [keyof Thresholds, [boolean, number, number, number]][]) {
-    const raw = cfg.get<unknown>(`thresholds.${key}`);
-    const value = optNum(raw, min, max, integer);
-    if (value === undefined && raw !== undefined && raw !== null) {
-      problems.push(`editFidelity.thresholds.${key} must be ${integer ? "an integer" : "a number"} between ${min} and ${max}; using ${fallback}.`);
-    }
-    thresholds[key] = value ?? fallback;
-  }
+  const thresholds: Thresholds = mapRanges(cfg, "thresholds", THRESHOLDS, problems);
   const config: ServerConfig = {
     backends,
     defaultStyle: STYLES.includes(style as Style) ? (style as Style) : "minimal",
     observeChanges: cfg.get<boolean>("observeChanges") !== false,
     thresholds,
-    sandbox: str(cfg.get("sandbox")) || "auto",
+    sandbox: mapSandbox(cfg.get<unknown>("sandbox"), problems),
+    testCommand: mapTestCommand(cfg.get<unknown>("testCommand"), problems),
+    necessity: mapNecessity(cfg, problems),
   };
   return { config, problems };
 }
@@ -203,6 +352,8 @@ export function needsRestart(affects: (section: string) => boolean): boolean {
     "editFidelity.thresholds",
     "editFidelity.observeChanges",
     "editFidelity.sandbox",
+    "editFidelity.testCommand",
+    "editFidelity.necessity",
   ];
   if (keys.some((k) => affects(k))) return true;
   // A change inside the section that is none of the known keys nor client-only: restart to be safe.

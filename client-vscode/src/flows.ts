@@ -3,18 +3,36 @@
 import * as vscode from "vscode";
 import {
   Commands,
+  type AnalyzeNecessityParams,
   type ApplyProposalResult,
   type Baseline,
   type CheckChangeResult,
   type CompareBackendsResult,
   type CompareRow,
+  type LocateBugParams,
+  type LocateBugResult,
   type LspRange,
+  type NecessityResult,
   type Proposal,
   type RequestEditParams,
   type RequestEditResult,
 } from "./protocol";
 import { PROPOSAL_SCHEME, ProposalDocuments } from "./proposals";
-import { fmtDistance, fmtSigned, hunkItems, proposalRow, renderMarkdownTable, renderRows, type RowItem } from "./render";
+import {
+  bugAnswerItems,
+  bugAnswersMarkdown,
+  bugAnswerText,
+  fmtDistance,
+  fmtSigned,
+  hunkItems,
+  necessityMarkdown,
+  proposalRow,
+  renderMarkdownTable,
+  renderRows,
+  summarizeNecessity,
+  type BugAnswerItem,
+  type RowItem,
+} from "./render";
 import type { FidelityStatus } from "./status";
 
 export interface ServerApi {
@@ -85,6 +103,8 @@ function snapshot(doc: vscode.TextDocument): Snapshot {
 
 const PENDING_CONTEXT = "editFidelity.hasPendingProposal";
 const MSG = "Edit Fidelity";
+const SHOW_ANSWERS = "Show the Answers";
+const SHOW_DETAILS = "Show Details";
 
 export class Flows {
   pendingId: string | undefined;
@@ -310,6 +330,99 @@ export class Flows {
     const content = JSON.stringify({ origin: this.status.lastOrigin, report: this.status.lastReport }, null, 2);
     const doc = await vscode.workspace.openTextDocument({ language: "json", content });
     await vscode.window.showTextDocument(doc, { preview: true });
+  }
+
+  // ---- Find the syntax bug (ask the models) ----------------------------------------------------
+
+  /**
+   * editFidelity.locateBug on the file (or the selected lines): each backend names a line and a bug
+   * type. The server publishes the answered lines as diagnostics; this shows the answers and goes to
+   * the line the user picks.
+   */
+  async findSyntaxBug(): Promise<void> {
+    const editor = this.editor();
+    if (!editor || !(await this.api.ready())) return;
+    const doc = editor.document;
+    const params: LocateBugParams = { uri: doc.uri.toString(), version: doc.version };
+    if (!editor.selection.isEmpty) params.range = toLspRange(editor.selection);
+    const where = params.range ? "the selected lines" : "this file";
+    const result = await this.withServer<LocateBugResult>(
+      `${MSG}: asking where the syntax bug in ${where} is…`,
+      Commands.locateBug,
+      params,
+    );
+    if (!result) return;
+    const items = bugAnswerItems(result);
+    const name = doc.uri.path.split("/").pop();
+    if (items.length === 0) {
+      void vscode.window.showInformationMessage(`${MSG}: no backend answered.`);
+      return;
+    }
+    if (items.length === 1) {
+      const [item] = items;
+      const goTo = item.line !== undefined ? `Go to Line ${item.line}` : undefined;
+      const show = item.line !== undefined ? vscode.window.showInformationMessage : vscode.window.showWarningMessage;
+      const choice = await show(`${MSG}: ${item.answer.backend}: ${bugAnswerText(item.answer)}.`, ...(goTo ? [goTo] : []), SHOW_ANSWERS);
+      if (choice === goTo && item.line !== undefined) await this.revealLine(editor, item.line);
+      else if (choice === SHOW_ANSWERS) await this.openMarkdown(bugAnswersMarkdown(result, name));
+      return;
+    }
+    type Item = vscode.QuickPickItem & { answer?: BugAnswerItem; markdown?: boolean };
+    const picks: Item[] = items.map((i) => ({ label: i.label, description: i.description, detail: i.detail, answer: i }));
+    picks.push({ label: "", kind: vscode.QuickPickItemKind.Separator });
+    picks.push({ label: "$(markdown) Show the answers as received", markdown: true });
+    const located = items.filter((i) => i.line !== undefined).length;
+    const pick = await vscode.window.showQuickPick<Item>(picks, {
+      title: `${MSG}: ${located} of ${items.length} backends named a line; choose one to go to it`,
+      matchOnDescription: true,
+      matchOnDetail: true,
+    });
+    if (!pick) return;
+    if (pick.answer?.line !== undefined) await this.revealLine(editor, pick.answer.line);
+    else await this.openMarkdown(bugAnswersMarkdown(result, name));
+  }
+
+  /** Put the cursor at the start of a (1-based) line and scroll to it. */
+  private async revealLine(editor: vscode.TextEditor, line: number): Promise<void> {
+    const at = new vscode.Position(line - 1, 0);
+    await vscode.window.showTextDocument(editor.document, { viewColumn: editor.viewColumn, selection: new vscode.Range(at, at), preview: false });
+  }
+
+  private async openMarkdown(content: string): Promise<void> {
+    const md = await vscode.workspace.openTextDocument({ language: "markdown", content });
+    await vscode.window.showTextDocument(md, { preview: true });
+  }
+
+  // ---- Which hunks do the tests need? --------------------------------------------------------------
+
+  /**
+   * editFidelity.analyzeNecessity on a pending proposal: the server runs the workspace's test command
+   * in its sandbox on subsets of the hunks. Its progress fills the notification, and cancelling it
+   * cancels the analysis (and kills the runs in flight). The server marks the hunks the tests pass
+   * without and offers "Keep only the needed hunks" as a code action; this shows the verdict.
+   */
+  async findNeededHunks(arg?: unknown): Promise<NecessityResult | undefined> {
+    const id = this.resolveId(arg);
+    if (!id) {
+      void vscode.window.showInformationMessage(`${MSG}: there is no pending proposal.`);
+      return undefined;
+    }
+    if (!(await this.api.ready())) return undefined;
+    const proposal = this.docs.get(id)?.proposal;
+    const who = proposal ? `${proposal.backend} proposal` : "the proposal";
+    const params: AnalyzeNecessityParams = { id };
+    const result = await this.withServer<NecessityResult>(
+      `${MSG}: which hunks of the ${who} do the tests need? Running them…`,
+      Commands.analyzeNecessity,
+      params,
+    );
+    if (!result) return undefined;
+    const hunks = proposal?.report?.hunks;
+    const s = summarizeNecessity(result, hunks);
+    const show = s.conclusive ? vscode.window.showInformationMessage : vscode.window.showWarningMessage;
+    const choice = await show(`${MSG}: ${who}: ${s.text}`, SHOW_DETAILS);
+    if (choice === SHOW_DETAILS) await this.openMarkdown(necessityMarkdown(result, who, hunks));
+    return result;
   }
 
   // ---- Accept / reject ----------------------------------------------------------------------------

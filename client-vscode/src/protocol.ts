@@ -11,6 +11,9 @@ export const Commands = {
   rejectProposal: "editFidelity.rejectProposal",
   takeSnapshot: "editFidelity.takeSnapshot",
   revertHunks: "editFidelity.revertHunks",
+  // Asking the models where a syntax bug is, and which hunks of a proposal the tests need.
+  locateBug: "editFidelity.locateBug",
+  analyzeNecessity: "editFidelity.analyzeNecessity",
 } as const;
 
 export interface LspPosition {
@@ -156,4 +159,88 @@ export interface CheckChangeResult {
   baseline?: string;
   flaggedHunks?: number[];
   hunkMessages?: string[];
+}
+
+export interface LocateBugParams {
+  uri: string;
+  version: number;
+  range?: LspRange;
+  backends?: string[];
+}
+
+/** One backend's answer to `editFidelity.locateBug` (server/lsp/handlers/locate_bug.py). */
+export interface BugAnswer {
+  backend: string;
+  /** ok: `line` and `bugType`; unparseable: `problem` says why; error: the backend failed. */
+  status: "ok" | "unparseable" | "error" | string;
+  /** 1-based document line, as answered. */
+  line?: number | null;
+  /** Lower-cased, as answered. */
+  bugType?: string | null;
+  /** One of the seven bug types. */
+  knownType?: boolean;
+  /** The answer as received (null when the backend failed). */
+  raw?: string | null;
+  problem?: string | null;
+  /** The line is one the model was shown: the server published a diagnostic on it. */
+  inRange?: boolean;
+  error?: string | null;
+  errorKind?: string | null;
+  latencyMs?: number | null;
+  usage?: { promptTokens?: number | null; completionTokens?: number | null } | null;
+  attempts?: number;
+}
+
+export interface LocateBugResult {
+  answers: BugAnswer[];
+  uri?: string;
+  version?: number;
+  /** The lines the model was shown (1-based, inclusive). */
+  firstLine?: number;
+  lastLine?: number;
+  warnings?: string[];
+}
+
+export interface AnalyzeNecessityParams {
+  id: string;
+}
+
+/** One run of the test command: the hunks kept, and whether the tests passed (null: could not run). */
+export interface NecessityRun {
+  hunks: number[];
+  passed: boolean | null;
+  /** The sandbox's status: ok | failed | timeout | memory | output_limit | error | unknown. */
+  status: string;
+  wallS?: number;
+}
+
+/** The result of `editFidelity.analyzeNecessity` (NecessityRecord in server/lsp/necessity.py). */
+export interface NecessityResult {
+  id: string;
+  /** minimal | budget | full_fails | unresolved | no_hunks */
+  status: "minimal" | "budget" | "full_fails" | "unresolved" | "no_hunks" | string;
+  message: string;
+  /** Number of hunks in the proposal. */
+  hunks: number;
+  /** Hunk indices (into report.hunks) the tests need; every hunk when nothing passes. */
+  needed: number[];
+  /** Hunk indices the tests pass without (all left out at once). */
+  unnecessary: number[];
+  runs: number;
+  maxRuns: number;
+  cacheHits?: number;
+  oneMinimal?: boolean;
+  /** d(proposal, original) per variant. */
+  distance?: Record<string, Distance> | null;
+  /** d(minimal passing sub-edit, original) per variant. */
+  dMin?: Record<string, Distance> | null;
+  /** distance - D_min (normalised) per variant: the excess without a reference edit. */
+  excessRefFree?: Record<string, number> | null;
+  probes?: NecessityRun[];
+  testCommand?: string[];
+  isolation?: string;
+  environment?: string | null;
+  /** Workspace files copied into each run. */
+  files?: number;
+  elapsedMs?: number;
 }

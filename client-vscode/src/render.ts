@@ -1,5 +1,15 @@
 // Text for tables, status bar and messages. Pure (no `vscode` import).
-import type { CompareRow, ComplexityDelta, Distance, FidelityReport, Hunk, Proposal } from "./protocol";
+import type {
+  BugAnswer,
+  CompareRow,
+  ComplexityDelta,
+  Distance,
+  FidelityReport,
+  Hunk,
+  LocateBugResult,
+  NecessityResult,
+  Proposal,
+} from "./protocol";
 
 /** The numbers the UI shows for one report (the paper-compatible `no_comments` variant first). */
 export interface Summary {
@@ -217,6 +227,15 @@ export function statusTooltip(s: Summary | undefined, origin: string): string {
   return lines.join("\n");
 }
 
+/** Where a hunk sits in the original text: "line 3", "lines 4–5", "insert before line 9". */
+export function hunkLines(h: Hunk): string {
+  return h.end_line < h.start_line
+    ? `insert before line ${h.start_line}`
+    : h.end_line === h.start_line
+      ? `line ${h.start_line}`
+      : `lines ${h.start_line}–${h.end_line}`;
+}
+
 export interface HunkItem {
   label: string;
   description: string;
@@ -228,12 +247,7 @@ export interface HunkItem {
 export function hunkItems(hunks: Hunk[], flagged?: number[] | null, messages?: string[] | null): HunkItem[] {
   const isFlagged = (h: Hunk, i: number) => (Array.isArray(flagged) ? flagged.includes(i) : h.unrequested);
   return hunks.map((h, index) => {
-    const lines =
-      h.end_line < h.start_line
-        ? `insert before line ${h.start_line}`
-        : h.end_line === h.start_line
-          ? `line ${h.start_line}`
-          : `lines ${h.start_line}–${h.end_line}`;
+    const lines = hunkLines(h);
     const bad = isFlagged(h, index);
     return {
       label: `${bad ? "$(warning)" : "$(diff)"} ${lines}`,
@@ -242,4 +256,195 @@ export function hunkItems(hunks: Hunk[], flagged?: number[] | null, messages?: s
       index,
     };
   });
+}
+
+// ---- Locating a syntax bug (editFidelity.locateBug) ------------------------------------------------
+
+function oneLine(text: string, max = 160): string {
+  const flat = text.replace(/\s+/g, " ").trim();
+  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
+}
+
+/** The 1-based line of an answer in the expected format, or undefined. */
+function answeredLine(a: BugAnswer): number | undefined {
+  return a.status === "ok" && typeof a.line === "number" && Number.isInteger(a.line) && a.line >= 1 ? a.line : undefined;
+}
+
+/**
+ * The line to go to for an answer: an answer in the expected format on a line the model was shown
+ * (one outside them cannot be right, and the server gives it no diagnostic).
+ */
+export function bugAnswerLine(a: BugAnswer): number | undefined {
+  return a.inRange === false ? undefined : answeredLine(a);
+}
+
+/** One answer in words: "line 3, missing_colon", "unparseable answer: …", "failed: …". */
+export function bugAnswerText(a: BugAnswer): string {
+  if (a.status === "ok") {
+    const line = answeredLine(a);
+    const parts = [line === undefined ? "no line" : `line ${line}`, a.bugType || "no bug type"];
+    if (a.knownType === false && a.bugType) parts.push("not one of the seven bug types");
+    if (a.inRange === false) parts.push("outside the lines it was shown");
+    return parts.join(", ");
+  }
+  if (a.status === "unparseable") return `unparseable answer${a.problem ? `: ${a.problem.replace(/\.$/, "")}` : ""}`;
+  if (a.status === "error") return `failed: ${(a.error || "no answer").replace(/\.$/, "")}`;
+  return String(a.status);
+}
+
+export interface BugAnswerItem {
+  label: string;
+  description: string;
+  detail?: string;
+  answer: BugAnswer;
+  /** The 1-based line to reveal, when there is one (see bugAnswerLine). */
+  line?: number;
+}
+
+/** QuickPick items, one per backend, in the server's order (the configured backends' order). */
+export function bugAnswerItems(result: LocateBugResult): BugAnswerItem[] {
+  const answers = Array.isArray(result.answers) ? result.answers : [];
+  const shown =
+    typeof result.firstLine === "number" && typeof result.lastLine === "number" ? ` (${result.firstLine}–${result.lastLine})` : "";
+  return answers.map((a) => {
+    const latency = fmtLatency(a.latencyMs);
+    if (a.status === "ok") {
+      const line = bugAnswerLine(a);
+      const notes = [a.bugType || "no bug type"];
+      if (a.knownType === false && a.bugType) notes.push("not one of the seven bug types");
+      if (a.inRange === false) notes.push(`outside the lines it was shown${shown}`);
+      notes.push(latency);
+      return {
+        label: `${line !== undefined ? "$(bug)" : "$(warning)"} ${a.backend}: line ${answeredLine(a) ?? "?"}`,
+        description: notes.join(" · "),
+        answer: a,
+        line,
+      };
+    }
+    if (a.status === "unparseable") {
+      return {
+        label: `$(question) ${a.backend}: unparseable answer`,
+        description: `${a.problem || "not in the format <line_number>, <bug_type>"} · ${latency}`,
+        detail: a.raw ? `answered: ${oneLine(a.raw)}` : undefined,
+        answer: a,
+      };
+    }
+    return {
+      label: `$(error) ${a.backend}: ${a.status === "error" ? "failed" : a.status}`,
+      description: `${a.error || "no answer"}${a.errorKind ? ` (${a.errorKind})` : ""} · ${latency}`,
+      answer: a,
+    };
+  });
+}
+
+/** A fenced block that no backtick run inside `text` can close early. */
+function fenced(text: string, info = "text"): string {
+  const longest = Math.max(2, ...Array.from(text.matchAll(/`+/g), (m) => m[0].length));
+  const fence = "`".repeat(longest + 1);
+  return `${fence}${info}\n${text.replace(/\n$/, "")}\n${fence}`;
+}
+
+/** Every answer as received, for "Show the Answers": the parse and the raw text of each backend. */
+export function bugAnswersMarkdown(result: LocateBugResult, documentName?: string): string {
+  const answers = Array.isArray(result.answers) ? result.answers : [];
+  const out = [`# Where is the syntax bug${documentName ? ` in ${documentName}` : ""}?`, ""];
+  if (typeof result.firstLine === "number" && typeof result.lastLine === "number") {
+    out.push(`Lines shown to the models: ${result.firstLine}–${result.lastLine}.`, "");
+  }
+  for (const a of answers) {
+    out.push(`## ${a.backend}: ${bugAnswerText(a)}`, "");
+    const facts = [`status ${a.status}`, `latency ${fmtLatency(a.latencyMs)}`];
+    if (a.usage && (typeof a.usage.promptTokens === "number" || typeof a.usage.completionTokens === "number")) {
+      facts.push(`tokens ${a.usage.promptTokens ?? DASH} prompt, ${a.usage.completionTokens ?? DASH} completion`);
+    }
+    if (typeof a.attempts === "number" && a.attempts > 1) facts.push(`${a.attempts} attempts`);
+    if (a.errorKind) facts.push(`error kind ${a.errorKind}`);
+    out.push(facts.join(" · "), "");
+    if (typeof a.raw === "string") out.push(fenced(a.raw), "");
+  }
+  return out.join("\n");
+}
+
+// ---- Which hunks do the tests need (editFidelity.analyzeNecessity) ---------------------------------
+
+/** 1-based hunk numbers, with where each hunk is when the proposal's hunks are known. */
+export function hunkList(indices: number[], hunks?: Hunk[] | null): string {
+  return indices.map((i) => (hunks?.[i] ? `${i + 1} (${hunkLines(hunks[i])})` : String(i + 1))).join(", ");
+}
+
+export interface NecessitySummary {
+  /** One sentence or two, for a message. */
+  text: string;
+  /** minimal or budget: the analysis says which hunks the tests need. */
+  conclusive: boolean;
+  /** D_min (normalised, no_comments variant first) and the reference-free excess. */
+  dMin: number | null;
+  excess: number | null;
+}
+
+export function summarizeNecessity(r: NecessityResult, hunks?: Hunk[] | null): NecessitySummary {
+  const dMin = pick(r.dMin ?? undefined, VARIANT_ORDER);
+  const e = pick(r.excessRefFree ?? undefined, VARIANT_ORDER);
+  const base = { dMin: dMin && typeof dMin.normalized === "number" ? dMin.normalized : null, excess: typeof e === "number" ? e : null };
+  const conclusive = r.status === "minimal" || r.status === "budget";
+  if (!conclusive) {
+    // The server's own words: why there is nothing to conclude (its first line; the rest is output).
+    const why = (r.message || r.status).split("\n")[0].replace(/\.$/, "");
+    return { text: `${why}.`, conclusive, ...base };
+  }
+  const n = r.hunks;
+  const needed = Array.isArray(r.needed) ? r.needed : [];
+  const unnecessary = Array.isArray(r.unnecessary) ? r.unnecessary : [];
+  const runs = `${r.runs} of at most ${r.maxRuns} test run${r.maxRuns === 1 ? "" : "s"}`;
+  let text: string;
+  if (needed.length === 0) text = `the tests pass on the original: none of the ${n} hunk${n === 1 ? " is" : "s is"} needed.`;
+  else if (unnecessary.length === 0) text = `the tests need ${n === 1 ? "the only hunk" : `all ${n} hunks`}.`;
+  else {
+    text =
+      `the tests need ${needed.length} of ${n} hunks: ${hunkList(needed, hunks)}. ` +
+      `They pass without ${unnecessary.length === 1 ? "hunk" : "hunks"} ${hunkList(unnecessary, hunks)}.`;
+  }
+  text += ` ${runs}`;
+  if (base.dMin !== null || base.excess !== null) {
+    text += `; D_min ${fmtDistance(base.dMin)}, reference-free excess ${fmtSigned(base.excess, 3)}`;
+  }
+  text += ".";
+  if (r.status === "budget") text += " The run budget ran out: the needed hunks may not be minimal.";
+  return { text, conclusive, ...base };
+}
+
+const RUN_RESULT: Record<string, string> = { true: "pass", false: "fail", null: "could not run" };
+
+/** The whole analysis as Markdown: the verdict, the distances per variant and every test run. */
+export function necessityMarkdown(r: NecessityResult, title?: string, hunks?: Hunk[] | null): string {
+  const s = summarizeNecessity(r, hunks);
+  const out = [`# Which hunks do the tests need?${title ? ` (${title})` : ""}`, "", s.text.replace(/^./, (c) => c.toUpperCase()), ""];
+  if (r.message && r.message.includes("\n")) out.push(fenced(r.message), "");
+  const facts: string[] = [];
+  if (Array.isArray(r.testCommand) && r.testCommand.length) facts.push(`- test command: \`${r.testCommand.join(" ")}\``);
+  if (r.isolation) facts.push(`- sandbox: ${r.isolation}${r.environment ? `, environment ${r.environment}` : ""}`);
+  if (typeof r.files === "number") facts.push(`- workspace files copied into each run: ${r.files}`);
+  facts.push(`- status: ${r.status}${r.oneMinimal ? " (1-minimal: leaving out any one needed hunk fails the tests)" : ""}`);
+  facts.push(`- runs: ${r.runs} of at most ${r.maxRuns}${r.cacheHits ? `, ${r.cacheHits} answered from the cache` : ""}`);
+  if (typeof r.elapsedMs === "number") facts.push(`- time: ${fmtLatency(r.elapsedMs)}`);
+  out.push(...facts, "");
+  const variants = Object.keys(r.distance ?? r.dMin ?? {});
+  if (variants.length) {
+    out.push("| variant | distance | D_min | reference-free excess |", "| --- | ---: | ---: | ---: |");
+    for (const v of variants) {
+      out.push(`| ${v} | ${fmtDistance(r.distance?.[v])} | ${fmtDistance(r.dMin?.[v])} | ${fmtSigned(r.excessRefFree?.[v], 3)} |`);
+    }
+    out.push("");
+  }
+  const probes = Array.isArray(r.probes) ? r.probes : [];
+  if (probes.length) {
+    out.push("| run | hunks kept | tests | sandbox status | time |", "| ---: | --- | --- | --- | ---: |");
+    probes.forEach((p, i) => {
+      const kept = p.hunks.length === 0 ? "none (the original)" : p.hunks.length === r.hunks ? "all" : hunkList(p.hunks);
+      const wall = typeof p.wallS === "number" ? `${p.wallS.toFixed(1)} s` : DASH;
+      out.push(`| ${i + 1} | ${kept} | ${RUN_RESULT[String(p.passed)] ?? DASH} | ${p.status} | ${wall} |`);
+    });
+    out.push("");
+  }
+  return out.join("\n");
 }

@@ -1,5 +1,15 @@
 import { beforeEach, describe, expect, it } from "vitest";
-import { initializationOptions, launchSettings, mapSettings, needsRestart, type ConfigReader } from "../src/config";
+import {
+  NECESSITY_INCLUDE,
+  SANDBOXES,
+  initializationOptions,
+  launchSettings,
+  mapSettings,
+  mapTestCommand,
+  needsRestart,
+  splitCommand,
+  type ConfigReader,
+} from "../src/config";
 import manifest from "../package.json";
 import * as vscode from "./vscode.fake";
 
@@ -28,6 +38,16 @@ describe("settings -> initialization options", () => {
           distanceWarning: 0.3,
         },
         sandbox: "auto",
+        testCommand: null,
+        necessity: {
+          maxRuns: 32,
+          parallel: 2,
+          timeoutS: 60,
+          environment: null,
+          include: ["*.py", "*.pyi", "pyproject.toml", "setup.cfg", "pytest.ini", "tox.ini"],
+          maxFiles: 2000,
+          maxBytes: 20000000,
+        },
       },
     });
   });
@@ -43,6 +63,7 @@ describe("settings -> initialization options", () => {
             apiKeyEnv: "VLLM_KEY",
             style: "generic",
             temperature: 0.2,
+            topP: 0.9,
             maxTokens: 2048,
             timeoutS: 30,
             maxConcurrency: 4,
@@ -65,6 +86,7 @@ describe("settings -> initialization options", () => {
         apiKeyEnv: "VLLM_KEY",
         style: "generic",
         temperature: 0.2,
+        topP: 0.9,
         maxTokens: 2048,
         timeoutS: 30,
         maxConcurrency: 4,
@@ -99,7 +121,7 @@ describe("settings -> initialization options", () => {
     const { config, problems } = mapSettings(
       reader({
         backends: [
-          { name: "a", baseUrl: "http://h/v1", model: "m", temperature: 7, maxTokens: 1.5, style: "verbose" },
+          { name: "a", baseUrl: "http://h/v1", model: "m", temperature: 7, topP: 1.5, maxTokens: 1.5, style: "verbose" },
           { name: "b", model: "m" },
           { name: "c", baseUrl: "ftp://h", model: "m" },
           { name: "a", baseUrl: "http://other/v1", model: "m2" },
@@ -123,6 +145,148 @@ describe("settings -> initialization options", () => {
     expect(config.thresholds.largeChangeLines).toBe(10);
   });
 
+  it("passes the test command on as a command line or an argv; blank or null is no command", () => {
+    expect(mapSettings(reader({ testCommand: "  python -m pytest -x tests/test_x.py " }))).toEqual(
+      expect.objectContaining({ problems: [], config: expect.objectContaining({ testCommand: "python -m pytest -x tests/test_x.py" }) }),
+    );
+    expect(mapSettings(reader({ testCommand: 'pytest -k "a | b" tests' })).problems).toEqual([]);
+    const argv = mapSettings(reader({ testCommand: ["python", "-m", "unittest", "-k", "a b", ""] }));
+    expect(argv.problems).toEqual([]);
+    expect(argv.config.testCommand).toEqual(["python", "-m", "unittest", "-k", "a b", ""]);
+    for (const blank of [null, "", "   "]) {
+      const { config, problems } = mapSettings(reader({ testCommand: blank }));
+      expect(config.testCommand, String(blank)).toBeNull();
+      expect(problems, String(blank)).toEqual([]);
+    }
+  });
+
+  it("drops a test command that is neither a command line nor an argv, with one problem each", () => {
+    const cases: [unknown, RegExp][] = [
+      [42, /must be a command line or an array of strings/],
+      [{ cmd: "pytest" }, /must be a command line or an array of strings/],
+      [["pytest", 3], /must be a command line or an array of strings/],
+      [[], /is an empty command/],
+      [["  ", "-x"], /is an empty command/],
+      ['pytest -k "a or b', /does not split into arguments: a double quote is not closed; it was ignored/],
+      ["pytest -k 'a", /does not split into arguments: a single quote is not closed/],
+      ["pytest \\", /does not split into arguments: it ends with a lone backslash/],
+    ];
+    for (const [value, message] of cases) {
+      const { config, problems } = mapSettings(reader({ testCommand: value }));
+      expect(config.testCommand, JSON.stringify(value)).toBeNull();
+      expect(problems, JSON.stringify(value)).toHaveLength(1);
+      expect(problems[0]).toMatch(/^editFidelity\.testCommand /);
+      expect(problems[0]).toMatch(message);
+    }
+  });
+
+  it("warns that no shell runs the test command, and passes it on", () => {
+    const problems: string[] = [];
+    expect(mapTestCommand("pytest -x && echo ok", problems)).toBe("pytest -x && echo ok");
+    expect(problems).toEqual(['editFidelity.testCommand is not run by a shell: "&&" reaches the program as an argument.']);
+    for (const quoted of ["pytest '&&' x", 'pytest "|"', "pytest \\;", "pytest a|b"]) {
+      const none: string[] = [];
+      mapTestCommand(quoted, none);
+      expect(none, quoted).toEqual([]);
+    }
+  });
+
+  it("splits a command line as the server does (Python's shlex.split)", () => {
+    const words = (line: string) => {
+      const out = splitCommand(line);
+      return typeof out === "string" ? out : out.map((w) => w.word);
+    };
+    // Expected values are shlex.split's.
+    expect(words("python -m pytest -x tests/test_x.py")).toEqual(["python", "-m", "pytest", "-x", "tests/test_x.py"]);
+    expect(words('pytest -k "a or b" tests')).toEqual(["pytest", "-k", "a or b", "tests"]);
+    expect(words(`a'b c'd "" x\\ y`)).toEqual(["ab cd", "", "x y"]);
+    expect(words('p "a\\"b\\$c"')).toEqual(["p", 'a"b\\$c']);
+    expect(splitCommand("a 'b' \\c d")).toEqual([
+      { word: "a", bare: true },
+      { word: "b", bare: false },
+      { word: "c", bare: false },
+      { word: "d", bare: true },
+    ]);
+  });
+
+  it("passes every sandbox level; anything else falls back to auto with a problem", () => {
+    for (const level of SANDBOXES) {
+      const { config, problems } = mapSettings(reader({ sandbox: level }));
+      expect(config.sandbox).toBe(level);
+      expect(problems).toEqual([]);
+    }
+    expect(mapSettings(reader({ sandbox: " unshare " })).config.sandbox).toBe("unshare");
+    for (const unset of [null, "", undefined]) {
+      const { config, problems } = mapSettings(reader({ sandbox: unset }));
+      expect(config.sandbox).toBe("auto");
+      expect(problems).toEqual([]);
+    }
+    for (const bad of ["firejail", "Docker", 3, true, ["bwrap"]]) {
+      const { config, problems } = mapSettings(reader({ sandbox: bad }));
+      expect(config.sandbox, String(bad)).toBe("auto");
+      expect(problems).toEqual(["editFidelity.sandbox must be one of auto, bwrap, unshare, docker, local, none; using auto."]);
+    }
+  });
+
+  it("passes the necessity settings within the server's ranges", () => {
+    const { config, problems } = mapSettings(
+      reader({
+        "necessity.maxRuns": 1000,
+        "necessity.parallel": 1,
+        "necessity.timeoutS": 0.5,
+        "necessity.environment": " canitedit ",
+        "necessity.include": ["src/*.py", "conftest.py"],
+        "necessity.maxFiles": 10,
+        "necessity.maxBytes": 1e10,
+      }),
+    );
+    expect(problems).toEqual([]);
+    expect(config.necessity).toEqual({
+      maxRuns: 1000,
+      parallel: 1,
+      timeoutS: 0.5,
+      environment: "canitedit",
+      include: ["src/*.py", "conftest.py"],
+      maxFiles: 10,
+      maxBytes: 1e10,
+    });
+  });
+
+  it("keeps the default for each bad necessity setting, with one problem each", () => {
+    const { config, problems } = mapSettings(
+      reader({
+        "necessity.maxRuns": 0,
+        "necessity.parallel": 2.5,
+        "necessity.timeoutS": "60",
+        "necessity.maxFiles": Infinity,
+        "necessity.maxBytes": 1e11,
+        "necessity.environment": "../../usr",
+        "necessity.include": [],
+      }),
+    );
+    expect(problems).toEqual([
+      "editFidelity.necessity.maxRuns must be an integer between 1 and 1000; using 32.",
+      "editFidelity.necessity.parallel must be an integer between 1 and 64; using 2.",
+      "editFidelity.necessity.timeoutS must be a number between 0.1 and 3600; using 60.",
+      "editFidelity.necessity.maxFiles must be an integer between 1 and 1000000; using 2000.",
+      "editFidelity.necessity.maxBytes must be an integer between 1 and 10000000000; using 20000000.",
+      "editFidelity.necessity.environment must be the name of a prepared sandbox environment (like canitedit); using none.",
+      "editFidelity.necessity.include must be a non-empty list of file patterns; using *.py, *.pyi, pyproject.toml, setup.cfg, pytest.ini, tox.ini.",
+    ]);
+    expect(config.necessity).toEqual(mapSettings(reader({})).config.necessity);
+    for (const env of ["a/b", "/opt/env", ".hidden", 5, "   x y"]) {
+      const bad = mapSettings(reader({ "necessity.environment": env }));
+      expect(bad.config.necessity.environment, String(env)).toBeNull();
+      expect(bad.problems, String(env)).toHaveLength(1);
+    }
+    for (const include of ["*.py", ["*.py", ""], ["*.py", 3], {}]) {
+      const bad = mapSettings(reader({ "necessity.include": include }));
+      expect(bad.config.necessity.include, JSON.stringify(include)).toEqual([...NECESSITY_INCLUDE]);
+      expect(bad.problems, JSON.stringify(include)).toHaveLength(1);
+    }
+    expect(mapSettings(reader({ "necessity.environment": "" })).problems).toEqual([]);
+  });
+
   it("reads the launch settings", () => {
     expect(launchSettings(reader({ "server.path": " /opt/ef/bin/edit-fidelity ", "server.extraArgs": ["--log", 3] }))).toEqual({
       path: "/opt/ef/bin/edit-fidelity",
@@ -139,6 +303,12 @@ describe("restart decisions", () => {
     expect(needsRestart(affects("editFidelity.backends"))).toBe(true);
     expect(needsRestart(affects("editFidelity.thresholds.debounceMs"))).toBe(true);
     expect(needsRestart(affects("editFidelity.observeChanges"))).toBe(true);
+  });
+  it("restarts on the sandbox, the test command and the necessity settings", () => {
+    expect(needsRestart(affects("editFidelity.sandbox"))).toBe(true);
+    expect(needsRestart(affects("editFidelity.testCommand"))).toBe(true);
+    expect(needsRestart(affects("editFidelity.necessity.include"))).toBe(true);
+    expect(needsRestart(affects("editFidelity.necessity.maxRuns"))).toBe(true);
   });
   it("does not restart for client-only or unrelated settings", () => {
     expect(needsRestart(affects("editFidelity.statusBar.enabled"))).toBe(false);
@@ -168,11 +338,34 @@ describe("package.json contributions", () => {
     for (const [k, v] of Object.entries(fallback)) expect(props[`editFidelity.thresholds.${k}`].default, k).toBe(v);
   });
 
+  it("declares the same necessity defaults the mapping falls back to, within the same ranges", () => {
+    const fallback = mapSettings({ get: () => "not a number" as any }).config.necessity;
+    for (const [k, v] of Object.entries(fallback)) expect(props[`editFidelity.necessity.${k}`].default, k).toEqual(v);
+    expect(props["editFidelity.necessity.include"].default).toEqual([...NECESSITY_INCLUDE]);
+    // The schema's ranges are the mapping's: the bounds pass, just beyond them does not.
+    for (const k of ["maxRuns", "parallel", "timeoutS", "maxFiles", "maxBytes"]) {
+      const { minimum, maximum } = props[`editFidelity.necessity.${k}`];
+      for (const [value, ok] of [[minimum, true], [maximum, true], [minimum - 0.01, false], [maximum + 1, false]] as const) {
+        const { problems } = mapSettings(reader({ [`necessity.${k}`]: value }));
+        expect(problems.length === 0, `${k}=${value}`).toBe(ok);
+      }
+    }
+  });
+
+  it("declares the sandbox levels the mapping accepts, and says the tests run there only", () => {
+    expect(props["editFidelity.sandbox"].enum).toEqual([...SANDBOXES]);
+    expect(props["editFidelity.sandbox"].enumDescriptions).toHaveLength(SANDBOXES.length);
+    expect(props["editFidelity.sandbox"].scope).toBe("machine");
+    expect(props["editFidelity.testCommand"].default).toBeNull();
+    expect(props["editFidelity.testCommand"].type).toEqual(["string", "array", "null"]);
+    expect(props["editFidelity.testCommand"].markdownDescription).toMatch(/only in the sandbox.*never on the host directly/);
+  });
+
   it("has no place for a secret in the backend schema", () => {
     const item = props["editFidelity.backends"].items;
     expect(item.additionalProperties).toBe(false);
     expect(Object.keys(item.properties).sort()).toEqual(
-      ["apiKeyEnv", "baseUrl", "maxConcurrency", "maxRetries", "maxTokens", "model", "name", "style", "temperature", "timeoutS"].sort(),
+      ["apiKeyEnv", "baseUrl", "maxConcurrency", "maxRetries", "maxTokens", "model", "name", "style", "temperature", "timeoutS", "topP"].sort(),
     );
   });
 

@@ -48,6 +48,8 @@ describe("activation", () => {
       "editFidelity.revertHunks",
       "editFidelity.takeSnapshot",
       "editFidelity.listBackends",
+      "editFidelity.locateBug",
+      "editFidelity.analyzeNecessity",
     ];
     for (const serverCommand of serverCommands) {
       expect(contributed).not.toContain(serverCommand);

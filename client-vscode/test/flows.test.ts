@@ -3,7 +3,7 @@ import { Flows, raceCancellation, type ProgressSink, type ServerApi } from "../s
 import { PROPOSAL_SCHEME, ProposalDocuments } from "../src/proposals";
 import type { Proposal } from "../src/protocol";
 import { FidelityStatus } from "../src/status";
-import { report } from "./fixtures";
+import { bugAnswer, necessity, report } from "./fixtures";
 import * as vscode from "./vscode.fake";
 
 interface Sent {
@@ -372,6 +372,241 @@ describe("revert flagged hunks of a measured change", () => {
     server.handlers["editFidelity.revertHunks"] = () => ({ applied: false, reason: "nothing", message: "no observed change" });
     expect(await flows.revertFlagged()).toBe(false);
     expect(vscode.ui.messages[0].message).toBe("Edit Fidelity: there is no measured change with flagged hunks in this file.");
+  });
+});
+
+describe("find the syntax bug", () => {
+  function reveals() {
+    return vscode.ui.calls.filter((c) => c.fn === "showTextDocument" && c.args[0] === doc);
+  }
+
+  it("sends the selection under a cancellable progress and goes to the answered line on request", async () => {
+    server.handlers["editFidelity.locateBug"] = (_a, _t, onProgress) => {
+      onProgress!("asking 1 backend", 0);
+      onProgress!("qwen: line 2, missing_colon (1/1)", 100);
+      return { answers: [bugAnswer()], uri: "file:///w/clip.py", version: 7, firstLine: 2, lastLine: 3, warnings: [] };
+    };
+    vscode.ui.onMessage = (_l, _m, actions) => actions[0];
+
+    await flows.findSyntaxBug();
+
+    expect(server.sent).toHaveLength(1);
+    expect(server.sent[0].command).toBe("editFidelity.locateBug");
+    expect(server.sent[0].arg).toEqual({
+      uri: "file:///w/clip.py",
+      version: 7,
+      range: { start: { line: 1, character: 4 }, end: { line: 2, character: 16 } },
+    });
+    expect(vscode.ui.progress[0].opts).toMatchObject({ location: vscode.ProgressLocation.Notification, cancellable: true });
+    expect(vscode.ui.progress[0].opts.title).toBe("Edit Fidelity: asking where the syntax bug in the selected lines is…");
+    expect(server.sent[0].token).toBe(vscode.ui.progress[0].source.token);
+    expect(vscode.ui.progress[0].reports.map((r) => r.message)).toEqual(["asking 1 backend", "qwen: line 2, missing_colon (1/1)"]);
+    expect(vscode.ui.messages).toEqual([
+      { level: "info", message: "Edit Fidelity: qwen: line 2, missing_colon.", actions: ["Go to Line 2", "Show the Answers"] },
+    ]);
+    const [reveal] = reveals();
+    const opts = reveal.args[1] as { selection: vscode.Range; preview: boolean };
+    expect(opts.selection.start).toEqual(new vscode.Position(1, 0));
+    expect(opts.selection.isEmpty).toBe(true);
+    expect(opts.preview).toBe(false);
+    // The server publishes the diagnostic; the client changes nothing in the buffer.
+    expect(doc.getText()).toBe(SRC);
+  });
+
+  it("asks about the whole file when nothing is selected, and offers only the answers for an unparseable one", async () => {
+    select(0, 0, 0, 0);
+    server.handlers["editFidelity.locateBug"] = () => ({
+      answers: [bugAnswer({ status: "unparseable", line: null, bugType: null, inRange: false, raw: "No bug.", problem: "no line number" })],
+      firstLine: 1,
+      lastLine: 4,
+    });
+    vscode.ui.onMessage = (_l, _m, actions) => actions[0];
+    await flows.findSyntaxBug();
+    expect(server.sent[0].arg).toEqual({ uri: "file:///w/clip.py", version: 7 });
+    expect(vscode.ui.messages[0]).toEqual({
+      level: "warning",
+      message: "Edit Fidelity: qwen: unparseable answer: no line number.",
+      actions: ["Show the Answers"],
+    });
+    expect(reveals()).toEqual([]);
+    expect(vscode.ui.shownDocuments[0].language).toBe("markdown");
+    expect(vscode.ui.shownDocuments[0].content).toContain("## qwen: unparseable answer: no line number\n\nstatus unparseable");
+    expect(vscode.ui.shownDocuments[0].content).toContain("```text\nNo bug.\n```");
+  });
+
+  it("lists several backends' answers, goes to the chosen line, and shows the server's warnings", async () => {
+    server.handlers["editFidelity.locateBug"] = () => ({
+      answers: [
+        bugAnswer(),
+        bugAnswer({ backend: "gpt", line: 40, inRange: false }),
+        bugAnswer({ backend: "down", status: "error", line: null, bugType: null, raw: null, error: "timeout", errorKind: "timeout" }),
+        bugAnswer({ backend: "llama", line: 3, bugType: "missing_parenthesis" }),
+      ],
+      firstLine: 2,
+      lastLine: 3,
+      warnings: ["gpt answered line 40, outside the lines it was shown (2-3)"],
+    });
+    let offered: any[] = [];
+    let title = "";
+    vscode.ui.onQuickPick = (items, opts) => {
+      offered = items;
+      title = opts.title;
+      return items.find((i) => i.answer?.answer.backend === "llama");
+    };
+    await flows.findSyntaxBug();
+    expect(vscode.ui.messages[0]).toMatchObject({ level: "warning", message: "Edit Fidelity: gpt answered line 40, outside the lines it was shown (2-3)" });
+    expect(title).toBe("Edit Fidelity: 2 of 4 backends named a line; choose one to go to it");
+    expect(offered.map((i) => i.label)).toEqual([
+      "$(bug) qwen: line 2",
+      "$(warning) gpt: line 40",
+      "$(error) down: failed",
+      "$(bug) llama: line 3",
+      "",
+      "$(markdown) Show the answers as received",
+    ]);
+    expect((reveals()[0].args[1] as any).selection.start).toEqual(new vscode.Position(2, 0));
+  });
+
+  it("shows the answers as received when a backend without a usable line is picked", async () => {
+    server.handlers["editFidelity.locateBug"] = () => ({
+      answers: [bugAnswer(), bugAnswer({ backend: "gpt", line: 40, inRange: false, raw: "40, missing_comma" })],
+    });
+    vscode.ui.onQuickPick = (items) => items[1];
+    await flows.findSyntaxBug();
+    expect(reveals()).toEqual([]);
+    expect(vscode.ui.shownDocuments[0].content).toContain("## gpt: line 40, missing_colon, outside the lines it was shown");
+  });
+
+  it("cancelling the notification cancels the request quietly", async () => {
+    let seenToken: any;
+    server.handlers["editFidelity.locateBug"] = (_a, token) => {
+      seenToken = token;
+      return new Promise(() => undefined);
+    };
+    vscode.ui.onProgress = (_opts, source) => setTimeout(() => source.cancel(), 5);
+    await flows.findSyntaxBug();
+    expect(seenToken.isCancellationRequested).toBe(true);
+    expect(vscode.ui.messages).toEqual([]);
+    expect(vscode.ui.statusMessages).toContain("Edit Fidelity: request cancelled");
+  });
+
+  it("shows the server's refusal as one error", async () => {
+    server.handlers["editFidelity.locateBug"] = () => {
+      throw new Error("editFidelity.locateBug: no backends configured (settings: editFidelity.backends)");
+    };
+    await flows.findSyntaxBug();
+    expect(vscode.ui.messages).toEqual([
+      { level: "error", message: "Edit Fidelity: editFidelity.locateBug: no backends configured (settings: editFidelity.backends)", actions: [] },
+    ]);
+  });
+
+  it("needs a file editor and a server", async () => {
+    vscode.window.activeTextEditor = undefined;
+    await flows.findSyntaxBug();
+    server.running = false;
+    select(0, 0, 0, 0);
+    await flows.findSyntaxBug();
+    expect(server.sent).toEqual([]);
+  });
+});
+
+describe("which hunks do the tests need", () => {
+  beforeEach(async () => {
+    server.handlers["editFidelity.requestEdit"] = () => ({
+      proposals: [proposal("p1", "qwen", [FIX, RENAME], { report: report({ hunks: [...report().hunks, report().hunks[0]] }) })],
+    });
+    await flows.editSelection();
+    vscode.ui.messages.length = 0;
+    vscode.ui.progress.length = 0;
+  });
+
+  it("analyses the pending proposal under a cancellable progress and shows the verdict", async () => {
+    server.handlers["editFidelity.analyzeNecessity"] = (_a, _t, onProgress) => {
+      onProgress!("3 hunks, at most 32 runs of `python -m pytest`", 0);
+      onProgress!("run 1/32: 3 of 3 hunks: pass", 3);
+      return necessity();
+    };
+    vscode.ui.onMessage = () => "Show Details";
+
+    const result = await flows.findNeededHunks();
+
+    expect(result?.needed).toEqual([0]);
+    expect(server.sent.at(-1)!.command).toBe("editFidelity.analyzeNecessity");
+    expect(server.sent.at(-1)!.arg).toEqual({ id: "p1" });
+    expect(vscode.ui.progress[0].opts).toMatchObject({ location: vscode.ProgressLocation.Notification, cancellable: true });
+    expect(server.sent.at(-1)!.token).toBe(vscode.ui.progress[0].source.token);
+    expect(vscode.ui.progress[0].reports).toEqual([
+      { message: "3 hunks, at most 32 runs of `python -m pytest`", increment: undefined },
+      { message: "run 1/32: 3 of 3 hunks: pass", increment: 3 },
+    ]);
+    expect(vscode.ui.messages).toEqual([
+      {
+        level: "info",
+        message:
+          "Edit Fidelity: qwen proposal: the tests need 1 of 3 hunks: 1 (line 2). They pass without hunks 2 (lines 4–5), 3 (line 2). " +
+          "4 of at most 32 test runs; D_min 0.050, reference-free excess +0.200.",
+        actions: ["Show Details"],
+      },
+    ]);
+    expect(vscode.ui.shownDocuments[0].language).toBe("markdown");
+    expect(vscode.ui.shownDocuments[0].content).toMatch(/^# Which hunks do the tests need\? \(qwen proposal\)/);
+    expect(vscode.ui.shownDocuments[0].content).toContain("| 3 | 1 | pass | ok | 0.8 s |");
+    // The proposal stays pending: the server's code action keeps only the needed hunks.
+    expect(flows.pendingId).toBe("p1");
+    expect(server.sent.filter((x) => x.command === "editFidelity.applyProposal")).toEqual([]);
+  });
+
+  it("analyses the proposal of the preview it is run from (editor title button)", async () => {
+    server.handlers["editFidelity.analyzeNecessity"] = () => necessity({ id: "p7" });
+    await flows.findNeededHunks(docs.uriFor("p7", doc.uri as any));
+    expect(server.sent.at(-1)!.arg).toEqual({ id: "p7" });
+    // Unknown to the client: no backend name, no hunk lines.
+    expect(vscode.ui.messages[0].message).toMatch(/^Edit Fidelity: the proposal: the tests need 1 of 3 hunks: 1\. They pass without hunks 2, 3\./);
+  });
+
+  it("cancelling the notification cancels the analysis", async () => {
+    let seenToken: any;
+    server.handlers["editFidelity.analyzeNecessity"] = (_a, token) => {
+      seenToken = token;
+      return new Promise(() => undefined); // the tests are still running
+    };
+    vscode.ui.onProgress = (_opts, source) => setTimeout(() => source.cancel(), 5);
+    expect(await flows.findNeededHunks()).toBeUndefined();
+    expect(seenToken.isCancellationRequested).toBe(true);
+    expect(vscode.ui.messages).toEqual([]);
+    expect(vscode.ui.statusMessages).toContain("Edit Fidelity: request cancelled");
+    expect(flows.pendingId).toBe("p1");
+  });
+
+  it("warns with the server's reason when the analysis is not conclusive", async () => {
+    server.handlers["editFidelity.analyzeNecessity"] = () =>
+      necessity({ status: "unresolved", message: "the sandbox could not run `pytest`: no module named pytest", needed: [0, 1, 2], unnecessary: [], dMin: null, excessRefFree: null });
+    await flows.findNeededHunks();
+    expect(vscode.ui.messages[0]).toEqual({
+      level: "warning",
+      message: "Edit Fidelity: qwen proposal: the sandbox could not run `pytest`: no module named pytest.",
+      actions: ["Show Details"],
+    });
+  });
+
+  it("shows the server's refusal (no test command) as one error", async () => {
+    server.handlers["editFidelity.analyzeNecessity"] = () => {
+      throw new Error('editFidelity.analyzeNecessity: no test command: set editFidelity.testCommand (for example "python -m pytest -x tests/test_x.py")');
+    };
+    expect(await flows.findNeededHunks()).toBeUndefined();
+    expect(vscode.ui.messages).toHaveLength(1);
+    expect(vscode.ui.messages[0].level).toBe("error");
+    expect(vscode.ui.messages[0].message).toMatch(/^Edit Fidelity: editFidelity.analyzeNecessity: no test command/);
+  });
+
+  it("says so when there is no pending proposal", async () => {
+    server.handlers["editFidelity.rejectProposal"] = () => ({ rejected: true });
+    await flows.reject();
+    vscode.window.activeTextEditor = vscode.makeEditor(doc);
+    const before = server.sent.length;
+    expect(await flows.findNeededHunks()).toBeUndefined();
+    expect(server.sent).toHaveLength(before);
+    expect(vscode.ui.messages.at(-1)!.message).toBe("Edit Fidelity: there is no pending proposal.");
   });
 });
 

@@ -1,7 +1,13 @@
 import { describe, expect, it } from "vitest";
 import type { CompareRow } from "../src/protocol";
 import {
+  bugAnswerItems,
+  bugAnswerLine,
+  bugAnswersMarkdown,
+  bugAnswerText,
   hunkItems,
+  hunkList,
+  necessityMarkdown,
   proposalRow,
   renderMarkdownTable,
   renderRows,
@@ -9,8 +15,9 @@ import {
   statusText,
   statusTooltip,
   summarize,
+  summarizeNecessity,
 } from "../src/render";
-import { hunk, report } from "./fixtures";
+import { bugAnswer, hunk, necessity, report } from "./fixtures";
 
 const rows: CompareRow[] = [
   {
@@ -131,5 +138,139 @@ describe("report summary and status bar", () => {
       ["$(warning) insert before line 9", false, 2],
     ]);
     expect(items[2].description).toBe("defensive");
+  });
+});
+
+describe("syntax bug answers", () => {
+  const result = {
+    answers: [
+      bugAnswer(),
+      bugAnswer({ backend: "gpt", line: 40, bugType: "missing_comma", inRange: false, raw: "40, missing_comma", latencyMs: 12500 }),
+      bugAnswer({ backend: "llama", bugType: "typo", knownType: false, raw: "Answer: 2, typo." }),
+      bugAnswer({
+        backend: "chatty",
+        status: "unparseable",
+        line: null,
+        bugType: null,
+        knownType: false,
+        inRange: false,
+        raw: "The bug is\n  probably on line two, I think.",
+        problem: "no `<line_number>, <bug_type>` answer: prose",
+      }),
+      bugAnswer({ backend: "down", status: "error", line: null, bugType: null, knownType: false, inRange: false, raw: null, error: "connection refused.", errorKind: "connection", usage: null, attempts: 3 }),
+    ],
+    uri: "file:///w/clip.py",
+    version: 7,
+    firstLine: 1,
+    lastLine: 4,
+    warnings: ["gpt answered line 40, outside the lines it was shown (1-4)"],
+  };
+
+  it("says each answer in words", () => {
+    expect(result.answers.map(bugAnswerText)).toEqual([
+      "line 2, missing_colon",
+      "line 40, missing_comma, outside the lines it was shown",
+      "line 2, typo, not one of the seven bug types",
+      "unparseable answer: no `<line_number>, <bug_type>` answer: prose",
+      "failed: connection refused",
+    ]);
+  });
+
+  it("offers a line to go to only for a parsed answer on a line the model was shown", () => {
+    expect(result.answers.map(bugAnswerLine)).toEqual([2, undefined, 2, undefined, undefined]);
+    expect(bugAnswerLine(bugAnswer({ line: 0 }))).toBeUndefined();
+    expect(bugAnswerLine(bugAnswer({ line: 2.5 }))).toBeUndefined();
+    // An older server without inRange: the line counts.
+    expect(bugAnswerLine(bugAnswer({ inRange: undefined }))).toBe(2);
+  });
+
+  it("renders one quick pick item per backend, in the server's order", () => {
+    const items = bugAnswerItems(result);
+    expect(items.map((i) => [i.label, i.description, i.detail, i.line])).toEqual([
+      ["$(bug) qwen: line 2", "missing_colon · 421 ms", undefined, 2],
+      ["$(warning) gpt: line 40", "missing_comma · outside the lines it was shown (1–4) · 12.5 s", undefined, undefined],
+      ["$(bug) llama: line 2", "typo · not one of the seven bug types · 421 ms", undefined, 2],
+      [
+        "$(question) chatty: unparseable answer",
+        "no `<line_number>, <bug_type>` answer: prose · 421 ms",
+        "answered: The bug is probably on line two, I think.",
+        undefined,
+      ],
+      ["$(error) down: failed", "connection refused. (connection) · 421 ms", undefined, undefined],
+    ]);
+    expect(bugAnswerItems({ answers: undefined as any })).toEqual([]);
+  });
+
+  it("shows every answer as received, fenced so that no answer can break the document", () => {
+    const md = bugAnswersMarkdown(
+      { ...result, answers: [...result.answers, bugAnswer({ backend: "fence", raw: "```python\nx = 1\n```\n2, missing_colon" })] },
+      "clip.py",
+    );
+    expect(md).toContain("# Where is the syntax bug in clip.py?\n\nLines shown to the models: 1–4.");
+    expect(md).toContain("## qwen: line 2, missing_colon\n\nstatus ok · latency 421 ms · tokens 900 prompt, 6 completion\n\n```text\n2, missing_colon\n```");
+    expect(md).toContain("## down: failed: connection refused\n\nstatus error · latency 421 ms · 3 attempts · error kind connection\n");
+    expect(md).toContain("````text\n```python\nx = 1\n```\n2, missing_colon\n````");
+  });
+});
+
+describe("which hunks the tests need", () => {
+  const hunks = [hunk(), hunk({ start_line: 4, end_line: 5 }), hunk({ start_line: 9, end_line: 8 })];
+
+  it("numbers hunks from 1 and says where they are when the proposal's hunks are known", () => {
+    expect(hunkList([0, 2])).toBe("1, 3");
+    expect(hunkList([1, 2], hunks)).toBe("2 (lines 4–5), 3 (insert before line 9)");
+  });
+
+  it("summarizes a conclusive analysis with the needed hunks, the runs, D_min and the reference-free excess", () => {
+    expect(summarizeNecessity(necessity(), hunks)).toEqual({
+      text: "the tests need 1 of 3 hunks: 1 (line 2). They pass without hunks 2 (lines 4–5), 3 (insert before line 9). 4 of at most 32 test runs; D_min 0.050, reference-free excess +0.200.",
+      conclusive: true,
+      dMin: 0.05,
+      excess: 0.2,
+    });
+    expect(summarizeNecessity(necessity({ status: "budget", needed: [0, 1], unnecessary: [2], runs: 32 })).text).toBe(
+      "the tests need 2 of 3 hunks: 1, 2. They pass without hunk 3. 32 of at most 32 test runs; D_min 0.050, reference-free excess +0.200. The run budget ran out: the needed hunks may not be minimal.",
+    );
+    expect(summarizeNecessity(necessity({ needed: [], unnecessary: [0, 1, 2], dMin: null, excessRefFree: null })).text).toBe(
+      "the tests pass on the original: none of the 3 hunks is needed. 4 of at most 32 test runs.",
+    );
+    expect(summarizeNecessity(necessity({ needed: [0, 1, 2], unnecessary: [], excessRefFree: { no_comments: 0 } })).text).toBe(
+      "the tests need all 3 hunks. 4 of at most 32 test runs; D_min 0.050, reference-free excess 0.000.",
+    );
+  });
+
+  it("passes on the server's reason when there is nothing to conclude", () => {
+    const fails = necessity({
+      status: "full_fails",
+      message: "`python -m pytest` fails with the whole proposal (failed, exit code 1): nothing to conclude\nE   assert 1 == 2",
+      needed: [0, 1, 2],
+      unnecessary: [],
+      distance: null,
+      dMin: null,
+      excessRefFree: null,
+    });
+    expect(summarizeNecessity(fails)).toEqual({
+      text: "`python -m pytest` fails with the whole proposal (failed, exit code 1): nothing to conclude.",
+      conclusive: false,
+      dMin: null,
+      excess: null,
+    });
+    expect(necessityMarkdown(fails)).toContain("```text\n`python -m pytest` fails with the whole proposal (failed, exit code 1): nothing to conclude\nE   assert 1 == 2\n```");
+  });
+
+  it("shows the analysis as Markdown: facts, distances per variant and every run", () => {
+    const md = necessityMarkdown(necessity(), "qwen proposal").split("\n");
+    expect(md[0]).toBe("# Which hunks do the tests need? (qwen proposal)");
+    expect(md[2]).toBe(
+      "The tests need 1 of 3 hunks: 1. They pass without hunks 2, 3. 4 of at most 32 test runs; D_min 0.050, reference-free excess +0.200.",
+    );
+    expect(md).toContain("- test command: `python -m pytest -x tests/test_clip.py`");
+    expect(md).toContain("- sandbox: bwrap");
+    expect(md).toContain("- status: minimal (1-minimal: leaving out any one needed hunk fails the tests)");
+    expect(md).toContain("- runs: 4 of at most 32, 1 answered from the cache");
+    expect(md).toContain("| no_comments | 0.250 | 0.050 | +0.200 |");
+    expect(md).toContain("| 1 | all | pass | ok | 1.3 s |");
+    expect(md).toContain("| 2 | none (the original) | fail | failed | 0.5 s |");
+    expect(md).toContain("| 4 | 2, 3 | fail | failed | 0.5 s |");
   });
 });

@@ -14,8 +14,8 @@ from server.backends.local_spec import (
     is_local_spec,
     parse_spec,
 )
+from server.backends.prompts import STYLES
 
-STYLES = ("generic", "minimal")
 _NAME = re.compile(r"^[\w.:@/+-]{1,64}$")
 _ENV = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 LOCAL = "local"  # baseUrl of an entry served by the embedded model (server.backends.local_backend)
@@ -33,6 +33,7 @@ class BackendConfig(msgspec.Struct, frozen=True):
     api_key_env: str | None = None
     style: str | None = None  # None: the server's default style
     temperature: float = 0.0
+    top_p: float | None = None  # None: the endpoint's default
     max_tokens: int = 2048
     timeout_s: float = 60.0
     max_concurrency: int = 4
@@ -47,6 +48,7 @@ class BackendConfig(msgspec.Struct, frozen=True):
             "apiKeyEnv": self.api_key_env,
             "style": self.style,
             "temperature": self.temperature,
+            "topP": self.top_p,
             "maxTokens": self.max_tokens,
             "timeoutS": self.timeout_s,
             "maxConcurrency": self.max_concurrency,
@@ -99,6 +101,7 @@ def parse_backend(obj: Any) -> BackendConfig:
             api_key_env=key_env or None,
             style=style,
             temperature=_number(obj, "temperature", 0.0, 0.0, 2.0),
+            top_p=None if obj.get("topP") is None else _number(obj, "topP", 1.0, 0.0, 1.0),
             max_tokens=_number(obj, "maxTokens", 2048, 1, 1_000_000, integer=True),
             timeout_s=_number(obj, "timeoutS", LOCAL_TIMEOUT_S if local else 60.0, 0.05, 3600.0),
             max_concurrency=_number(obj, "maxConcurrency", 4, 1, 1024, integer=True),

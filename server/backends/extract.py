@@ -22,7 +22,17 @@ _FENCE_OPEN = re.compile(r"^(?P<indent>[ \t]*)(?P<fence>`{3,}|~{3,})[ \t]*(?P<in
 
 _STATEMENT_START = re.compile(r"^(def |class |async def |import |from \S+ import |@\w)")
 PYTHON_TAGS = {"python", "py", "python3", "py3", "ipython", "pycon", "sage", "cython"}
-_SELECTION_MARKER = re.compile(r"^[ \t]*# (>>> SELECTION START|<<< SELECTION END)[ \t]*\n?", re.MULTILINE)
+_SELECTION_MARKER = re.compile(r"^[ \t]*(?:#|//) (>>> SELECTION START|<<< SELECTION END)[ \t]*\n?", re.MULTILINE)
+# fence tags per languageId (besides the id itself)
+LANGUAGE_TAGS: dict[str, set[str]] = {
+    "javascript": {"javascript", "js", "node", "nodejs", "jsx", "mjs"},
+    "typescript": {"typescript", "ts", "tsx"},
+    "cpp": {"cpp", "c++", "cc", "cxx", "hpp", "c"},
+    "c": {"c", "h"},
+    "java": {"java"},
+    "go": {"go", "golang"},
+    "rust": {"rust", "rs"},
+}
 
 
 def strip_reasoning(answer: str) -> str:
@@ -103,8 +113,61 @@ def _looks_like_code(text: str) -> bool:
     return False
 
 
+def extract_for(answer: str | None, *, language: str = "python", mode: str = "longest") -> str | None:
+    """The code in an answer for a document of `language`, read as the prompt style says: `longest`
+    (our extractor), `first` (CanItEdit's: the lines of the first ``` block, None when none),
+    `first_or_all` (the first block, else the whole answer) or `raw` (the whole answer)."""
+    if answer is None:
+        return None
+    if mode == "raw":
+        text = strip_reasoning(answer.replace("\r\n", "\n"))
+        return _clean(text) if text.strip() else None
+    if mode in ("first", "first_or_all"):
+        text = strip_reasoning(answer.replace("\r\n", "\n"))
+        code = first_block_lines(text)
+        if code is None and mode == "first_or_all" and "```" not in text and text.strip():
+            return _clean(text.strip("\n"))
+        return code
+    if language == "python":
+        return extract_code(answer)
+    return _extract_other(answer, language)
+
+
+def first_block_lines(text: str) -> str | None:
+    """CanItEdit's `python_markdown_codeblock_extract`: lines after the first line starting with ```
+    up to the next such line (or the end); None when that is empty."""
+    buf: list[str] = []
+    inside = False
+    for line in text.split("\n"):
+        if line.startswith("```"):
+            if inside:
+                break
+            inside = True
+        elif inside:
+            buf.append(line + "\n")
+    code = "".join(buf)
+    return code if code.strip() else None
+
+
+def _extract_other(answer: str, language: str) -> str | None:
+    """Non-Python documents: the longest block tagged for the language (or untagged); without fences,
+    the whole answer when it looks like code of a braces language (a line ending in ; { or })."""
+    if not answer.strip():
+        return None
+    text = strip_reasoning(answer.replace("\r\n", "\n"))
+    tags = LANGUAGE_TAGS.get(language, set()) | {language}
+    blocks = fenced_blocks(text)
+    if blocks:
+        pool = [b for b in blocks if b[0] in tags] or [b for b in blocks if b[0] == ""]
+        candidates = [b[1] for b in pool if b[1].strip()]
+        return _clean(max(candidates, key=len)) if candidates else None
+    if any(ln.rstrip().endswith((";", "{", "}")) for ln in text.splitlines()):
+        return _clean(text.strip("\n"))
+    return None
+
+
 def extract_code(answer: str | None) -> str | None:
-    """The code in a model's answer, or None when there is none."""
+    """The code in a model's answer (Python), or None when there is none."""
     if not answer or not answer.strip():
         return None
     text = strip_reasoning(answer.replace("\r\n", "\n"))

@@ -56,6 +56,8 @@ class Completion(msgspec.Struct):
     finish_reason: str | None
     latency_ms: float
     attempts: int
+    # the other samples of an `n > 1` request: (text, finish_reason), in choice order
+    more: list[tuple[str, str | None]] = []
 
 
 def parse_retry_after(headers: Mapping[str, str] | None, *, now: float | None = None) -> float | None:
@@ -164,14 +166,33 @@ class OpenAIBackend:
         text = self._mask(" ".join(str(text).split()))
         return text if len(text) <= limit else text[: limit - 1] + "…"
 
-    async def complete(self, messages: list[ChatMessage]) -> Completion:
-        """Send one chat request; retries as configured. Raises BackendError (never a key in it)."""
+    async def complete(self, messages: list[ChatMessage], *, n: int = 1) -> Completion:
+        """Send one chat request (`n` samples); retries as configured. Raises BackendError (never a key in it)."""
+        payload = [{"role": m.role, "content": m.content} for m in messages]
+        return await self._request(lambda client: client.chat.completions.create(
+            model=self.config.model, messages=payload, **self._sampling(n)))
+
+    async def complete_prompt(self, prompt: str, *, stop: list[str] | None = None, n: int = 1) -> Completion:
+        """Send one text-completion request (`/v1/completions`, for base models and the paper formats
+        that use it)."""
+        return await self._request(lambda client: client.completions.create(
+            model=self.config.model, prompt=prompt, stop=stop or None, **self._sampling(n)))
+
+    def _sampling(self, n: int) -> dict[str, Any]:
+        cfg = self.config
+        out: dict[str, Any] = {"temperature": cfg.temperature, "max_tokens": cfg.max_tokens}
+        if cfg.top_p is not None:
+            out["top_p"] = cfg.top_p
+        if n > 1:
+            out["n"] = n
+        return out
+
+    async def _request(self, call: Callable[[Any], Awaitable[Any]]) -> Completion:
         import openai
 
         key = self._api_key()
         client = self._get_client(key)
         cfg = self.config
-        payload = [{"role": m.role, "content": m.content} for m in messages]
         started = time.perf_counter()
         attempt = 0
         while True:
@@ -182,12 +203,7 @@ class OpenAIBackend:
                     self.max_in_flight = max(self.max_in_flight, self.in_flight)
                     try:
                         async with asyncio.timeout(cfg.timeout_s):
-                            response = await client.chat.completions.create(
-                                model=cfg.model,
-                                messages=payload,
-                                temperature=cfg.temperature,
-                                max_tokens=cfg.max_tokens,
-                            )
+                            response = await call(client)
                     finally:
                         self.in_flight -= 1
                 return self._completion(response, started, attempt)
@@ -245,16 +261,9 @@ class OpenAIBackend:
             )
         if not choices:
             raise BackendError("empty", f"backend {self.name!r} answered with no choices", attempts=attempts)
+        texts = [self._choice_text(c, attempts) for c in choices]
         choice = choices[0]
-        message = getattr(choice, "message", None)
-        content = getattr(message, "content", None) if message is not None else None
-        if not isinstance(content, str) or not content.strip():
-            raise BackendError("empty", f"backend {self.name!r} answered with an empty message", attempts=attempts)
-        if len(content) > MAX_ANSWER_CHARS:
-            raise BackendError(
-                "too_large", f"backend {self.name!r} answered with {len(content):,} characters", attempts=attempts
-            )
-        content = self._mask(content)
+        content = texts[0]
         usage = getattr(response, "usage", None)
 
         def _int(v: Any) -> int | None:
@@ -265,11 +274,28 @@ class OpenAIBackend:
             code=extract_code(content),
             prompt_tokens=_int(getattr(usage, "prompt_tokens", None)),
             completion_tokens=_int(getattr(usage, "completion_tokens", None)),
-            finish_reason=getattr(choice, "finish_reason", None) if isinstance(
-                getattr(choice, "finish_reason", None), str) else None,
+            finish_reason=_finish(choice),
             latency_ms=latency,
             attempts=attempts,
+            more=[(t, _finish(c)) for t, c in zip(texts[1:], choices[1:], strict=True)],
         )
+
+    def _choice_text(self, choice: Any, attempts: int) -> str:
+        message = getattr(choice, "message", None)
+        # chat completions carry a message; text completions (`/v1/completions`) a text
+        content = getattr(message, "content", None) if message is not None else getattr(choice, "text", None)
+        if not isinstance(content, str) or not content.strip():
+            raise BackendError("empty", f"backend {self.name!r} answered with an empty message", attempts=attempts)
+        if len(content) > MAX_ANSWER_CHARS:
+            raise BackendError(
+                "too_large", f"backend {self.name!r} answered with {len(content):,} characters", attempts=attempts
+            )
+        return self._mask(content)
+
+
+def _finish(choice: Any) -> str | None:
+    reason = getattr(choice, "finish_reason", None)
+    return reason if isinstance(reason, str) else None
 
 
 def make_backend(config: BackendConfig) -> OpenAIBackend | LocalBackend:

@@ -1,19 +1,49 @@
 """Prompts for edit requests.
 
-Two styles, as in "When Models Edit Too Much": `generic` states the task only; `minimal` adds the
+Our two styles, as in "When Models Edit Too Much": `generic` states the task only; `minimal` adds the
 paper's explicit instruction to keep as much of the original code as possible. A request edits the
 whole file or a selection (whole lines); for a selection the model sees the file as context and
-answers with the replacement for the selected lines only.
+answers with the replacement for the selected lines only. An empty document asks for new code.
+The document's language (its LSP languageId) names the language and tags the code fences.
+
+The CanItEdit paper's own formats, for replaying its benchmark as published (whole documents only):
+`canitedit-chat` (its one-shot chat conversation; the answer's first fenced block is the code) and
+`canitedit-direct` (its `## Code Before:` prompt for base models on the text-completion endpoint,
+with its stop sequences; the answer is the code as it is).
+`bare` sends the instruction alone as the user message (a suite whose instruction is already its paper's
+whole prompt, as can-ai-code's templates are) and takes the first code block, else the whole answer.
 """
 
 from __future__ import annotations
 
 import msgspec
 
-SYSTEM = (
-    "You are an expert Python programmer who edits code on request. "
-    "Answer with the edited code in a single fenced ```python code block."
-)
+# languageId -> (name in prose, code-fence tag); other ids are named as they are
+LANGUAGES: dict[str, tuple[str, str]] = {
+    "python": ("Python", "python"),
+    "javascript": ("JavaScript", "javascript"),
+    "typescript": ("TypeScript", "typescript"),
+    "cpp": ("C++", "cpp"),
+    "c": ("C", "c"),
+    "java": ("Java", "java"),
+    "go": ("Go", "go"),
+    "rust": ("Rust", "rust"),
+}
+STYLES = ("generic", "minimal", "canitedit-chat", "canitedit-direct", "bare")
+WHOLE_DOCUMENT_STYLES = ("canitedit-chat", "canitedit-direct", "bare")
+
+
+def language_names(language: str) -> tuple[str, str]:
+    return LANGUAGES.get(language, (language or "Python", language or "python"))
+
+
+def system_prompt(language: str = "python") -> str:
+    name, tag = language_names(language)
+    return (f"You are an expert {name} programmer who edits code on request. "
+            f"Answer with the edited code in a single fenced ```{tag} code block.")
+
+
+SYSTEM = system_prompt("python")
 
 MINIMAL_INSTRUCTION = (
     "Keep as much of the original code as possible: make only the changes that the instruction "
@@ -26,12 +56,70 @@ SELECTION_START = "# >>> SELECTION START"
 SELECTION_END = "# <<< SELECTION END"
 
 
+def selection_markers(language: str) -> tuple[str, str]:
+    """The selection markers as line comments of the language (`#` for Python and shells, else `//`)."""
+    if language in ("python", "shellscript", "ruby", "perl", "r", "yaml", "toml"):
+        return SELECTION_START, SELECTION_END
+    return "//" + SELECTION_START[1:], "//" + SELECTION_END[1:]
+
+
 class ChatMessage(msgspec.Struct, frozen=True):
     role: str
     content: str
 
 
-def _fence(code: str) -> str:
+class PromptPlan(msgspec.Struct, frozen=True):
+    """What to send and how to read the answer. Chat styles send `messages`; a completion style sends
+    `prompt` to the text-completion endpoint with `stop`. `extract`: `longest` (our extractor: the
+    longest fenced block of the language, else code-looking text), `first` (CanItEdit's: the lines of
+    the first ``` block) or `raw` (the answer is the code)."""
+
+    messages: list[ChatMessage] = []
+    prompt: str | None = None
+    stop: list[str] = []
+    extract: str = "longest"
+
+
+# CanItEdit's prompts (nuprl/CanItEdit benchmark/generate_completions.py), reproduced for replay.
+CANITEDIT_SYSTEM = (
+    "You are PythonEditGPT. You will be provided the original code snippet and an instruction that specifies "
+    "the changes you need to make. You will produce the changed code, based on the original code and the "
+    "instruction given. Only produce the code, do not include any additional prose."
+)
+_CANITEDIT_SHOT_USER = (
+    "## Code Before\n```py\ndef add(a, b):\n    return a + b\n```\n\n## Instruction\n"
+    'Add a "sub" function that subtracts two numbers. Also write docstrings for both functions and change a,b to x,y.'
+)
+_CANITEDIT_SHOT_ASSISTANT = (
+    '## Code After\n```py\ndef add(x, y):\n    """Adds two numbers."""\n    return x + y\n\n'
+    'def sub(x, y):\n    """Subtracts two numbers."""\n    return x - y\n```'
+)
+CANITEDIT_STOP = ["## Code After:", "## Instruction:", "## Code Before:", "## Test Case:", "## Explanation:"]
+
+
+def canitedit_chat(instruction: str, text: str) -> list[ChatMessage]:
+    return [ChatMessage("system", CANITEDIT_SYSTEM), ChatMessage("user", _CANITEDIT_SHOT_USER),
+            ChatMessage("assistant", _CANITEDIT_SHOT_ASSISTANT),
+            ChatMessage("user", f"## Code Before\n```py\n{text}\n```\n## Instruction\n{instruction}".strip())]
+
+
+def canitedit_direct(instruction: str, text: str) -> str:
+    return f"## Code Before:\n{text}\n## Instruction:\n{instruction}\n## Code After:\n"
+
+
+def build_prompt(instruction: str, text: str, *, style: str = "generic", selection: tuple[int, int] | None = None,
+                 language: str = "python") -> PromptPlan:
+    """The request for one edit in the given style (see the module docstring)."""
+    if style == "canitedit-chat":
+        return PromptPlan(messages=canitedit_chat(instruction, text), extract="first")
+    if style == "canitedit-direct":
+        return PromptPlan(prompt=canitedit_direct(instruction, text), stop=CANITEDIT_STOP, extract="raw")
+    if style == "bare":
+        return PromptPlan(messages=[ChatMessage("user", instruction)], extract="first_or_all")
+    return PromptPlan(messages=build_messages(instruction, text, style=style, selection=selection, language=language))
+
+
+def _fence(code: str, tag: str = "python") -> str:
     # A fence longer than any backtick run inside the code keeps the block intact.
     longest = 0
     run = 0
@@ -40,7 +128,7 @@ def _fence(code: str) -> str:
         longest = max(longest, run)
     fence = "`" * max(3, longest + 1)
     body = code if code.endswith("\n") else code + "\n"
-    return f"{fence}python\n{body}{fence}"
+    return f"{fence}{tag}\n{body}{fence}"
 
 
 def build_messages(
@@ -49,43 +137,49 @@ def build_messages(
     *,
     style: str = "generic",
     selection: tuple[int, int] | None = None,
+    language: str = "python",
 ) -> list[ChatMessage]:
-    """Chat messages for one edit request.
+    """Chat messages for one edit request in our styles (`generic`, `minimal`).
 
     `selection` is a pair of 0-based line indices (first, last inclusive) into `text`.
     """
     instruction = instruction.strip()
     lines = text.splitlines(keepends=True)
+    name, tag = language_names(language)
     parts: list[str] = []
-    if selection is None:
-        parts.append(f"Edit the following Python code.\n\nInstruction: {instruction}\n")
+    if not text.strip():
+        parts.append(f"Write {name} code for the following request.\n\nInstruction: {instruction}\n")
+        parts.append(f"Answer with the complete code in a single fenced ```{tag} code block.")
+    elif selection is None:
+        parts.append(f"Edit the following {name} code.\n\nInstruction: {instruction}\n")
         if style == "minimal":
             parts.append(MINIMAL_INSTRUCTION + "\n")
-        parts.append(_fence(text))
+        parts.append(_fence(text, tag))
         parts.append("\nReturn the complete edited code.")
     else:
         first, last = selection
         selected = "".join(lines[first : last + 1])
+        start, end = selection_markers(language)
         marked = (
             "".join(lines[:first])
-            + SELECTION_START
+            + start
             + "\n"
             + selected
             + ("" if selected.endswith("\n") or not selected else "\n")
-            + SELECTION_END
+            + end
             + "\n"
             + "".join(lines[last + 1 :])
         )
         parts.append(
-            "Edit the selected lines of the following Python file (between "
-            f"`{SELECTION_START}` and `{SELECTION_END}`).\n\nInstruction: {instruction}\n"
+            f"Edit the selected lines of the following {name} file (between "
+            f"`{start}` and `{end}`).\n\nInstruction: {instruction}\n"
         )
         if style == "minimal":
             parts.append(MINIMAL_INSTRUCTION + "\n")
-        parts.append("The file, for context:\n" + _fence(marked))
-        parts.append("\nThe selected lines:\n" + _fence(selected))
+        parts.append("The file, for context:\n" + _fence(marked, tag))
+        parts.append("\nThe selected lines:\n" + _fence(selected, tag))
         parts.append(
             "\nReturn only the edited replacement for the selected lines, with their original "
             "indentation, without the selection markers."
         )
-    return [ChatMessage("system", SYSTEM), ChatMessage("user", "\n".join(parts))]
+    return [ChatMessage("system", system_prompt(language)), ChatMessage("user", "\n".join(parts))]

@@ -40,6 +40,7 @@ class Received:
     body: dict
     headers: dict[str, str]
     at: float
+    path: str = ""
 
 
 def user_code(request: dict, which: int = -1) -> str:
@@ -91,7 +92,7 @@ class ScriptedServer:
                 model = str(request.get("model", ""))
                 with outer._lock:
                     outer.received.append(
-                        Received(model, request, {k.lower(): v for k, v in self.headers.items()}, time.time())
+                        Received(model, request, {k.lower(): v for k, v in self.headers.items()}, time.time(), self.path)
                     )
                     outer.active += 1
                     outer.max_active = max(outer.max_active, outer.active)
@@ -115,15 +116,20 @@ class ScriptedServer:
                         body = json.dumps({"error": {"message": f"scripted HTTP {step.status}", "type": "scripted"}})
                         self._send(step.status, body.encode(), {"content-type": "application/json", **step.headers})
                         return
-                    content = step.content(request) if callable(step.content) else (step.content or "")
+                    n = request.get("n") if isinstance(request.get("n"), int) and request.get("n") > 0 else 1
+                    text_completion = not self.path.rstrip("/").endswith("/chat/completions")
+                    choices = []
+                    for i in range(n):  # `n` samples: the scripted content, evaluated once per choice
+                        content = step.content(request) if callable(step.content) else (step.content or "")
+                        choices.append({"index": i, "text": content, "finish_reason": "stop"} if text_completion else
+                                       {"index": i, "message": {"role": "assistant", "content": content},
+                                        "finish_reason": "stop"})
                     completion: dict[str, Any] = {
                         "id": "chatcmpl-scripted",
-                        "object": "chat.completion",
+                        "object": "text_completion" if text_completion else "chat.completion",
                         "created": int(time.time()),
                         "model": model,
-                        "choices": [
-                            {"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}
-                        ],
+                        "choices": choices,
                     }
                     if step.usage is not None:
                         completion["usage"] = {

@@ -17,10 +17,12 @@ from typing import TYPE_CHECKING
 
 from lsprotocol import types
 
-from server.backends import STYLES, BackendError, OpenAIBackend, build_messages
-from server.backends.extract import parses
+from server.backends import STYLES, BackendError, OpenAIBackend
+from server.backends.extract import extract_for, parses
 from server.backends.local_backend import LocalBackend, LocalProgress
 from server.backends.local_spec import dependency_problem
+from server.backends.openai_backend import Completion
+from server.backends.prompts import WHOLE_DOCUMENT_STYLES, PromptPlan, build_prompt
 from server.fidelity import measure
 from server.lsp import args as A
 from server.lsp.judge import (
@@ -40,6 +42,7 @@ logger = logging.getLogger(__name__)
 
 MAX_INSTRUCTION = 20_000
 MAX_GOLD = 5_000_000  # a whole buffer
+MAX_SAMPLES = 64
 
 
 @dataclass
@@ -54,6 +57,8 @@ class EditRequest:
     style: str | None
     warnings: list[str]
     gold: str | None = None  # benchmark-only: the reference edit of the whole buffer, for `excess`
+    language: str = "python"  # the document's languageId
+    n: int = 1  # samples per backend, from one request (the endpoint's `n`)
 
 
 def parse_request(ls: EditFidelityServer, command: str, arguments, *, allow_backend_choice: bool) -> EditRequest:
@@ -65,8 +70,11 @@ def parse_request(ls: EditFidelityServer, command: str, arguments, *, allow_back
     names = A.get_str_list(command, obj, "backends") if allow_backend_choice else None
     style = A.get_str(command, obj, "style", required=False)
     gold = A.get_str(command, obj, "gold", required=False, nonempty=False, max_len=MAX_GOLD)
+    n = A.get_int(command, obj, "n", required=False, lo=1, hi=MAX_SAMPLES) or 1
     if style is not None and style not in STYLES:
         raise A.InvalidArgs(command, f"`style` must be one of {', '.join(STYLES)}, got {style!r}")
+    if style in WHOLE_DOCUMENT_STYLES and rng is not None:
+        raise A.InvalidArgs(command, f"style {style!r} edits whole documents (the paper's format): leave out `range`")
     assert uri is not None and version is not None and instruction is not None
 
     opened = ls.open_document(uri)
@@ -105,11 +113,12 @@ def parse_request(ls: EditFidelityServer, command: str, arguments, *, allow_back
             )
         chosen = [ls.pool.get(n) for n in names]
     warnings = []
-    if not parses(text):
+    language = doc.language_id or "python"
+    if language == "python" and text.strip() and not parses(text):
         warnings.append("the buffer does not parse as Python; the fidelity report covers what it can")
     return EditRequest(uri=doc.uri, key=state.uri, version=version, text=text, instruction=instruction,
                        selection=selection, backends=[b for b in chosen if b is not None], style=style,
-                       warnings=warnings, gold=gold)
+                       warnings=warnings, gold=gold, language=language, n=n)
 
 
 def _match_line_endings(original: str, code: str) -> str:
@@ -127,44 +136,75 @@ def _normalise_whole_file(original: str, code: str) -> str:
     return code
 
 
-async def ask_backend(
-    ls: EditFidelityServer, req: EditRequest, backend: OpenAIBackend | LocalBackend,
-    progress: WorkProgress | None = None,
-) -> Proposal:
-    style = req.style or backend.config.style or ls.settings.default_style
-    p = Proposal(
-        id=uuid.uuid4().hex,
-        uri=req.key,
-        version=req.version,
-        backend=backend.name,
-        instruction=req.instruction,
-        style=style,
-        original=req.text,
-        target=req.selection,
-        client_uri=req.uri,
-    )
-    started = time.perf_counter()
-    try:
-        messages = build_messages(req.instruction, req.text, style=style, selection=req.selection)
-        if isinstance(backend, LocalBackend) and progress is not None:
+async def _ask(backend: OpenAIBackend | LocalBackend, plan: PromptPlan, n: int,
+               progress: WorkProgress | None) -> Completion:
+    if plan.prompt is not None:
+        if isinstance(backend, LocalBackend):
+            raise BackendError("unsupported", f"backend {backend.name!r} (the embedded model) has no text-completion "
+                               "endpoint: use a chat style")
+        return await backend.complete_prompt(plan.prompt, stop=plan.stop, n=n)
+    if isinstance(backend, LocalBackend):
+        if n > 1:
+            raise BackendError("unsupported", f"backend {backend.name!r} (the embedded model) samples one answer "
+                               "per request: leave out `n`")
+        if progress is not None:
             # a CPU model takes a while: say what it does (downloading, loading, tokens so far)
             def on_progress(e: LocalProgress, name: str = backend.name) -> None:
                 text = f"{e.tokens}/{e.max_tokens} tokens" if e.phase == "generating" else e.message
                 progress.report(f"{name}: {text}")
 
-            completion = await backend.complete(messages, on_progress=on_progress)
-        else:
-            completion = await backend.complete(messages)
+            return await backend.complete(plan.messages, on_progress=on_progress)
+        return await backend.complete(plan.messages)
+    return await backend.complete(plan.messages, n=n)
+
+
+async def ask_backend(
+    ls: EditFidelityServer, req: EditRequest, backend: OpenAIBackend | LocalBackend,
+    progress: WorkProgress | None = None,
+) -> list[Proposal]:
+    """One request to one backend; a proposal per sample (`req.n`), or one error proposal."""
+    style = req.style or backend.config.style or ls.settings.default_style
+    if req.selection is not None and style in WHOLE_DOCUMENT_STYLES:
+        style = ls.settings.default_style if ls.settings.default_style not in WHOLE_DOCUMENT_STYLES else "minimal"
+
+    def proposal(sample: int) -> Proposal:
+        return Proposal(id=uuid.uuid4().hex, uri=req.key, version=req.version, backend=backend.name,
+                        instruction=req.instruction, style=style, original=req.text, target=req.selection,
+                        client_uri=req.uri, sample=sample)
+
+    started = time.perf_counter()
+    try:
+        plan = build_prompt(req.instruction, req.text, style=style, selection=req.selection, language=req.language)
+        completion = await _ask(backend, plan, req.n, progress)
+    except BackendError as exc:
+        p = proposal(0)
+        p.status, p.error, p.error_kind, p.attempts = "error", exc.message, exc.kind, exc.attempts
+        p.latency_ms = (time.perf_counter() - started) * 1000.0
+        return [p]
+    answers = [(completion.text, completion.finish_reason), *completion.more]
+    out = []
+    for i, (text, finish) in enumerate(answers):
+        p = proposal(i)
         p.latency_ms = completion.latency_ms
         p.prompt_tokens = completion.prompt_tokens
-        p.completion_tokens = completion.completion_tokens
+        p.completion_tokens = completion.completion_tokens if len(answers) == 1 else None
         p.attempts = completion.attempts
-        p.truncated = completion.finish_reason == "length"
-        if completion.code is None:
-            preview = " ".join(completion.text.split())[:120]
+        p.truncated = finish == "length"
+        await _score(ls, req, backend, plan, text, p)
+        out.append(p)
+    return out
+
+
+async def _score(ls: EditFidelityServer, req: EditRequest, backend: OpenAIBackend | LocalBackend, plan: PromptPlan,
+                 text: str, p: Proposal) -> None:
+    """The proposal for one answer: the code in it, the edited document, its fidelity report."""
+    try:
+        code = extract_for(text, language=req.language, mode=plan.extract)
+        if code is None:
+            preview = " ".join(text.split())[:120]
             raise BackendError("no_code", f"backend {backend.name!r} answered without code: {preview!r}",
-                               attempts=completion.attempts)
-        code = _match_line_endings(req.text, completion.code)
+                               attempts=p.attempts)
+        code = _match_line_endings(req.text, code)
         if req.selection is None:
             edited = _normalise_whole_file(req.text, code)
         else:
@@ -178,15 +218,11 @@ async def ask_backend(
         p.views = hunk_views(report, p.flagged, ls.settings.thresholds, edited_side=False)
     except BackendError as exc:
         p.status, p.error, p.error_kind = "error", exc.message, exc.kind
-        p.attempts = p.attempts or exc.attempts
     except asyncio.CancelledError:
         raise
     except Exception as exc:  # a bug must cost one proposal, not the server
         logger.exception("edit request to %s failed", backend.name)
         p.status, p.error, p.error_kind = "error", f"internal error: {type(exc).__name__}: {exc}"[:300], "internal"
-    if not p.latency_ms:
-        p.latency_ms = (time.perf_counter() - started) * 1000.0
-    return p
 
 
 async def run_edit(
@@ -198,13 +234,14 @@ async def run_edit(
     done: list[Proposal] = []
     ok = False
     try:
-        for fut in asyncio.as_completed(tasks):
-            p = await fut
-            done.append(p)
-            state = "ok" if p.status == "ok" else f"error ({p.error_kind})"
+        for n_done, fut in enumerate(asyncio.as_completed(tasks), 1):
+            ps = await fut
+            done.extend(ps)
+            ok_n = sum(1 for p in ps if p.status == "ok")
+            state = "ok" if ok_n == len(ps) else f"error ({ps[0].error_kind})" if len(ps) == 1 else f"{ok_n}/{len(ps)} ok"
             progress.report(
-                f"{p.backend}: {state}, {p.latency_ms:.0f} ms ({len(done)}/{len(tasks)})",
-                int(100 * len(done) / len(tasks)),
+                f"{ps[0].backend}: {state}, {ps[0].latency_ms:.0f} ms ({n_done}/{len(tasks)})",
+                int(100 * n_done / len(tasks)),
             )
         ok = True
     finally:
@@ -214,7 +251,7 @@ async def run_edit(
             await asyncio.gather(*tasks, return_exceptions=True)
             progress.end("cancelled")
     order = {b.name: i for i, b in enumerate(req.backends)}
-    done.sort(key=lambda p: order.get(p.backend, 0))
+    done.sort(key=lambda p: (order.get(p.backend, 0), p.sample))
     for p in done:
         ls.store.add_proposal(p)
     n_ok = sum(1 for p in done if p.status == "ok")

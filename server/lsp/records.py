@@ -29,6 +29,7 @@ class ProposalRecord(msgspec.Struct, rename="camel"):
     usage: Usage | None = None
     attempts: int = 0
     truncated: bool = False
+    sample: int = 0
 
 
 class RequestEditResult(msgspec.Struct, rename="camel"):

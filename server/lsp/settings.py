@@ -11,7 +11,10 @@ ignored; a wrong value keeps its default and yields a problem message for `windo
       "thresholds": {"largeChangeLines": 10, "debounceMs": 300, "largeFileLines": 1500,
                      "complexityWarning": 1, "complexityError": 5, "hunkTokensError": 60,
                      "distanceWarning": 0.3},
-      "sandbox": "auto" | "docker" | "bwrap" | "local" | null,
+      "sandbox": "auto" | "bwrap" | "unshare" | "docker" | "local" (= "none") | null,  // where tests run
+      "testCommand": "python -m pytest -x tests/test_x.py" | ["python", "-m", "unittest"] | null,
+      "necessity": {"maxRuns": 32, "parallel": 2, "timeoutS": 60, "environment": null,
+                    "include": ["*.py", ...], "maxFiles": 2000, "maxBytes": 20000000},
       "localModel": "local" | "local:PATH" | "local:HUB_ID" | null
     }
 
@@ -24,6 +27,7 @@ that off.
 from __future__ import annotations
 
 import math
+import shlex
 from typing import Any
 
 import msgspec
@@ -61,6 +65,82 @@ _THRESHOLD_KEYS = {
 }
 
 
+# Workspace files copied into the sandbox for the test command (fnmatch over the path relative to
+# the workspace root; `*` crosses folders).
+NECESSITY_INCLUDE = ("*.py", "*.pyi", "pyproject.toml", "setup.cfg", "pytest.ini", "tox.ini")
+
+
+class NecessitySettings(msgspec.Struct, frozen=True):
+    """editFidelity.analyzeNecessity: its runs of `testCommand` in the sandbox."""
+
+    max_runs: int = 32  # test runs per analysis
+    parallel: int = 2  # runs at once
+    timeout_s: float = 60.0  # per run
+    environment: str | None = None  # a prepared sandbox environment (`sandbox prepare --suite NAME`)
+    include: tuple[str, ...] = NECESSITY_INCLUDE
+    max_files: int = 2000
+    max_bytes: int = 20_000_000
+
+
+_NECESSITY_KEYS = {
+    "maxRuns": ("max_runs", int, 1, 1000),
+    "parallel": ("parallel", int, 1, 64),
+    "timeoutS": ("timeout_s", float, 0.1, 3600),
+    "maxFiles": ("max_files", int, 1, 10**6),
+    "maxBytes": ("max_bytes", int, 1, 10**10),
+}
+
+
+def _parse_necessity(raw: Any, problems: list[str]) -> NecessitySettings:
+    if raw is None:
+        return NecessitySettings()
+    if not isinstance(raw, dict):
+        problems.append(f"necessity must be an object, got {type(raw).__name__}")
+        return NecessitySettings()
+    values: dict[str, Any] = {}
+    for key, (field, kind, lo, hi) in _NECESSITY_KEYS.items():
+        v = raw.get(key)
+        if v is None:
+            continue
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or not lo <= v <= hi \
+                or (kind is int and v != int(v)):
+            problems.append(f"necessity.{key} must be a number between {lo} and {hi}, got {v!r}")
+            continue
+        values[field] = kind(v)
+    env = raw.get("environment")
+    if env is not None and not (isinstance(env, str) and env.strip()):
+        problems.append(f"necessity.environment must be a sandbox environment name, got {env!r}")
+    elif env is not None:
+        values["environment"] = env.strip()
+    include = raw.get("include")
+    if include is not None and not (isinstance(include, list) and include and all(isinstance(x, str) and x for x in include)):
+        problems.append("necessity.include must be a non-empty array of file patterns")
+    elif include is not None:
+        values["include"] = tuple(include)
+    return NecessitySettings(**values)
+
+
+def _parse_test_command(raw: Any, problems: list[str]) -> tuple[str, ...] | None:
+    """`testCommand` as an argv: a string is split like a shell would (no shell runs it)."""
+    if raw is None:
+        return None
+    if isinstance(raw, str):
+        try:
+            argv = shlex.split(raw)
+        except ValueError as exc:
+            problems.append(f"testCommand: {exc}")
+            return None
+    elif isinstance(raw, list) and all(isinstance(x, str) for x in raw):
+        argv = list(raw)
+    else:
+        problems.append(f"testCommand must be a string or an array of strings, got {raw!r}"[:200])
+        return None
+    if not argv:
+        problems.append("testCommand is empty")
+        return None
+    return tuple(argv)
+
+
 class Settings(msgspec.Struct, frozen=True):
     backends: list[BackendConfig] = []
     default_style: str = "minimal"
@@ -68,6 +148,8 @@ class Settings(msgspec.Struct, frozen=True):
     thresholds: Thresholds = Thresholds()
     sandbox: str | None = None
     local_model: str | None = "local"  # the default backend when none is configured; None: none
+    test_command: tuple[str, ...] | None = None  # the workspace's tests, run in the sandbox (necessity)
+    necessity: NecessitySettings = NecessitySettings()
 
 
 def default_backend(model: str) -> tuple[BackendConfig | None, str | None]:
@@ -151,6 +233,8 @@ def parse_settings(raw: Any) -> tuple[Settings, list[str]]:
             thresholds=Thresholds(**values),
             sandbox=sandbox,
             local_model=local_model,
+            test_command=_parse_test_command(raw.get("testCommand"), problems),
+            necessity=_parse_necessity(raw.get("necessity"), problems),
         ),
         problems,
     )

@@ -34,6 +34,7 @@ class Proposal:
     completion_tokens: int | None = None
     attempts: int = 0
     truncated: bool = False
+    sample: int = 0  # which of the backend's `n` samples
     created: float = field(default_factory=time.time)
     # after a partial apply: the text we expect the client to produce, to carry the rest over
     expected_text: str | None = None
@@ -61,6 +62,16 @@ class Observation:
 
 
 @dataclass
+class BugMark:
+    """A backend's answer to `locateBug`: the line it names, shown while the document keeps its version."""
+
+    line: int  # 0-based
+    bug_type: str
+    backend: str
+    version: int
+
+
+@dataclass
 class DocState:
     uri: str
     text: str  # the text after the last change we saw
@@ -72,6 +83,7 @@ class DocState:
     actions_cache: tuple[int, list] | None = None  # (version, entries)
     dismissed: bool = False
     python: bool = True  # only Python buffers are observed
+    bug_marks: list[BugMark] = field(default_factory=list)  # the last locateBug answers (any change clears them)
 
 
 class Store:

@@ -92,6 +92,13 @@ def diagnostics_for(ls: EditFidelityServer, state: DocState) -> list[types.Diagn
                     data={"kind": "observation", "uri": state.uri, "version": state.version, "hunk": v.index},
                 )
             )
+    from server.lsp.necessity import necessity_diagnostics  # imports this module
+
+    out.extend(necessity_diagnostics(ls, state, lines))
+    if state.bug_marks:
+        from server.lsp.handlers.locate_bug import bug_diagnostics
+
+        out.extend(bug_diagnostics(state, lines))
     return out
 
 
@@ -310,6 +317,9 @@ def build_action_entries(ls: EditFidelityServer, state: DocState, uri: str) -> l
                 kind=quickfix,
                 command=types.Command(title="Dismiss", command=CMD_DISMISS, arguments=[{"uri": state.uri}]),
             ), key))
+    from server.lsp.necessity import necessity_actions  # imports this module
+
+    entries.extend(necessity_actions(ls, state, uri))
     return entries
 
 
@@ -317,7 +327,7 @@ def _diag_key(d: types.Diagnostic) -> tuple | None:
     data = d.data if isinstance(d.data, dict) else None
     if not data or d.source != SOURCE:
         return None
-    if data.get("kind") == "proposal":
+    if data.get("kind") in ("proposal", "necessity"):
         return ("proposal", data.get("id"), data.get("hunk"))
     if data.get("kind") == "observation":
         return ("observation", data.get("uri"), data.get("hunk"))

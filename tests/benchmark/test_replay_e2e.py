@@ -78,7 +78,12 @@ def test_recorded_run_agrees_with_its_verdicts_and_replays_again(tmp_path, capsy
     assert json.loads(capsys.readouterr().out)["conditions"] == s["conditions"]
     assert bench("report", str(tmp_path / "rec"), "--format", "html") == 0
     page = (tmp_path / "rec" / "report.html").read_text()
-    assert page.startswith("<!doctype html>") and page.count("<svg") == 4
+    # 4 plots, and pass@1 / ExcessCode per change kind for each of the 2 conditions
+    assert page.startswith("<!doctype html>") and page.count("<svg") == 8
+    assert "pass@1 per change kind (lazy)" in page
+    kinds = json.loads((tmp_path / "rec" / "summary.json").read_text())["details"]["lazy"]["per_change_kind"]
+    assert set(kinds) <= {"corrective", "adaptive", "perfective"} and sum(k["n_tasks"] for k in kinds.values()) == \
+        s["conditions"]["lazy"]["n_tasks"]
     assert "http://" not in page and "https://" not in page and "<script" not in page  # opens offline
     capsys.readouterr()
     assert bench("compare", str(tmp_path / "rec"), str(tmp_path / "again")) == 0
@@ -94,7 +99,8 @@ def test_openai_backend_through_a_real_endpoint_and_no_secret_stored(tmp_path, m
     with ScriptedServer({"echo": [Step(content=lambda req: fenced(user_code(req)))]}) as srv:
         s = run(tmp_path / "oa", "openai", "--base-url", srv.base_url, "--model", "echo", "--api-key-env",
                 "BENCH_TEST_KEY", "--limit", "2", "--samples", "2", "--conditions", "lazy")
-        assert len(srv.requests_for("echo")) == 4
+        assert len(srv.requests_for("echo")) == 2  # one request per prompt, n=2 samples each
+        assert all(r.body.get("n") == 2 for r in srv.requests_for("echo"))
         assert all(r.headers.get("authorization") == f"Bearer {key}" for r in srv.requests_for("echo"))
     assert s["conditions"] == {"lazy": {"pass@1": 0.0, "excess_code": None, "n_tasks": 2, "n_samples": 2}}
     for f in (tmp_path / "oa").iterdir():
@@ -132,3 +138,23 @@ def test_local_backend_replays_through_the_embedded_model(tmp_path):
     assert s["conditions"]["lazy"]["pass@1"] == 0.0
     [record] = list(read_records(tmp_path / "local" / RESULTS))
     assert record.backend == f"local:{model}" and record.outcome in ("fail", "no_code")
+
+
+@pytest.mark.skipif(not RUNS, reason="no recorded CanItEdit run")
+def test_necessity_gives_a_reference_free_excess_beside_the_gold_based_one(tmp_path):
+    s = run(tmp_path / "nec", f"recorded:{RUNS[0]}", "--limit", "3", "--samples", "3", "--conditions", "descriptive",
+            "--necessity", "12")
+    d = s["details"]["descriptive"]
+    records = read_records(tmp_path / "nec" / RESULTS)
+    passing = [r for r in records if r.passed]
+    assert passing and d["n_passing"] == len(passing)
+    for r in passing:  # every passing completion was analysed within its run budget
+        m = r.metrics
+        assert m["necessity_status"] in ("minimal", "budget", "no_hunks"), m
+        assert 0 <= m["necessity_runs"] <= 12
+        assert set(m["needed_hunks"]) | set(m["unnecessary_hunks"]) == set(range(m["hunks"]))
+        if m["excess_ref_free"] is not None:  # the minimal passing sub-edit is never farther than the edit
+            assert m["excess_ref_free"] >= -1e-9 and m["d_min"] <= r.distance + 1e-9
+    assert all("necessity_status" not in r.metrics for r in records if not r.passed)
+    assert d["necessity_analysed"] >= 1 and d["excess_ref_free_mean"] is not None
+    assert json.loads((tmp_path / "nec" / "config.json").read_text())["necessity_runs"] == 12

@@ -56,7 +56,7 @@ def test_a_server_that_dies_mid_run_stops_the_run_and_resume_completes_it(tmp_pa
     box = Sandbox(workers=2)
     try:
         with ResultsStore(tmp_path, config, resume=False) as store:
-            engine = Engine(config, problems, backends.parse("gold"), store, box, concurrency=2)
+            engine = Engine(config, canitedit.CanItEdit(), problems, backends.parse("gold"), store, box, concurrency=2)
             watcher = _kill_server_after(tmp_path / "results.jsonl", 10)
             with pytest.raises(ServerError, match="exited with (status|return code:) -9"):
                 asyncio.run(engine.run())
@@ -64,7 +64,7 @@ def test_a_server_that_dies_mid_run_stops_the_run_and_resume_completes_it(tmp_pa
             kept = len(store.records)
         assert 0 < kept < 72 and all(r.outcome == "pass" for r in store.records)
         with ResultsStore(tmp_path, config, resume=True) as store:
-            asyncio.run(Engine(config, problems, backends.parse("gold"), store, box, concurrency=8).run())
+            asyncio.run(Engine(config, canitedit.CanItEdit(), problems, backends.parse("gold"), store, box, concurrency=8).run())
             assert len(store.records) == 72 and all(r.outcome == "pass" for r in store.records)
     finally:
         box.close()

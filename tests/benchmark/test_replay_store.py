@@ -64,3 +64,30 @@ def test_a_corrupt_complete_line_is_an_error(tmp_path):
     path.write_bytes(b'{"not": "a record"}\n')
     with pytest.raises(RunDirError, match="not a result record"):
         read_records(path)
+
+
+def test_resume_runs_failed_samples_again_and_the_retry_supersedes_them(tmp_path):
+    with ResultsStore(tmp_path, cfg(), resume=False) as store:
+        store.append(rec(sample=0, outcome="fail"))
+        timeout = rec(sample=1, outcome="backend_error")
+        timeout.error_kind = "timeout"
+        store.append(timeout)
+        missing = rec(task="2_b", outcome="backend_error")
+        missing.error_kind = "missing"  # the recorded run has no such sample: retrying cannot help
+        store.append(missing)
+        store.append(rec(task="3_c", outcome="sandbox_error"))
+    with ResultsStore(tmp_path, cfg(), resume=True, retry_errors=False) as kept:
+        assert len(kept.done) == 4 and kept.retrying == 0
+    with ResultsStore(tmp_path, cfg(), resume=True) as store:
+        assert store.done == {("1_a", "lazy", "gold", 0), ("2_b", "lazy", "gold", 0)} and store.retrying == 2
+        store.append(rec(sample=1, outcome="pass"))
+        store.append(rec(task="3_c", outcome="fail"))
+        assert sorted((r.task_id, r.sample, r.outcome) for r in store.records) == [
+            ("1_a", 0, "fail"), ("1_a", 1, "pass"), ("2_b", 0, "backend_error"), ("3_c", 0, "fail")]
+    records = read_records(tmp_path / RESULTS)
+    assert sorted((r.task_id, r.sample, r.outcome) for r in records) == [
+        ("1_a", 0, "fail"), ("1_a", 1, "pass"), ("2_b", 0, "backend_error"), ("3_c", 0, "fail")]
+    with ResultsStore(tmp_path, cfg(), resume=True) as store:
+        assert store.retrying == 0
+        store.append(rec(sample=1, outcome="fail"))  # a verdict is never superseded
+    assert [r.outcome for r in read_records(tmp_path / RESULTS) if r.sample == 1] == ["pass"]

@@ -49,9 +49,10 @@ STANDIN = textwrap.dedent('''\
             text = req["messages"][-1]["content"]
             code = text.split("```python\\n", 1)[1].split("\\n```", 1)[0] + "\\n"
             with open(os.environ["STANDIN_LOG"], "a") as fh:
-                fh.write(json.dumps({{"request": {{k: req.get(k) for k in ("model", "temperature", "max_tokens")}}}}) + "\\n")
-            self._send({{"id": "x", "object": "chat.completion", "model": model, "choices": [{{"index": 0,
-                "message": {{"role": "assistant", "content": "```python\\n" + code + "```"}}, "finish_reason": "stop"}}],
+                fh.write(json.dumps({{"request": {{k: req.get(k) for k in ("model", "temperature", "top_p", "max_tokens", "n")}}}}) + "\\n")
+            self._send({{"id": "x", "object": "chat.completion", "model": model, "choices": [{{"index": i,
+                "message": {{"role": "assistant", "content": "```python\\n" + code + "```"}}, "finish_reason": "stop"}}
+                for i in range(req.get("n") or 1)],
                 "usage": {{"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}}}})
 
     srv = ThreadingHTTPServer(("127.0.0.1", port), H)
@@ -90,7 +91,7 @@ def _alive(pid: int) -> bool:
 def test_serve_vllm_runs_the_suite_and_stops_the_server(standin, tmp_path):
     out = tmp_path / "run"
     assert cli.main(["bench", "run", "--suite", "canitedit", "--serve-vllm", "org/coder-7b", "--tensor-parallel", "2",
-                     "--seed", "7", "--temperature", "0.2", "--max-tokens", "512", "--out", str(out), "--data",
+                     "--seed", "7", "--temperature", "0.2", "--top-p", "0.95", "--max-tokens", "512", "--out", str(out), "--data",
                      str(DATA), "--limit", "2", "--samples", "3", "--conditions", "lazy", "--quiet", "--workers", "2",
                      "--vllm-arg=--dtype=half"]) == 0
     log = _log(standin)
@@ -101,8 +102,9 @@ def test_serve_vllm_runs_the_suite_and_stops_the_server(standin, tmp_path):
         assert argv[argv.index(flag) + 1] == value
     assert "--enable-prefix-caching" in argv and "--dtype=half" in argv
     requests = [e["request"] for e in log if "request" in e]
-    assert len(requests) == 6
-    assert all(r == {"model": "org/coder-7b", "temperature": 0.2, "max_tokens": 512} for r in requests)
+    assert len(requests) == 2  # one request per prompt: vLLM samples n=3 from one prefill
+    assert all(r == {"model": "org/coder-7b", "temperature": 0.2, "top_p": 0.95, "max_tokens": 512, "n": 3}
+               for r in requests)
     assert log[-1] == {"stopped": True}
     assert not _alive(log[0]["pid"])
     summary = json.loads((out / "summary.json").read_text())

@@ -12,6 +12,7 @@ import pytest
 
 settings = pytest.importorskip("server.lsp.settings", reason="the language server package is not importable")
 backend_config = pytest.importorskip("server.backends.config")
+prompts = pytest.importorskip("server.backends.prompts")
 
 PACKAGE = Path(__file__).resolve().parents[2] / "client-vscode" / "package.json"
 PROPS = json.loads(PACKAGE.read_text())["contributes"]["configuration"]["properties"]
@@ -19,6 +20,11 @@ PROPS = json.loads(PACKAGE.read_text())["contributes"]["configuration"]["propert
 
 def _snake(name: str) -> str:
     return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
+
+
+# The editor offers the interactive styles; the server's whole-document styles replay benchmarks'
+# own prompt formats and are not offered in the editor.
+EDITOR_STYLES = [s for s in backend_config.STYLES if s not in prompts.WHOLE_DOCUMENT_STYLES]
 
 
 def test_threshold_keys_and_defaults_match_the_server():
@@ -47,6 +53,7 @@ def test_backend_fields_are_the_servers():
         "apiKeyEnv": "VLLM_KEY",
         "style": "minimal",
         "temperature": 0.2,
+        "topP": 0.9,
         "maxTokens": 512,
         "timeoutS": 30,
         "maxConcurrency": 2,
@@ -55,7 +62,7 @@ def test_backend_fields_are_the_servers():
     assert set(entry) == fields
     parsed, problems = backend_config.parse_backends([entry])
     assert problems == [] and parsed[0].base_url == entry["baseUrl"]
-    assert item["properties"]["style"]["enum"] == list(backend_config.STYLES)
+    assert item["properties"]["style"]["enum"] == EDITOR_STYLES
 
 
 def test_top_level_settings_are_understood_by_the_server():
@@ -65,8 +72,59 @@ def test_top_level_settings_are_understood_by_the_server():
         "observeChanges": PROPS["editFidelity.observeChanges"]["default"],
         "thresholds": {k.removeprefix("editFidelity.thresholds."): v["default"] for k, v in PROPS.items() if ".thresholds." in k},
         "sandbox": PROPS["editFidelity.sandbox"]["default"],
+        "testCommand": PROPS["editFidelity.testCommand"]["default"],
+        "necessity": {k.removeprefix("editFidelity.necessity."): v["default"] for k, v in PROPS.items() if ".necessity." in k},
     }
     parsed, problems = settings.parse_settings({"editFidelity": raw})
     assert problems == []
     assert parsed.default_style == raw["defaultStyle"] and parsed.observe_changes is True
-    assert sorted(PROPS["editFidelity.defaultStyle"]["enum"]) == sorted(backend_config.STYLES)
+    assert sorted(PROPS["editFidelity.defaultStyle"]["enum"]) == sorted(EDITOR_STYLES)
+    assert parsed.test_command is None and parsed.necessity == settings.NecessitySettings()
+
+
+def test_necessity_keys_defaults_and_ranges_match_the_server():
+    client = {k.removeprefix("editFidelity.necessity."): v for k, v in PROPS.items() if k.startswith("editFidelity.necessity.")}
+    server_defaults = settings.NecessitySettings()
+    assert {_snake(k) for k in client} == set(settings.NecessitySettings.__struct_fields__), "necessity keys differ"
+    assert sorted(k for k in client if k not in ("environment", "include")) == sorted(settings._NECESSITY_KEYS)
+    for key, (field, kind, lo, hi) in settings._NECESSITY_KEYS.items():
+        schema = client[key]
+        assert schema["default"] == getattr(server_defaults, field), key
+        assert schema["type"] == ("integer" if kind is int else "number"), key
+        assert (schema["minimum"], schema["maximum"]) == (lo, hi), key
+    assert client["environment"]["default"] is None and server_defaults.environment is None
+    assert client["include"]["default"] == list(server_defaults.include) == list(settings.NECESSITY_INCLUDE)
+    # The bounds the schema allows are accepted; what it forbids is refused.
+    for key in settings._NECESSITY_KEYS:
+        for value, ok in ((client[key]["minimum"], True), (client[key]["maximum"], True), (client[key]["maximum"] * 2, False)):
+            _, problems = settings.parse_settings({"necessity": {key: value}})
+            assert (problems == []) is ok, (key, value)
+    _, problems = settings.parse_settings({"necessity": {"environment": "canitedit", "include": ["src/*.py"]}})
+    assert problems == []
+    _, problems = settings.parse_settings({"necessity": {"include": []}})
+    assert problems  # the schema's minItems: 1
+
+
+def test_test_command_forms_are_the_servers():
+    schema = PROPS["editFidelity.testCommand"]
+    assert schema["default"] is None and set(schema["type"]) == {"string", "array", "null"}
+    assert schema["items"] == {"type": "string"}
+    for value, argv in (("python -m pytest -x 'tests/test x.py'", ("python", "-m", "pytest", "-x", "tests/test x.py")),
+                        (["python", "-m", "unittest"], ("python", "-m", "unittest"))):
+        parsed, problems = settings.parse_settings({"testCommand": value})
+        assert problems == [] and parsed.test_command == argv
+    assert "never on the host" in schema["markdownDescription"]
+
+
+def test_sandbox_levels_are_the_servers():
+    sandbox = pytest.importorskip("sandbox")
+    necessity = pytest.importorskip("server.lsp.necessity")
+    enum = PROPS["editFidelity.sandbox"]["enum"]
+    # Every level the server's make_sandbox understands, and nothing else: auto, local (= none) and its LEVELS.
+    assert set(enum) == {"auto", "local", *sandbox.LEVELS}
+    assert PROPS["editFidelity.sandbox"]["default"] == "auto"
+    for level in enum:
+        parsed, problems = settings.parse_settings({"sandbox": level})
+        assert problems == [] and parsed.sandbox == level
+    with pytest.raises(ValueError):
+        necessity.make_sandbox("firejail", 1)

@@ -106,11 +106,11 @@ class Editor:
     versions: dict[str, int] = field(default_factory=dict)
     apply_requests: list[types.ApplyWorkspaceEditParams] = field(default_factory=list)
 
-    def open(self, uri: str, text: str, version: int = 1) -> None:
+    def open(self, uri: str, text: str, version: int = 1, language: str = "python") -> None:
         self.texts[uri] = text
         self.versions[uri] = version
         self.client.text_document_did_open(
-            types.DidOpenTextDocumentParams(types.TextDocumentItem(uri=uri, language_id="python", version=version, text=text))
+            types.DidOpenTextDocumentParams(types.TextDocumentItem(uri=uri, language_id=language, version=version, text=text))
         )
 
     def change(self, uri: str, edits: list[types.TextEdit]) -> int:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from server.lsp.handlers import (
+    analyze_necessity,
     apply_proposal,
     check_change,
     code_action,
@@ -10,6 +11,7 @@ from server.lsp.handlers import (
     compare_backends,
     hover,
     lifecycle,
+    locate_bug,
     misc_commands,
     request_edit,
     sync,
@@ -26,6 +28,8 @@ MODULES = (
     compare_backends,
     check_change,
     misc_commands,
+    analyze_necessity,
+    locate_bug,
 )
 
 

@@ -84,6 +84,7 @@ def register(ls) -> None:
         prev_version = state.version
         prev = state.text
         had_pending = bool(ls.store.pending_for(key, prev_version))
+        had_marks, state.bug_marks = bool(state.bug_marks), []  # locateBug answers name lines of the old text
         state.text = doc.source
         state.version = params.text_document.version
         state.actions_cache = None
@@ -111,7 +112,7 @@ def register(ls) -> None:
                 schedule(ls, state, th.debounce_ms / 1000.0)
             elif state.observe_baseline is not None or (state.observation is not None and not state.dismissed):
                 schedule(ls, state, th.debounce_ms / 1000.0)
-        if had_pending:
+        if had_pending or had_marks:
             ls.publish(key)  # the proposals no longer match the buffer: clear their diagnostics
             ls.refresh_code_lenses()
 

@@ -1,0 +1,93 @@
+"""Getting benchmark data onto a machine that has none: plain HTTPS downloads and Hugging Face dataset
+splits (through the hub's datasets-server `rows` API, which answers JSON: no parquet reader needed).
+
+Files land atomically (a temporary file renamed into place), so an interrupted download never leaves a
+half file that looks complete; a SHA-256, when known, is checked before the rename.
+`EDIT_FIDELITY_HF_ROWS_URL` points the split downloads at a mirror (tests use a local server).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import http.client
+import json
+import os
+import tempfile
+import urllib.error
+import urllib.parse
+import urllib.request
+from collections.abc import Callable
+from pathlib import Path
+
+from benchmark.datadir import DataError
+
+ROWS_URL = "https://datasets-server.huggingface.co/rows"
+ROWS_ENV = "EDIT_FIDELITY_HF_ROWS_URL"
+PAGE = 100  # the rows API's largest page
+
+
+def _get(url: str, timeout_s: float) -> bytes:
+    req = urllib.request.Request(url, headers={"user-agent": "edit-fidelity"})
+    with urllib.request.urlopen(req, timeout=timeout_s) as resp:  # https URLs of known hosts or a user's mirror
+        return resp.read()
+
+
+def write_atomic(dest: Path, data: bytes, *, sha256: str | None = None, what: str = "download") -> Path:
+    if sha256 is not None:
+        digest = hashlib.sha256(data).hexdigest()
+        if digest != sha256:
+            raise DataError(f"{what}: got content with SHA-256 {digest}, expected {sha256}; not used")
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=dest.parent, prefix=f".{dest.name}.")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, dest)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return dest
+
+
+def fetch(url: str, dest: Path, *, sha256: str | None = None, what: str = "download", timeout_s: float = 60.0) -> Path:
+    """Download `url` to `dest` (atomically; checked against `sha256` when given)."""
+    try:
+        data = _get(url, timeout_s)
+    except (urllib.error.URLError, http.client.HTTPException, OSError, ValueError) as exc:  # incl. a cut-off body
+        raise DataError(f"{what}: download from {url} failed ({exc}); pass --data DIR or set EDIT_FIDELITY_DATA "
+                        "to a directory that has the data") from None
+    return write_atomic(dest, data, sha256=sha256, what=what)
+
+
+def hf_rows(dataset: str, split: str, *, config: str = "default", timeout_s: float = 60.0,
+            on_page: Callable[[int, int], None] | None = None) -> list[dict]:
+    """Every row of a Hugging Face dataset split, in order (`on_page(done, total)` after each page)."""
+    base = os.environ.get(ROWS_ENV) or ROWS_URL
+    rows: list[dict] = []
+    total: int | None = None
+    while total is None or len(rows) < total:
+        query = urllib.parse.urlencode({"dataset": dataset, "config": config, "split": split,
+                                        "offset": len(rows), "length": PAGE})
+        url = f"{base}?{query}"
+        try:
+            page = json.loads(_get(url, timeout_s))
+            batch = [r["row"] for r in page["rows"]]
+            total = int(page["num_rows_total"])
+        except (urllib.error.URLError, http.client.HTTPException, OSError, ValueError, KeyError, TypeError) as exc:
+            raise DataError(f"{dataset} ({split}): download from {base} failed at row {len(rows)} ({exc}); "
+                            "pass --data DIR or set EDIT_FIDELITY_DATA to a directory that has the data") from None
+        if not batch:
+            break
+        rows.extend(batch)
+        if on_page is not None:
+            on_page(len(rows), total)
+    if total is not None and len(rows) != total:
+        raise DataError(f"{dataset} ({split}): the server listed {total} rows but sent {len(rows)}")
+    return rows
+
+
+def write_jsonl(dest: Path, rows: list[dict], *, what: str) -> Path:
+    text = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)
+    return write_atomic(dest, text.encode(), what=what)

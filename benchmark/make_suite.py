@@ -1,0 +1,315 @@
+"""`edit-fidelity bench make-suite`: a new minimal-fix suite from any suite that has solutions and tests.
+
+Sources (`--from`): `overedit` (the 400 BigCodeBench reference solutions and their unittest classes),
+`canitedit` (CanItEdit's `after` solutions and test scripts), or a directory of a user's own
+`(solution, tests)` pairs: `DIR/NAME/solution.py` + `DIR/NAME/tests.py` (optional `prompt.txt`), or
+`DIR/NAME.py` + `DIR/test_NAME.py`. Tests are a unittest `TestCases` class or a script that exits 0.
+
+Per source task: its solution must pass its own tests, also in the normalised form (`ast.unparse`) that
+a gold patch gives back; then, per variant, up to `--attempts` seeded
+corruptions of the first function (1..`--max-corruptions` of the chosen families) are tried until one
+makes the tests fail; its inverse must give the solution back. Every task that yields nothing is
+reported with the reason (does not parse, its tests fail or hang, no family applies, the tests still
+pass) and the run goes on. The output is the overedit task format (`bench run --suite overedit --data
+FILE`), one JSON line per kept task in source order: the same seed gives the same bytes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import asyncio
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+import msgspec
+
+from benchmark.corruptions import (
+    Chooser,
+    CorruptionError,
+    Family,
+    InverseError,
+    corrupt,
+    gold_patch,
+    invert,
+    select,
+)
+from benchmark.corruptions.testrun import TestKind, TestRun, detect_kind, run_tests
+from benchmark.datadir import DataError
+from benchmark.overedit import Task
+
+DEFAULT_TIMEOUT_S = 60.0
+
+
+class Source(msgspec.Struct, frozen=True, kw_only=True):
+    """A correct solution with its tests: what a minimal-fix task is made from."""
+
+    task_id: str
+    solution: str
+    tests: str
+    kind: TestKind
+    env: str | None  # the sandbox environment its tests need
+    prompt: str = ""
+
+
+@dataclass
+class Outcome:
+    """What became of one source task: its kept tasks and, per problem, a note."""
+
+    source: Source
+    kept: list[Task] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+
+@dataclass
+class MadeSuite:
+    tasks: list[Task]
+    outcomes: list[Outcome]
+    load_errors: list[str]
+
+    def problems(self) -> list[str]:
+        """One line per source task that did not give every variant, and per unreadable input item."""
+        lines = list(self.load_errors)
+        for o in self.outcomes:
+            lines += [f"{o.source.task_id}: {n}" for n in o.notes]
+        return lines
+
+
+# ------------------------------------------------------------------ sources
+
+def sources(spec: str, data: str | Path | None = None, *, env: str | None = None,
+            limit: int | None = None) -> tuple[list[Source], list[str]]:
+    """The source tasks of `--from SPEC` and the problems met while reading them."""
+    if spec == "overedit":
+        from benchmark import overedit
+
+        tasks, errors = overedit.load(data)
+        found = [Source(task_id=t.task_id, solution=t.canonical_solution, tests=t.test_code, kind=t.kind,
+                        env=env or t.env or overedit.ENV, prompt=t.prompt) for t in tasks]
+    elif spec == "canitedit":
+        from benchmark import canitedit
+
+        found = [Source(task_id=p.full_name, solution=p.after, tests=p.tests, kind="script", env=env or "canitedit")
+                 for p in canitedit.load(data)]
+        errors = []
+    elif Path(spec).is_dir():
+        found, errors = directory_sources(Path(spec), env=env or "base")
+    else:
+        raise DataError(f"--from {spec!r}: not a suite with solutions and tests (overedit, canitedit) "
+                        "nor a directory of (solution, tests) pairs")
+    return (found[:limit] if limit else found), errors
+
+
+def directory_sources(root: Path, *, env: str | None) -> tuple[list[Source], list[str]]:
+    found: list[Source] = []
+    errors: list[str] = []
+
+    def add(task_id: str, solution: Path, tests: Path, prompt: Path | None) -> None:
+        try:
+            sol, tst = solution.read_text(encoding="utf-8"), tests.read_text(encoding="utf-8")
+            text = prompt.read_text(encoding="utf-8").strip() if prompt and prompt.exists() else ""
+        except (OSError, UnicodeDecodeError) as exc:
+            errors.append(f"{task_id}: cannot read: {exc}")
+            return
+        found.append(Source(task_id=task_id, solution=sol, tests=tst, kind=detect_kind(tst), env=env, prompt=text))
+
+    for entry in sorted(root.iterdir()):
+        if entry.is_dir():
+            sol, tst = entry / "solution.py", entry / "tests.py"
+            if sol.exists() and tst.exists():
+                add(entry.name, sol, tst, entry / "prompt.txt")
+            elif any(entry.glob("*.py")):
+                errors.append(f"{entry.name}: a task directory needs solution.py and tests.py")
+        elif entry.suffix == ".py" and not entry.name.startswith("test_"):
+            tst = entry.with_name(f"test_{entry.name}")
+            if tst.exists():
+                add(entry.stem, entry, tst, None)
+            else:
+                errors.append(f"{entry.stem}: no tests ({tst.name}) beside {entry.name}")
+    if not found and not errors:
+        errors.append(f"{root}: no (solution, tests) pairs found")
+    return found, errors
+
+
+# ------------------------------------------------------------------ making
+
+def _verdict_text(run: TestRun) -> str:
+    if run.sandbox_error:
+        return f"sandbox error: {run.sandbox_error}"
+    if run.status == "timeout":
+        return "timed out"
+    if run.missing:
+        return f"needs {run.missing}, which the environment lacks"
+    first = run.detail.strip().splitlines()[-1:] or [run.status]
+    return f"{run.status}, {run.failures} failures, {run.errors} errors of {run.tests_run}: {first[0][:200]}"
+
+
+async def make_one(box: Any, src: Source, families: Sequence[Family], *, max_corruptions: int, seed: int,
+                   variants: int, attempts: int, timeout_s: float, memory_mb: int | None,
+                   functions: Literal["first", "all"] = "first") -> Outcome:
+    out = Outcome(src)
+    try:
+        ast.parse(src.solution)
+    except (SyntaxError, ValueError) as exc:
+        out.notes.append(f"skipped: the solution does not parse: {exc}")
+        return out
+    gold = await run_tests(box, src.solution, src.tests, kind=src.kind, env=src.env, timeout_s=timeout_s,
+                           memory_mb=memory_mb)
+    if not gold.passed:
+        why = f"time limit of {timeout_s:g} s" if gold.status == "timeout" else _verdict_text(gold)
+        out.notes.append(f"skipped: the solution does not pass its own tests ({why})")
+        return out
+    normal = ast.unparse(ast.parse(src.solution))
+    if normal != src.solution:  # the gold patch gives back this form (comments and layout are lost)
+        again = await run_tests(box, normal, src.tests, kind=src.kind, env=src.env, timeout_s=timeout_s,
+                                memory_mb=memory_mb)
+        if not again.passed:
+            out.notes.append("skipped: the tests fail the solution once it is normalised (ast.unparse), so they "
+                             f"depend on its layout, not only on its code ({_verdict_text(again)})")
+            return out
+    for v in range(variants):
+        tried: list[str] = []
+        inapplicable = False
+        for attempt in range(attempts):
+            try:
+                made = corrupt(src.solution, families, max_corruptions=max_corruptions, functions=functions,
+                               chooser=Chooser(seed, f"{src.task_id}#{v}.{attempt}"))
+            except CorruptionError as exc:
+                tried.append(str(exc))
+                inapplicable = True
+                break  # which families apply does not depend on the draw
+            try:
+                fixed = invert(made.source, made.corruptions)
+            except InverseError as exc:
+                tried.append(f"attempt {attempt}: the inverse failed: {exc}")
+                continue
+            if fixed != normal:
+                tried.append(f"attempt {attempt}: the inverse does not give the solution back")
+                continue
+            if any(k.corrupted_solution == made.source for k in out.kept):
+                tried.append(f"attempt {attempt}: the same program as an earlier variant")
+                continue
+            run = await run_tests(box, made.source, src.tests, kind=src.kind, env=src.env, timeout_s=timeout_s,
+                                  memory_mb=memory_mb)
+            if run.sandbox_error:
+                tried.append(f"attempt {attempt}: sandbox error: {run.sandbox_error}")
+                continue
+            if run.passed:
+                tried.append(f"attempt {attempt}: the tests still pass with "
+                             + ", ".join(f"{c.family} (line {c.line})" for c in made.corruptions))
+                continue
+            task_id = src.task_id if variants == 1 else f"{src.task_id}#v{v}"
+            out.kept.append(Task(task_id=task_id, corrupted_solution=made.source, canonical_solution=src.solution,
+                                 test_code=src.tests, prompt=src.prompt,
+                                 mutation_types=[c.family for c in made.corruptions], test_kind=src.kind,
+                                 env=src.env, source=src.task_id, seed=seed, corruptions=made.corruptions,
+                                 gold_patch=gold_patch(made.source, fixed)))
+            break
+        else:
+            out.notes.append(f"variant {v}: no corruption kept after {attempts} attempts: " + "; ".join(tried))
+            continue
+        if inapplicable:  # no other variant will differ
+            out.notes.append(f"skipped: {tried[-1]}")
+            break
+    return out
+
+
+async def make_suite(box: Any, srcs: Sequence[Source], families: Sequence[Family], *, max_corruptions: int = 2,
+                     seed: int = 0, variants: int = 1, attempts: int = 3, max_tasks: int | None = None,
+                     timeout_s: float = DEFAULT_TIMEOUT_S, memory_mb: int | None = None,
+                     functions: Literal["first", "all"] = "first", concurrency: int = 4,
+                     load_errors: Sequence[str] = ()) -> MadeSuite:
+    """Tasks in source order; with `max_tasks`, sources are taken in batches until that many are kept."""
+    outcomes: list[Outcome] = []
+    batch = max(1, concurrency)
+    for start in range(0, len(srcs), batch):
+        got = await asyncio.gather(*(make_one(box, s, families, max_corruptions=max_corruptions, seed=seed,
+                                              variants=variants, attempts=attempts, timeout_s=timeout_s,
+                                              memory_mb=memory_mb, functions=functions)
+                                     for s in srcs[start:start + batch]))
+        outcomes += got
+        if max_tasks is not None and sum(len(o.kept) for o in outcomes) >= max_tasks:
+            break
+    tasks = [t for o in outcomes for t in o.kept]
+    return MadeSuite(tasks[:max_tasks] if max_tasks is not None else tasks, outcomes, list(load_errors))
+
+
+def encode(tasks: Sequence[Task]) -> bytes:
+    return b"".join(msgspec.json.encode(t) + b"\n" for t in tasks)
+
+
+# ------------------------------------------------------------------ command line
+
+def register_make_suite(commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    """Add `make-suite` to the `bench` subcommands (benchmark/cli.py calls this once)."""
+    p = commands.add_parser("make-suite", help="build a minimal-fix suite by corrupting solutions that pass their tests")
+    p.add_argument("--from", dest="source", required=True, metavar="SUITE|DIR",
+                   help="overedit, canitedit, or a directory of (solution, tests) pairs")
+    p.add_argument("--families", default="in", help="in | ood | all | comma-separated family names (default in)")
+    p.add_argument("--max-corruptions", type=int, default=2, metavar="N", help="1..N corruptions per task (default 2)")
+    p.add_argument("--functions", choices=("first", "all"), default="first",
+                   help="corrupt the first function (the paper) or any function (class-based code, e.g. canitedit)")
+    p.add_argument("--seed", type=int, default=0, metavar="S")
+    p.add_argument("--out", required=True, type=Path, metavar="FILE", help="the suite (JSON lines)")
+    p.add_argument("--data", help="benchmark data directory (default: EDIT_FIDELITY_DATA)")
+    p.add_argument("--variants", type=int, default=1, metavar="K", help="corrupted versions per source task (default 1)")
+    p.add_argument("--attempts", type=int, default=3, help="corruptions tried per variant until the tests fail")
+    p.add_argument("--max-tasks", type=int, metavar="N", help="stop once N tasks are kept (the first N in order)")
+    p.add_argument("--limit", type=int, metavar="N", help="only the first N source tasks")
+    p.add_argument("--env", help="sandbox environment for the tests (default: the source's; base for a directory)")
+    p.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT_S, help="seconds per test run (default 60)")
+    p.add_argument("--memory", type=int, default=4096, help="MiB of address space per test run (default 4096)")
+    p.add_argument("--workers", type=int, help="sandbox slots (default: CPU count)")
+    p.set_defaults(handler=_make_suite_cli)
+
+
+def _make_suite_cli(args: argparse.Namespace) -> int:
+    from sandbox import Sandbox
+
+    def fail(msg: str) -> int:
+        print(f"edit-fidelity bench make-suite: {msg}", file=sys.stderr)
+        return 2
+
+    try:
+        families = select(args.families)
+    except ValueError as exc:
+        return fail(str(exc))
+    if args.max_corruptions < 1 or args.variants < 1 or args.attempts < 1:
+        return fail("--max-corruptions, --variants and --attempts must be >= 1")
+    try:
+        srcs, errors = sources(args.source, args.data, env=args.env, limit=args.limit)
+    except DataError as exc:
+        return fail(str(exc))
+    box = Sandbox(workers=args.workers)
+    try:
+        made = asyncio.run(make_suite(box, srcs, families, max_corruptions=args.max_corruptions, seed=args.seed,
+                                      variants=args.variants, attempts=args.attempts, max_tasks=args.max_tasks,
+                                      timeout_s=args.timeout, memory_mb=args.memory, functions=args.functions,
+                                      concurrency=box.workers * 2,
+                                      load_errors=errors))
+    finally:
+        box.close()
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_bytes(encode(made.tasks))
+    for line in made.problems():
+        print(f"make-suite: {line}", file=sys.stderr)
+    n_corr = sum(len(t.corruptions) for t in made.tasks)
+    used = sum(1 for o in made.outcomes if o.kept)
+    print(f"make-suite: {len(made.tasks)} tasks ({n_corr} corruptions) from {used} of the {len(made.outcomes)} source "
+          f"tasks tried ({len(srcs)} given) -> {args.out}", file=sys.stderr)
+    return 0 if made.tasks else 1
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """`python -m benchmark.make_suite make-suite ...` (the same as `edit-fidelity bench make-suite ...`)."""
+    parser = argparse.ArgumentParser(prog="edit-fidelity bench")
+    register_make_suite(parser.add_subparsers(dest="bench_command", required=True))
+    args = parser.parse_args(argv)
+    return args.handler(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

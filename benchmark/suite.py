@@ -1,0 +1,170 @@
+"""What the replay engine needs from a suite: its tasks, how to ask the server, how to judge, how to sum up.
+
+A suite module defines one `Suite` subclass and registers it in `benchmark.suites`. The engine does the
+rest for every suite alike: one `editFidelity.*` request per (task, condition, sample) through the real
+language server, the sandbox verdict from `Suite.judge`, one `SampleRecord` appended per sample, resume.
+
+Suite-specific numbers travel in `Verdict.metrics` / `SampleRecord.metrics` (a flat dict of JSON
+scalars and lists); `Suite.summarise` turns the records of one condition into its summary metrics.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
+
+import msgspec
+
+if TYPE_CHECKING:
+    from benchmark.records import RunConfig, SampleRecord
+    from benchmark.session import ServerSession
+
+
+class Task(Protocol):
+    """One task of a suite. `before` is the document the server opens ("" for generation tasks);
+    `after` is the reference solution: the benchmark-only `gold` field and the `gold` backend's answer."""
+
+    @property
+    def task_id(self) -> str: ...  # unique within the suite, stable across runs (the resume key)
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def before(self) -> str: ...
+
+    @property
+    def after(self) -> str | None: ...
+
+    def instruction(self, condition: str) -> str: ...
+
+
+class Verdict(msgspec.Struct, kw_only=True):
+    """The sandbox's judgement of one completion."""
+
+    passed: bool
+    exec_status: str  # ok | exit | timeout | memory | killed | error | compile_error | wrong_answer | ...
+    exit_code: int | None = None
+    stderr_tail: str = ""
+    sandbox_ms: float = 0.0  # the programs' own wall time, without queueing
+    sandbox_error: str | None = None  # the sandbox itself failed (not the program)
+    metrics: dict[str, Any] = {}  # suite-specific numbers, copied to SampleRecord.metrics
+
+    def fill(self, rec: SampleRecord) -> None:
+        """Copy the verdict into the record (subclasses add their own fields)."""
+        rec.exec_status, rec.exit_code, rec.stderr_tail = self.exec_status, self.exit_code, self.stderr_tail
+        if self.metrics:
+            rec.metrics = {**rec.metrics, **self.metrics}
+
+
+class Answer(msgspec.Struct, kw_only=True):
+    """What the server answered for one sample: its proposal and the completion to judge."""
+
+    proposal: dict[str, Any]
+    completion: str | None  # the document after applying the proposal's edits, or the raw answer
+
+
+class Suite:
+    """Base class: an edit suite over Python documents with a gold `after` (CanItEdit is the model)."""
+
+    name: ClassVar[str]
+    conditions: ClassVar[tuple[str, ...]]
+    default_conditions: ClassVar[tuple[str, ...] | None] = None  # None: all conditions
+    language: ClassVar[str] = "python"  # the documents' languageId (a task may override with `.language`)
+    # a prompt style of the server (server/backends/prompts.py) per condition; None: the backend's own
+    styles: ClassVar[dict[str, str]] = {}
+    # True when a completion's verdict depends on the condition (e.g. the condition is the language)
+    judge_by_condition: ClassVar[bool] = False
+    # completions are edits of `before` whose hunks the tests can be asked about (`bench run --necessity`)
+    necessity: ClassVar[bool] = True
+
+    def configure(self, options: dict[str, str]) -> None:
+        """Suite options from `bench run --suite-option KEY=VALUE` (stored in the run's config);
+        ValueError names an option the suite does not know or a value it cannot use."""
+        if options:
+            raise ValueError(f"suite {self.name} takes no options (got {', '.join(sorted(options))})")
+
+    def load(self, data: str | Path | None, limit: int | None) -> Sequence[Task]:
+        raise NotImplementedError
+
+    def gold_answer(self, task: Task, condition: str) -> str | None:
+        """The model answer that the `gold` backend replays (the full edited document by default)."""
+        return task.after
+
+    def identity_answer(self, task: Task, condition: str) -> str | None:
+        return task.before
+
+    def task_language(self, task: Task) -> str:
+        return getattr(task, "language", None) or self.language
+
+    def task_conditions(self, task: Task, conditions: Sequence[str]) -> list[str]:
+        """The run's conditions that apply to this task (all, unless a task belongs to one condition)."""
+        return list(conditions)
+
+    def replay_key(self, task: Task, condition: str) -> str:
+        """Text that occurs in the prompt the server sends for this task: how a replayed answer is found."""
+        return task.before
+
+    def answer_fence(self, task: Task, condition: str) -> str | None:
+        """The code-fence tag a replayed answer is served in; None: served as it is (not code)."""
+        return self.task_language(task)
+
+    async def ask(self, session: ServerSession, task: Task, condition: str, backend: str, *, name: str,
+                  style: str | None, n: int = 1) -> Answer | list[Answer]:
+        """One request through the server for `n` samples (an Answer each, or one Answer holding the error);
+        edit suites send `editFidelity.requestEdit` with the gold."""
+        from server.fidelity import apply_text_edits
+
+        proposals = await session.request_edits(task.before, task.instruction(condition), backend, name=name, n=n,
+                                                gold=task.after, style=style, language=self.task_language(task))
+        answers = []
+        for proposal in proposals:
+            completion = None
+            if proposal.get("status") == "ok":
+                completion = apply_text_edits(task.before, edits_of(proposal))
+            answers.append(Answer(proposal=proposal, completion=completion))
+        return answers
+
+    async def judge(self, box: Any, task: Task, condition: str, completion: str) -> Verdict:
+        raise NotImplementedError
+
+    async def passes(self, box: Any, task: Task, condition: str, text: str) -> bool | None:
+        """Whether `text` passes the task's tests (None: the sandbox could not tell); the necessity
+        analysis asks this of sub-edits. Suites with a costlier judge (coverage) override it."""
+        v = await self.judge(box, task, condition, text)
+        return None if v.sandbox_error is not None and not v.passed else v.passed
+
+    def summarise(self, config: RunConfig, records: list[SampleRecord]) -> dict[str, Any]:
+        """{"conditions": {cond: {metric: value}}, "details": {cond: {...}}} for summary.json."""
+        raise NotImplementedError
+
+    def render_text(self, summary: dict[str, Any]) -> str | None:
+        """A terminal table in the suite's papers' layout; None: the generic table."""
+        return None
+
+    def compare(self, summaries: dict[str, dict[str, Any]]) -> tuple[dict[str, Any], str] | None:
+        """`bench compare` of several runs of this suite (label -> summary): extra figures across the
+        runs (JSON, text), e.g. CodeEditorBench's Win Rate; None: the table alone."""
+        return None
+
+    def within_run(self, records: list[SampleRecord]) -> tuple[dict[str, Any], str] | None:
+        """`bench compare`: figures that compare the conditions of one run (JSON, text); None: none."""
+        return None
+
+    def html_sections(self, summary: dict[str, Any], records: list[SampleRecord]) -> str | None:
+        """The suite's part of the HTML report (tables, inline SVG plots); None: the generic table."""
+        return None
+
+    def load_recorded(self, path: str | Path) -> Any:
+        """A recorded run of this suite (`recorded:PATH`): an object with `get(task_id, condition)` ->
+        completions in sample order, `verdict(task_id, condition, sample)` -> bool | None, `samples`."""
+        from benchmark import recorded
+
+        return recorded.load(path)
+
+
+def edits_of(proposal: dict[str, Any]) -> list:
+    from server.fidelity import TextEdit
+
+    return msgspec.convert(proposal.get("edits") or [], list[TextEdit])

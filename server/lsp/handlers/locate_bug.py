@@ -1,0 +1,201 @@
+"""`editFidelity.locateBug` {uri, version, range?, backends?} -> {answers, warnings}: where is the syntax bug?
+
+Each chosen backend gets the Bug In The Code Stack prompt over the document (or the selected lines,
+numbered with their document line numbers) and answers `<line_number>, <bug_type>`. Every answer is
+returned as it came (`raw`) with its parse: `status` "ok" (line and bug type), "unparseable" (the
+answer is not in that format; `problem` says why; nothing is guessed) or "error" (the backend failed).
+An answered line inside the lines the model was shown gets a warning diagnostic on that line,
+published with the document's other diagnostics until the document changes.
+
+Progress and cancellation as for requestEdit: one report per backend; `$/cancelRequest` or the
+progress' cancel button cancels the backend calls, which closes their HTTP requests.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import TYPE_CHECKING
+
+import msgspec
+from lsprotocol import types
+
+from server.backends import BackendError
+from server.backends.local_backend import LocalBackend, LocalProgress
+from server.backends.locate import (
+    LocatedBug,
+    build_messages,
+    document_lines,
+    parse_answer,
+)
+from server.lsp import args as A
+from server.lsp.judge import utf16_len, whole_lines
+from server.lsp.progress import WorkProgress
+from server.lsp.records import Usage
+from server.lsp.state import BugMark, DocState
+
+if TYPE_CHECKING:
+    from server.lsp.server import EditFidelityServer
+
+COMMAND = "editFidelity.locateBug"
+SOURCE = "edit-fidelity"
+DIAGNOSTIC_CODE = "located-bug"
+RAW_LIMIT = 20_000  # characters of the answer returned as `raw`
+
+
+class BugAnswer(msgspec.Struct, rename="camel", kw_only=True):
+    backend: str
+    status: str  # ok | unparseable | error
+    line: int | None = None  # 1-based document line, as answered
+    bug_type: str | None = None  # lower-cased, as answered
+    known_type: bool = False  # one of the seven BICS bug types
+    raw: str | None = None  # the answer as received (None when the backend failed)
+    problem: str | None = None  # why an answer is unparseable
+    in_range: bool = False  # the line is one the model was shown: it has a diagnostic
+    error: str | None = None
+    error_kind: str | None = None
+    latency_ms: float = 0.0
+    usage: Usage | None = None
+    attempts: int = 0
+
+
+class LocateBugResult(msgspec.Struct, rename="camel", kw_only=True):
+    answers: list[BugAnswer]
+    uri: str
+    version: int
+    first_line: int  # the numbered lines the model was shown (1-based, inclusive)
+    last_line: int
+    warnings: list[str] = []
+
+
+def _choose_backends(ls: EditFidelityServer, names: list[str] | None) -> list:
+    if len(ls.pool) == 0:
+        raise A.RequestFailed(
+            message=f"{COMMAND}: no backends configured (settings: editFidelity.backends)"
+            + (f"; rejected entries: {'; '.join(ls.config_problems)}" if ls.config_problems else ""))
+    if names is None:
+        return [ls.pool.get(n) for n in ls.pool.names()]
+    unknown = [n for n in names if ls.pool.get(n) is None]
+    if unknown:
+        raise A.InvalidArgs(COMMAND, f"unknown backend{'s' if len(unknown) > 1 else ''} "
+                                     f"{', '.join(map(repr, unknown))}; configured: {', '.join(ls.pool.names())}")
+    return [ls.pool.get(n) for n in names]
+
+
+async def _ask(backend, messages, first: int, last: int, progress: WorkProgress) -> BugAnswer:
+    started = time.perf_counter()
+    try:
+        if isinstance(backend, LocalBackend):
+            def on_progress(e: LocalProgress, name: str = backend.name) -> None:
+                progress.report(f"{name}: {f'{e.tokens}/{e.max_tokens} tokens' if e.phase == 'generating' else e.message}")
+
+            completion = await backend.complete(messages, on_progress=on_progress)
+        else:
+            completion = await backend.complete(messages)
+    except BackendError as exc:
+        return BugAnswer(backend=backend.name, status="error", error=exc.message, error_kind=exc.kind,
+                         latency_ms=round((time.perf_counter() - started) * 1000.0, 2), attempts=exc.attempts)
+    parsed: LocatedBug = parse_answer(completion.text)
+    usage = None
+    if completion.prompt_tokens is not None or completion.completion_tokens is not None:
+        usage = Usage(completion.prompt_tokens, completion.completion_tokens)
+    answer = BugAnswer(backend=backend.name, status="ok" if parsed.parseable else "unparseable",
+                       raw=completion.text[:RAW_LIMIT], problem=parsed.problem, latency_ms=round(completion.latency_ms, 2),
+                       usage=usage, attempts=completion.attempts)
+    if parsed.parseable:
+        answer.line, answer.bug_type, answer.known_type = parsed.line, parsed.bug_type, parsed.known_type
+        answer.in_range = parsed.line is not None and first <= parsed.line <= last
+    return answer
+
+
+def bug_diagnostics(state: DocState, lines: list[str]) -> list[types.Diagnostic]:
+    """The document's current locateBug answers as diagnostics (`views.diagnostics_for` adds them)."""
+    out = []
+    for m in state.bug_marks:
+        if m.version != state.version or not 0 <= m.line < len(lines):
+            continue
+        end = utf16_len(lines[m.line].rstrip("\r\n"))
+        out.append(types.Diagnostic(
+            range=types.Range(start=types.Position(line=m.line, character=0),
+                              end=types.Position(line=m.line, character=end)),
+            message=f"syntax bug here: {m.bug_type} [{m.backend}]",
+            severity=types.DiagnosticSeverity.Warning,
+            source=SOURCE,
+            code=DIAGNOSTIC_CODE,
+            data={"kind": "bug", "backend": m.backend, "version": m.version},
+        ))
+    return out
+
+
+def register(ls) -> None:
+    @ls.command(COMMAND)
+    async def locate_bug(ls: EditFidelityServer, params: types.ExecuteCommandParams):
+        obj = A.single_object(COMMAND, params.arguments)
+        uri = A.get_str(COMMAND, obj, "uri")
+        version = A.get_int(COMMAND, obj, "version")
+        rng = A.get_range(COMMAND, obj, "range")
+        names = A.get_str_list(COMMAND, obj, "backends")
+        assert uri is not None and version is not None
+        opened = ls.open_document(uri)
+        if opened is None:
+            raise A.InvalidArgs(COMMAND, f"unknown document {uri!r}: the editor has not opened it (textDocument/didOpen)")
+        doc, state = opened
+        if doc.version != version:
+            raise A.ContentModified(message=f"{COMMAND}: document version {version} is not the current one "
+                                            f"({doc.version}); the buffer changed, request again")
+        text = state.text
+        n_lines = len(document_lines(text))
+        if n_lines == 0:
+            raise A.InvalidArgs(COMMAND, "the document is empty: there is no line to find a bug on")
+        selection = None
+        if rng is not None:
+            (sl, sc), (el, ec) = rng
+            if sl > n_lines - 1 or el > n_lines:
+                raise A.InvalidArgs(COMMAND, f"`range` lies outside the document ({n_lines} lines)")
+            selection = whole_lines(text, (sl, sc), (el, ec))
+            selection = (selection[0], min(selection[1], n_lines - 1))
+        backends = _choose_backends(ls, names)
+        first, last = (selection[0] + 1, selection[1] + 1) if selection else (1, n_lines)
+        messages = build_messages(text, selection)
+
+        progress = WorkProgress(ls, params.work_done_token, "Locating the syntax bug")
+        await progress.start(f"asking {len(backends)} backend{'s' if len(backends) != 1 else ''}")
+        tasks = [asyncio.create_task(_ask(b, messages, first, last, progress), name=f"locate:{b.name}")
+                 for b in backends]
+        answers: list[BugAnswer] = []
+        finished = False
+        try:
+            for fut in asyncio.as_completed(tasks):
+                a = await fut
+                answers.append(a)
+                said = f"line {a.line}, {a.bug_type}" if a.status == "ok" else a.status
+                progress.report(f"{a.backend}: {said} ({len(answers)}/{len(tasks)})", int(100 * len(answers) / len(tasks)))
+            finished = True
+        finally:
+            if not finished:
+                for t in tasks:
+                    t.cancel()
+                await asyncio.gather(*tasks, return_exceptions=True)
+                progress.end("cancelled")
+        order = {b.name: i for i, b in enumerate(backends)}
+        answers.sort(key=lambda a: order.get(a.backend, 0))
+        n_ok = sum(a.status == "ok" for a in answers)
+        progress.end(f"{n_ok} answer{'s' if n_ok != 1 else ''} in the expected format")
+
+        warnings = []
+        for a in answers:
+            if a.status == "ok" and not a.in_range:
+                warnings.append(f"{a.backend} answered line {a.line}, outside the lines it was shown ({first}-{last})")
+        current = ls.open_document(uri)
+        if current is None or current[0].version != version:
+            warnings.append("the document changed while the backends worked: no diagnostics were published")
+        else:
+            current[1].bug_marks = [BugMark(line=a.line - 1, bug_type=a.bug_type or "", backend=a.backend, version=version)
+                               for a in answers if a.status == "ok" and a.in_range and a.line is not None]
+            ls.publish(current[1].uri)
+        errors = [a for a in answers if a.status == "error"]
+        if errors and len(errors) == len(answers):
+            ls.show("edit-fidelity: " + "; ".join(a.error or "" for a in errors)[:800], types.MessageType.Error)
+        result = LocateBugResult(answers=answers, uri=doc.uri, version=version, first_line=first, last_line=last,
+                                 warnings=warnings)
+        return msgspec.to_builtins(result)

@@ -1,0 +1,425 @@
+"""Necessity analysis of a pending proposal: which of its hunks the workspace's tests need.
+
+`editFidelity.analyzeNecessity` {id} runs the workspace test command (`testCommand`) in the sandbox,
+never on the host: each run gets a copy of the workspace files the tests need (`necessity.include`,
+open buffers as the editor holds them) with the proposal's document replaced by one sub-edit, a
+subset of the proposal's hunks. The search is the core's ddmin (`server.fidelity.necessity`): at most
+`necessity.maxRuns` runs, `necessity.parallel` at a time, each subset once. The hunks the tests pass
+without become diagnostics ("the tests still pass without this hunk") and a code action "Keep only
+the needed hunks" applies the rest as one versioned edit.
+
+Cancelling ($/cancelRequest or the progress' cancel button) cancels the search and kills the runs in
+flight: each analysis has its own sandbox pool, so the uids of its slots run nothing else.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import fnmatch
+import logging
+import os
+import re
+import threading
+import time
+import weakref
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+from typing import TYPE_CHECKING, Any
+
+import msgspec
+from lsprotocol import types
+from pygls import uris
+
+from server.fidelity import Distance, FidelityReport, TextEdit
+from server.fidelity.necessity import (
+    NecessityResult,
+    Probe,
+    find_needed_hunks,
+    reference_free_excess,
+    sub_edit,
+)
+from server.lsp import args as A
+from server.lsp.progress import WorkProgress
+from server.lsp.settings import NecessitySettings
+from server.lsp.state import DocState, Proposal
+
+if TYPE_CHECKING:
+    from sandbox import ExecResult, Sandbox
+    from server.lsp.server import EditFidelityServer
+    from server.lsp.views import ActionEntry
+
+logger = logging.getLogger(__name__)
+
+COMMAND = "editFidelity.analyzeNecessity"
+CODE = "unnecessary-for-tests"
+# Folders never copied: version control, environments, caches, build output.
+SKIP_DIRS = frozenset({"__pycache__", "node_modules", "venv", "env", "site-packages", "build", "dist"})
+
+
+class RunRecord(msgspec.Struct, rename="camel", frozen=True):
+    hunks: list[int]  # the hunks kept in this run
+    passed: bool | None  # None: the sandbox could not run it
+    status: str  # the sandbox's status: ok | failed | timeout | memory | output_limit | error
+    wall_s: float
+
+
+class NecessityRecord(msgspec.Struct, rename="camel", frozen=True):
+    """The command's result."""
+
+    id: str
+    status: str  # minimal | budget | full_fails | unresolved | no_hunks (server.fidelity.necessity)
+    message: str
+    hunks: int
+    needed: list[int]
+    unnecessary: list[int]
+    runs: int
+    max_runs: int
+    cache_hits: int
+    one_minimal: bool
+    distance: dict[str, Distance] | None  # d(proposal, original) per variant
+    d_min: dict[str, Distance] | None  # d(minimal passing sub-edit, original)
+    excess_ref_free: dict[str, float] | None  # distance - d_min (normalised)
+    probes: list[RunRecord]
+    test_command: list[str]
+    isolation: str
+    environment: str | None
+    files: int  # workspace files copied into each run
+    elapsed_ms: float
+
+
+@dataclass
+class Analysis:
+    """A finished analysis, valid while its proposal still has the report it was made for."""
+
+    proposal_id: str
+    report: FidelityReport
+    version: int
+    result: NecessityResult
+    record: NecessityRecord
+
+
+@dataclass
+class _ServerState:
+    done: dict[str, Analysis]
+    running: set[str]
+
+
+_states: weakref.WeakKeyDictionary[Any, _ServerState] = weakref.WeakKeyDictionary()
+
+
+def _state(ls: EditFidelityServer) -> _ServerState:
+    st = _states.get(ls)
+    if st is None:
+        st = _states[ls] = _ServerState(done={}, running=set())
+    return st
+
+
+def current_analysis(ls: EditFidelityServer, p: Proposal) -> Analysis | None:
+    a = _state(ls).done.get(p.id)
+    if a is None or a.report is not p.report or a.version != p.version:
+        return None  # the proposal moved on (a partial apply re-measured it): the hunks differ
+    return a
+
+
+# -- the test command and the workspace ----------------------------------------------------------
+def sandbox_argv(command: tuple[str, ...] | list[str]) -> list[str]:
+    """The configured command as the sandbox runs it: `python` is the environment's interpreter
+    (python3 too), and `pytest` runs as `python -m pytest`."""
+    argv = list(command)
+    head = PurePosixPath(argv[0]).name
+    if head in ("pytest", "py.test"):
+        return ["python", "-m", "pytest", *argv[1:]]
+    if re.fullmatch(r"python(\d+(\.\d+)*)?", head):
+        return ["python", *argv[1:]]
+    return argv
+
+
+def workspace_root(ls: EditFidelityServer, uri: str) -> tuple[Path, str]:
+    """The workspace folder holding the document, and the document's path relative to it."""
+    path = uris.to_fs_path(uri) if uri.startswith("file:") else None
+    if path is None:
+        raise A.RequestFailed(message=f"{COMMAND}: {uri} is not a file on disk: the tests need the workspace")
+    doc = Path(path)
+    roots = [uris.to_fs_path(f) for f in ls.workspace.folders] + [ls.workspace.root_path]
+    found = [Path(r) for r in roots if r and doc.is_relative_to(r)]
+    if not found:
+        raise A.RequestFailed(message=f"{COMMAND}: {doc} lies outside the workspace folders; the test command "
+                                      "runs on a copy of the workspace folder that holds the document")
+    root = max(found, key=lambda r: len(r.parts))
+    return root, doc.relative_to(root).as_posix()
+
+
+def collect_files(root: Path, include: tuple[str, ...], max_files: int, max_bytes: int,
+                  overrides: dict[str, str]) -> dict[str, bytes]:
+    """The workspace files matching `include` (dot files and folders, caches and environments left
+    out; links leaving the workspace too), with `overrides` (relative path -> text) on top."""
+    files: dict[str, bytes] = {}
+    total = 0
+    real_root = root.resolve()
+    for folder, dirs, names in os.walk(root):
+        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in SKIP_DIRS)
+        for name in sorted(names):
+            if name.startswith("."):
+                continue
+            path = Path(folder, name)
+            rel = path.relative_to(root).as_posix()
+            if rel in overrides or not any(fnmatch.fnmatch(rel, pat) for pat in include):
+                continue
+            if path.is_symlink() and not path.resolve().is_relative_to(real_root):
+                continue
+            try:
+                data = path.read_bytes()
+            except OSError as exc:
+                logger.info("necessity: skipped %s: %s", rel, exc)
+                continue
+            total += len(data)
+            if len(files) + 1 > max_files or total > max_bytes:
+                raise A.RequestFailed(message=f"{COMMAND}: the workspace files matching necessity.include are more "
+                                              f"than {max_files} files or {max_bytes:,} bytes; narrow "
+                                              "editFidelity.necessity.include")
+            files[rel] = data
+    for rel, text in overrides.items():
+        files[rel] = text.encode()
+    return files
+
+
+_detected: list[str] = []  # the level found to work here (the machine does not change)
+
+
+def make_sandbox(setting: str | None, workers: int) -> Sandbox:
+    """A pool of its own for one analysis, at the level the `sandbox` setting names; `auto` (or
+    none set) picks the strongest that works and refuses to run without isolation. `local` (the VS
+    Code setting's "local process with resource limits only") is the `none` level: limits, timeout and
+    an unprivileged uid, no namespaces; only when chosen explicitly."""
+    from sandbox import LEVELS, Sandbox  # not on the server's start-up path
+
+    level = "none" if setting == "local" else setting
+    if level in LEVELS:
+        return Sandbox(level, workers=workers, require_isolation=level != "none")  # type: ignore[arg-type]
+    if setting not in (None, "auto"):
+        raise ValueError(f"unknown sandbox setting {setting!r}: auto, local or one of {', '.join(LEVELS)}")
+    if not _detected:
+        probe = Sandbox(workers=1, require_isolation=True)  # probes the levels once
+        _detected.append(probe.level)
+        probe.close()
+    return Sandbox(_detected[0], workers=workers, require_isolation=True)  # type: ignore[arg-type]
+
+
+def stop_runs(box: Sandbox) -> None:
+    """Kill whatever the pool's slots still run (each slot's uid belongs to this pool alone)."""
+    from sandbox.process import sweep_uid
+
+    if box.level != "docker":
+        for uid in box.uids:
+            sweep_uid(uid)
+
+
+# -- the analysis --------------------------------------------------------------------------------
+def _describe(res: NecessityResult, full: ExecResult | None, command: str) -> str:
+    n = res.hunks
+    if res.status == "no_hunks":
+        return "the proposal changes nothing"
+    if res.status == "unresolved":
+        why = (full.error or full.stderr[-300:]).strip() if full else "no result"
+        return f"the sandbox could not run `{command}`: {why}"
+    if res.status == "full_fails":
+        tail = (full.stderr or full.stdout)[-400:].strip() if full else ""
+        status = f"{full.status}, exit code {full.exit_code}" if full else "failed"
+        return f"`{command}` fails with the whole proposal ({status}): nothing to conclude" + (f"\n{tail}" if tail else "")
+    if not res.needed:
+        return f"the tests pass on the original: none of the {n} hunks is needed ({res.runs} runs)"
+    gone = ", ".join(str(i + 1) for i in res.unnecessary) or "none"
+    kept = f"{len(res.needed)} of {n} hunks needed; the tests pass without hunk(s) {gone}"
+    if res.status == "budget":
+        return f"{kept}; run budget ({res.max_runs}) spent before the rest was shown to be needed"
+    return f"{kept} ({res.runs} runs)"
+
+
+async def analyze(ls: EditFidelityServer, pid: str, token: Any) -> dict:
+    p = ls.store.proposals.get(pid)
+    if p is None:
+        raise A.InvalidArgs(COMMAND, f"no proposal with id {pid!r} (it may have expired or the server restarted)")
+    if p.status != "ok" or p.report is None:
+        raise A.RequestFailed(message=f"{COMMAND}: proposal {pid} has no edits: {p.error}")
+    if p.closed:
+        raise A.RequestFailed(message=f"{COMMAND}: proposal {pid} was already applied or rejected")
+    opened = ls.open_document(p.uri)
+    if opened is None:
+        raise A.RequestFailed(message=f"{COMMAND}: the document {p.uri} is not open")
+    doc, docstate = opened
+    if doc.version != p.version or docstate.text != p.original:
+        raise A.ContentModified(message=f"{COMMAND}: the document changed since the proposal was computed "
+                                        f"(version {p.version}, now {doc.version})")
+    settings = ls.settings
+    if not settings.test_command:
+        raise A.RequestFailed(message=f"{COMMAND}: no test command: set editFidelity.testCommand "
+                                      "(for example \"python -m pytest -x tests/test_x.py\")")
+    state = _state(ls)
+    if pid in state.running:
+        raise A.RequestFailed(message=f"{COMMAND}: an analysis of proposal {pid} is already running")
+    root, rel = workspace_root(ls, doc.uri)
+    state.running.add(pid)
+    try:
+        return await _analyze(ls, p, root, rel, token, settings.necessity, settings.sandbox,
+                              list(settings.test_command))
+    finally:
+        state.running.discard(pid)
+
+
+async def _analyze(ls: EditFidelityServer, p: Proposal, root: Path, rel: str, token: Any,
+                   cfg: NecessitySettings, sandbox_setting: str | None, command: list[str]) -> dict:
+    started = time.perf_counter()
+    report = p.report
+    assert report is not None and p.edited is not None
+    version, original, edits = p.version, p.original, list(report.edits)
+    overrides = _open_buffers(ls, root, cfg.include)
+    overrides[rel] = original
+    base = await ls.compute(collect_files, root, cfg.include, cfg.max_files, cfg.max_bytes, overrides)
+    argv = sandbox_argv(command)
+    shown = " ".join(command)
+    making = asyncio.ensure_future(ls.compute(make_sandbox, sandbox_setting, min(cfg.parallel, cfg.max_runs)))
+    try:
+        box = await asyncio.shield(making)
+    except asyncio.CancelledError:  # the pool is made in a thread all the same: release it when it is
+        making.add_done_callback(lambda f: None if f.cancelled() or f.exception() else f.result().close())
+        raise
+    except (ValueError, RuntimeError) as exc:  # IsolationUnavailable is a RuntimeError
+        raise A.RequestFailed(message=f"{COMMAND}: no sandbox to run the tests in: {exc}") from exc
+    results: dict[frozenset[int], ExecResult] = {}
+
+    async def check(keep: frozenset[int]) -> bool | None:
+        files: dict[str, str | bytes] = dict(base)
+        files[rel] = sub_edit(original, edits, keep)
+        res = await box.arun(files, rel, language="python", command=argv, suite=cfg.environment,
+                             timeout_s=cfg.timeout_s)
+        results[keep] = res
+        return None if res.status == "error" else res.status == "ok"
+
+    progress = WorkProgress(ls, token, "Which hunks do the tests need?")
+
+    def on_probe(probe: Probe, runs: int, max_runs: int) -> None:
+        verdict = {True: "pass", False: "fail", None: "could not run"}[probe.passed]
+        progress.report(f"run {runs}/{max_runs}: {len(probe.hunks)} of {len(edits)} hunks: {verdict}",
+                        int(100 * runs / max_runs))
+
+    try:
+        await progress.start(f"{len(edits)} hunks, at most {cfg.max_runs} runs of `{shown}`")
+        result = await find_needed_hunks(len(edits), check, max_runs=cfg.max_runs, parallel=cfg.parallel,
+                                         on_probe=on_probe)
+    except asyncio.CancelledError:
+        progress.end("cancelled")
+        await asyncio.shield(asyncio.to_thread(_stop_and_close, box))
+        raise
+    except BaseException:
+        progress.end("failed")
+        await asyncio.to_thread(_stop_and_close, box)
+        raise
+    await asyncio.to_thread(box.close)
+    estimate = None
+    if result.status in ("minimal", "budget"):
+        minimal = sub_edit(original, edits, result.needed)
+        estimate = await ls.compute(reference_free_excess, original, p.edited, minimal)
+    full = results.get(frozenset(range(len(edits))))
+    record = NecessityRecord(
+        id=p.id, status=result.status, message=_describe(result, full, shown), hunks=result.hunks,
+        needed=result.needed, unnecessary=result.unnecessary, runs=result.runs, max_runs=result.max_runs,
+        cache_hits=result.cache_hits, one_minimal=result.one_minimal,
+        distance=estimate.distance if estimate else None, d_min=estimate.d_min if estimate else None,
+        excess_ref_free=estimate.excess if estimate else None,
+        probes=[_run_record(pr, results.get(frozenset(pr.hunks))) for pr in result.probes],
+        test_command=command, isolation=box.level, environment=cfg.environment, files=len(base),
+        elapsed_ms=round((time.perf_counter() - started) * 1000.0, 1),
+    )
+    progress.end(record.message.splitlines()[0])
+    st = _state(ls)
+    st.done[p.id] = Analysis(proposal_id=p.id, report=report, version=version, result=result, record=record)
+    for stale in [k for k in st.done if k not in ls.store.proposals]:
+        del st.done[stale]  # the store forgot the proposal: forget its analysis too
+    ls.publish(p.uri)
+    return msgspec.to_builtins(record)
+
+
+def _stop_and_close(box: Sandbox) -> None:
+    """Kill the runs in flight until the pool's threads are done (a thread may be about to start
+    its program as the first sweep passes), then release the pool."""
+    closer = threading.Thread(target=box.close, name="necessity-close")
+    closer.start()
+    while closer.is_alive():
+        stop_runs(box)
+        closer.join(0.05)
+
+
+def _run_record(probe: Probe, res: ExecResult | None) -> RunRecord:
+    return RunRecord(hunks=probe.hunks, passed=probe.passed, status=res.status if res else "unknown",
+                     wall_s=res.wall_s if res else 0.0)
+
+
+def _open_buffers(ls: EditFidelityServer, root: Path, include: tuple[str, ...]) -> dict[str, str]:
+    """Open documents inside the workspace, as the editor holds them (unsaved changes included)."""
+    found: dict[str, str] = {}
+    for uri, doc in list(ls.workspace.text_documents.items()):
+        path = uris.to_fs_path(uri) if uri.startswith("file:") else None
+        if path and Path(path).is_relative_to(root):
+            rel = Path(path).relative_to(root).as_posix()
+            if not any(part.startswith(".") for part in PurePosixPath(rel).parts) and \
+                    any(fnmatch.fnmatch(rel, pat) for pat in include):
+                found[rel] = doc.source
+    return found
+
+
+# -- what the editor shows -----------------------------------------------------------------------
+def necessity_diagnostics(ls: EditFidelityServer, state: DocState, lines: list[str]) -> list[types.Diagnostic]:
+    """One information diagnostic per hunk the tests pass without, for each analysed pending proposal."""
+    from server.lsp.views import SOURCE, hunk_range
+
+    out: list[types.Diagnostic] = []
+    for p in ls.store.pending_for(state.uri, state.version):
+        a = current_analysis(ls, p)
+        if a is None:
+            continue
+        command = " ".join(a.record.test_command)
+        for i in a.result.unnecessary:
+            view = p.views[i]
+            out.append(types.Diagnostic(
+                range=hunk_range(lines, view),
+                message=f"the tests still pass without this hunk (`{command}`, {a.result.runs} runs) [{p.backend}]",
+                severity=types.DiagnosticSeverity.Information,
+                source=SOURCE,
+                code=CODE,
+                data={"kind": "necessity", "id": p.id, "hunk": i},
+            ))
+    return out
+
+
+def necessity_actions(ls: EditFidelityServer, state: DocState, uri: str) -> list[ActionEntry]:
+    """"Keep only the needed hunks" on every hunk of an analysed proposal: the needed hunks as one
+    versioned edit (the proposal then no longer matches the buffer, so the rest is dropped), or a
+    rejection when the tests need none."""
+    from server.lsp.views import CMD_REJECT, ActionEntry, _workspace_edit
+
+    entries: list[ActionEntry] = []
+    for p in ls.store.pending_for(state.uri, state.version):
+        a = current_analysis(ls, p)
+        if a is None or not a.result.unnecessary:
+            continue
+        n, needed = a.result.hunks, a.result.needed
+        title = f"[{p.backend}] Keep only the needed hunks ({len(needed)} of {n}: the tests pass without the other {n - len(needed)})"
+        if needed:
+            edits = [msgspec.to_builtins(e) for e in _needed_edits(p, needed)]
+            action = types.CodeAction(title=title, kind=types.CodeActionKind.QuickFix,
+                                      edit=_workspace_edit(uri, p.version, edits), is_preferred=True)
+        else:
+            action = types.CodeAction(
+                title=f"[{p.backend}] Keep only the needed hunks (none: the tests pass on the original)",
+                kind=types.CodeActionKind.QuickFix,
+                command=types.Command(title="Reject", command=CMD_REJECT, arguments=[{"id": p.id}]))
+        for v in p.views:
+            lo = v.start_line - 1
+            entries.append(ActionEntry(lo, max(v.end_line - 1, lo), action, ("proposal", p.id, v.index)))
+    return entries
+
+
+def _needed_edits(p: Proposal, needed: list[int]) -> list[TextEdit]:
+    assert p.report is not None
+    return [p.report.edits[i] for i in needed]
+

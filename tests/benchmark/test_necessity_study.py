@@ -1,0 +1,157 @@
+"""The necessity validity study: constructed over-edits of a task in the over-editing format, run in the
+real sandbox; and the command on the shared data (a few CanItEdit problems and one BigCodeBench task)."""
+
+from __future__ import annotations
+
+import ast
+import asyncio
+import json
+import statistics
+from pathlib import Path
+
+import pytest
+
+from benchmark import necessity_study as ns
+from benchmark.corruptions.testrun import run_tests
+from sandbox import Sandbox, envs
+from server.fidelity import distances
+from server.fidelity.necessity import hunk_edits, sub_edit
+
+CANONICAL = '''import math
+
+
+def task_func(values, limit=10):
+    """Sum of the values above the limit, their count and mean, and how many values there were."""
+    total = 0
+    count = 0
+    # only the large ones count
+    for v in values:
+        if v > limit:
+            total += v
+            count += 1
+    mean = total / count if count else 0.0
+    scaled = [math.floor(v) for v in values]
+    checked = len(scaled)
+    return (total, count, round(mean, 2), checked)
+'''
+CORRUPTED = ast.unparse(ast.parse(CANONICAL.replace("if v > limit", "if v >= limit")))
+TESTS = '''import unittest
+
+
+class TestCases(unittest.TestCase):
+    def test_above(self):
+        self.assertEqual(task_func([1, 10, 20]), (20, 1, 20.0, 3))
+
+    def test_empty(self):
+        self.assertEqual(task_func([]), (0, 0, 0.0, 0))
+'''
+
+
+@pytest.fixture(scope="module")
+def box():
+    sandbox = Sandbox(workers=2)
+    yield sandbox
+    sandbox.close()
+
+
+def passes_with(box: Sandbox, tests: str):
+    async def passes(text: str) -> bool | None:
+        run = await run_tests(box, text, tests, kind="unittest", env=None, timeout_s=30)
+        return None if run.sandbox_error else run.passed
+
+    return passes
+
+
+def test_extras_keep_behaviour_and_add_hunks():
+    gold = ns.gold_text(CANONICAL)
+    assert len(hunk_edits(CORRUPTED, gold)) == 1  # the corruption's inverse only: same form as C
+    for kind in ns.EXTRAS:
+        text = ns.with_extras(gold, [kind])
+        assert text is not None and text != gold, kind
+        assert len(hunk_edits(gold, text)) >= 1
+    everything = ns.with_extras(gold, list(ns.EXTRAS))
+    assert "import typing" in everything and "values is NotImplemented" in everything
+    assert "total_value" in everything and "return result_value" in everything
+    namespace: dict = {}
+    exec(compile(everything, "<candidate>", "exec"), namespace)  # noqa: S102 - our own constructed code
+    assert namespace["task_func"]([1, 10, 20]) == (20, 1, 20.0, 3)
+    # an extra that does not apply says so
+    assert ns.with_extras("x = 1\n", ["defensive_guard"]) is None
+
+
+def test_separate_extras_give_the_gold_excess_exactly(box):
+    """The fix and three extras in hunks of their own: ddmin keeps exactly the fix, so the
+    reference-free excess is the gold-based one."""
+    gold = ns.gold_text(CANONICAL)
+    candidate = ns.with_extras(gold, ["unused_import", "defensive_guard", "return_temp"])
+    assert len(hunk_edits(CORRUPTED, candidate)) == 4
+    item = ns.StudyItem(source="overedit", task_id="constructed", condition="three extras")
+    item = asyncio.run(ns.analyse(item, CORRUPTED, candidate, gold, passes_with(box, TESTS), max_runs=32, parallel=2))
+    assert item.status == "minimal" and item.needed == [2] and item.unnecessary == [0, 1, 3], item.error
+    assert item.d_min == pytest.approx(distances(CORRUPTED, gold)["no_comments"].normalized)
+    assert item.excess_ref_free == pytest.approx(item.excess_gold) and item.excess_gold > 0
+    assert 0 < item.runs <= 32
+
+
+def test_study_on_a_task_file(box, tmp_path):
+    """`overedit_items` reads the over-editing format. With every extra at once, the renamed local is
+    used on the line after the fix, so the fix's hunk holds a use of the new name: the tests need that
+    hunk whole, and with it every other hunk that carries the rename. Only the unused import goes; the
+    reference-free excess falls below the gold-based one (the estimate's known blind spot)."""
+    (tmp_path / "overedit").mkdir()
+    row = {"task_id": "Constructed/0", "canonical_solution": CANONICAL, "corrupted_solution": CORRUPTED,
+           "test_code": TESTS, "mutation_type": "comparison_flip"}
+    (tmp_path / ns.OVEREDIT_FILE).write_text(json.dumps(row) + "\n")
+    [item] = asyncio.run(ns.overedit_items(box, tmp_path, tasks=1, per_task=1, env=None, timeout_s=30, max_runs=32,
+                                           parallel=2, seed=0, concurrency=1))
+    assert item.condition == "+".join(ns.EXTRAS) and item.status == "minimal", item.error
+    edits = hunk_edits(CORRUPTED, ns.with_extras(ns.gold_text(CANONICAL), list(ns.EXTRAS)))
+    assert item.hunks == len(edits) == 5 and item.needed == [1, 2, 3, 4] and item.unnecessary == [0]
+    assert "import typing" in edits[0].new_text
+    assert "if v > limit:\n            total_value += v" in sub_edit(CORRUPTED, edits, [2])
+    assert all("total_value" in sub_edit(CORRUPTED, edits, [i]) for i in item.needed)
+    assert item.excess_ref_free < item.excess_gold
+    assert item.excess_ref_free == pytest.approx(item.distance - item.d_min)
+
+
+def test_correlation_figures():
+    xs, ys = [0.0, 0.1, 0.1, 0.3, 0.5], [0.0, 0.2, 0.1, 0.4, 0.4]
+    assert ns.pearson(xs, ys) == pytest.approx(statistics.correlation(xs, ys))
+    # Spearman: Pearson over mean ranks (ties share them)
+    assert ns._ranks(xs) == [1.0, 2.5, 2.5, 4.0, 5.0]
+    assert ns.spearman(xs, ys) == pytest.approx(statistics.correlation([1, 2.5, 2.5, 4, 5], [1, 3, 2, 4.5, 4.5]))
+    assert ns.pearson([1.0, 1.0, 1.0], [0.0, 1.0, 2.0]) is None and ns.pearson([1.0, 2.0], [1.0, 2.0]) is None
+    items = [ns.StudyItem(source="s", task_id=str(i), condition="c", status="minimal", runs=3,
+                          excess_gold=g, excess_ref_free=r) for i, (g, r) in enumerate(zip(xs, ys, strict=True))]
+    items.append(ns.StudyItem(source="s", task_id="x", condition="c", status="full_fails", runs=1, error="fails"))
+    row = ns.summarise(items)["s"]
+    assert (row["candidates"], row["analysed"], row["budget_hit"], row["max_runs"]) == (6, 5, 0, 3)
+    assert row["mae"] == pytest.approx(statistics.fmean(abs(a - b) for a, b in zip(xs, ys, strict=True)))
+    assert row["statuses"] == {"minimal": 5, "full_fails": 1}
+    assert (row["ref_free_below_gold"], row["ref_free_above_gold"], row["exact"]) == (1, 2, 0.4)
+
+
+@pytest.mark.skipif(not envs.is_prepared("canitedit"), reason="sandbox suite env missing: run scripts/setup-sandbox")
+def test_command_on_the_shared_data(shared_data: Path, tmp_path, capsys):
+    argv = ["--data", str(shared_data), "--canitedit-tasks", "3", "--overedit-tasks", "0", "--out", str(tmp_path)]
+    with_overedit = "overedit" in envs.SUITES and envs.is_prepared("overedit")
+    if with_overedit:
+        argv += ["--overedit-ids", "BigCodeBench/1", "--per-task", "1"]
+    assert ns.main(argv) == 0
+    printed = capsys.readouterr().out
+    assert "pearson" in printed and "canitedit" in printed
+    items = [json.loads(line) for line in (tmp_path / "items.jsonl").read_text().splitlines()]
+    cie = [i for i in items if i["source"] == "canitedit"]
+    assert len(cie) >= 6 and all(i["status"] == "minimal" for i in cie)
+    assert all(i["excess_code"] is not None for i in cie)
+    for i in cie:
+        assert i["excess_ref_free"] == pytest.approx(i["distance"] - i["d_min"])
+        assert i["excess_gold"] == pytest.approx(i["distance"] - i["gold_distance"])
+        assert i["runs"] <= 32
+    summary = json.loads((tmp_path / "summary.json").read_text())["sources"]
+    assert summary["canitedit"]["analysed"] == len(cie) and summary["canitedit"]["excess_code_n"] == len(cie)
+    report = (tmp_path / "report.html").read_text()
+    assert report.count("<svg") == 2 + (1 if with_overedit else 0)
+    if with_overedit:
+        [bcb] = [i for i in items if i["source"] == "overedit"]
+        assert bcb["status"] == "minimal" and bcb["needed"], bcb

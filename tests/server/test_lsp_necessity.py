@@ -1,0 +1,221 @@
+"""editFidelity.analyzeNecessity end to end: the real server (pytest-lsp client as the editor), the
+scripted backend, a workspace on disk whose unittest suite runs in the real sandbox."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import uuid
+from pathlib import Path
+
+import pytest
+from lsp_helpers import attach_editor, backend_entry, code_actions, execute, wait_for
+from lsprotocol import types
+from pytest_lsp import LanguageClient, client_capabilities
+
+from server.backends.scripted import Step, fenced
+from server.fidelity import apply_text_edits, measure
+
+MODULE = '''def clamp(x, lo, hi):
+    return max(lo, min(x, hi))
+
+
+def mean_above(values, limit):
+    chosen = [v for v in values if v < limit]
+    return sum(chosen) / len(chosen) if chosen else 0.0
+
+
+def double(x):
+    return x * 2
+'''
+# three hunks: a guard nobody asked for, the fix, a reformat
+EDITED = MODULE.replace(
+    "    return max(lo, min(x, hi))",
+    '    if lo > hi:\n        raise ValueError("lo must not exceed hi")\n    return max(lo, min(x, hi))',
+).replace("if v < limit", "if v > limit").replace("x * 2", "x*2")
+FIXED_ONLY = MODULE.replace("if v < limit", "if v > limit")
+
+TESTS = '''import unittest
+
+from pkg.stats import clamp, double, mean_above
+
+
+class StatsTests(unittest.TestCase):
+    def test_mean_above(self):
+        self.assertEqual(mean_above([1, 5, 20], 4), 12.5)
+
+    def test_clamp_and_double(self):
+        self.assertEqual(clamp(5, 0, 3), 3)
+        self.assertEqual(double(4), 8)
+
+    def test_writes_into_its_copy(self):
+        with open("ran-here.txt", "w") as fh:
+            fh.write("the tests ran in this directory")
+'''
+SLOW_TESTS = '''import time
+import unittest
+
+
+class Slow(unittest.TestCase):
+    def test_sleeps(self):
+        time.sleep(40)
+'''
+COMMAND = "python -m unittest discover -s tests -t ."
+
+
+def workspace(tmp_path: Path, tests: dict[str, str]) -> Path:
+    ws = tmp_path / "ws"
+    (ws / "pkg").mkdir(parents=True)
+    (ws / "tests").mkdir()
+    (ws / "pkg" / "__init__.py").write_text("")
+    (ws / "pkg" / "stats.py").write_text(MODULE)
+    (ws / "tests" / "__init__.py").write_text("")
+    for name, text in tests.items():
+        (ws / "tests" / name).write_text(text)
+    (ws / ".git").mkdir()
+    (ws / ".git" / "HEAD.py").write_text("raise SystemExit('dot folders are never copied')\n")
+    return ws
+
+
+async def start(lsp: LanguageClient, ws: Path, settings: dict):
+    editor = attach_editor(lsp)
+    await lsp.initialize_session(types.InitializeParams(
+        capabilities=client_capabilities("visual-studio-code"),
+        initialization_options={"editFidelity": settings},
+        root_uri=ws.as_uri(),
+        workspace_folders=[types.WorkspaceFolder(uri=ws.as_uri(), name="ws")],
+    ))
+    return editor
+
+
+def settings(backend, **necessity) -> dict:
+    backend.scripts["three-hunks"] = [Step(content=lambda req: fenced(EDITED))]
+    return {"backends": [backend_entry(backend, "three-hunks")], "testCommand": COMMAND,
+            "necessity": {"maxRuns": 16, "parallel": 2, "timeoutS": 30, **necessity}}
+
+
+async def propose(lsp: LanguageClient, editor, uri: str) -> dict:
+    editor.open(uri, MODULE)
+    result = await execute(lsp, "editFidelity.requestEdit", {"uri": uri, "version": 1, "instruction": "fix the filter"})
+    [p] = result["proposals"]
+    assert p["status"] == "ok" and len(p["edits"]) == 3
+    return p
+
+
+async def test_needed_hunks_diagnostics_and_keep_action(lsp, backend, tmp_path):
+    ws = workspace(tmp_path, {"test_stats.py": TESTS})
+    editor = await start(lsp, ws, settings(backend))
+    uri = (ws / "pkg" / "stats.py").as_uri()
+    p = await propose(lsp, editor, uri)
+
+    res = await execute(lsp, "editFidelity.analyzeNecessity", {"id": p["id"]})
+    assert res["status"] == "minimal" and res["oneMinimal"], res["message"]
+    assert res["needed"] == [1] and res["unnecessary"] == [0, 2]
+    assert res["runs"] == len(res["probes"]) <= res["maxRuns"] == 16
+    assert {tuple(r["hunks"]): r["passed"] for r in res["probes"]}[(0, 1, 2)] is True
+    assert {tuple(r["hunks"]): r["passed"] for r in res["probes"]}[()] is False
+    assert res["isolation"] in ("bwrap", "unshare", "docker")
+    assert res["files"] == 4  # pkg/__init__, pkg/stats, tests/__init__, tests/test_stats; not .git
+    assert res["testCommand"] == COMMAND.split()
+    # D_min is the fix alone: one token; the reference-free excess is what the rest adds
+    full, fix_only = measure(MODULE, EDITED), measure(MODULE, FIXED_ONLY)
+    assert res["dMin"]["raw"] == {"tokens": 1, "normalized": fix_only.distance["raw"].normalized}
+    for v in ("raw", "no_comments"):
+        assert res["excessRefFree"][v] == pytest.approx(full.distance[v].normalized - fix_only.distance[v].normalized)
+    # the runs used copies: nothing was written into the workspace
+    assert not (ws / "ran-here.txt").exists() and not (ws / "tests" / "ran-here.txt").exists()
+    # progress while the tests ran
+    reports = next(r for r in lsp.progress_reports.values() if r and "tests need" in (r[0].title or ""))
+    assert reports[0].cancellable and reports[-1].kind == "end"
+    assert sum(1 for r in reports if r.kind == "report") == res["runs"]
+
+    # diagnostics on the two hunks the tests do not need
+    def necessity_diags():
+        return [d for d in lsp.diagnostics.get(uri, []) if d.code == "unnecessary-for-tests"]
+
+    diags = await wait_for(necessity_diags)
+    assert sorted(d.data["hunk"] for d in diags) == [0, 2]
+    assert all("the tests still pass without this hunk" in d.message and "[three-hunks]" in d.message for d in diags)
+    guard = next(d for d in diags if d.data["hunk"] == 0)
+    assert guard.range.start.line == 1  # the line the guard goes in front of
+
+    # the code action keeps only the needed hunk, as one edit versioned for the proposal's version
+    actions = await code_actions(lsp, uri, guard.range, [guard])
+    [keep] = [a for a in actions if a["title"].startswith("[three-hunks] Keep only the needed hunks")]
+    assert "(1 of 3" in keep["title"] and keep["diagnostics"]
+    [change] = keep["edit"]["documentChanges"]
+    assert change["textDocument"]["version"] == 1
+    edits = [types.TextEdit(range=types.Range(start=types.Position(**e["range"]["start"]),
+                                              end=types.Position(**e["range"]["end"])), new_text=e["newText"])
+             for e in change["edits"]]
+    editor.change(uri, edits)
+    assert editor.texts[uri] == FIXED_ONLY
+    await wait_for(lambda: not necessity_diags())  # the proposal no longer matches the buffer
+
+
+async def test_run_budget_and_bad_requests(lsp, backend, tmp_path):
+    ws = workspace(tmp_path, {"test_stats.py": TESTS})
+    editor = await start(lsp, ws, settings(backend, maxRuns=3, parallel=1))
+    uri = (ws / "pkg" / "stats.py").as_uri()
+    p = await propose(lsp, editor, uri)
+    res = await execute(lsp, "editFidelity.analyzeNecessity", {"id": p["id"]})
+    assert res["status"] == "budget" and res["runs"] == 3 and not res["oneMinimal"]
+    assert 1 in res["needed"] and "run budget (3) spent" in res["message"]
+    # whatever the budget found passes: its sub-edit is the whole proposal minus the hunks left out
+    kept = apply_text_edits(MODULE, [measure(MODULE, EDITED).edits[i] for i in res["needed"]])
+    assert "v > limit" in kept
+
+    with pytest.raises(Exception, match="no proposal with id 'nope'"):
+        await execute(lsp, "editFidelity.analyzeNecessity", {"id": "nope"})
+    with pytest.raises(Exception, match="missing `id`"):
+        await execute(lsp, "editFidelity.analyzeNecessity", {})
+    # a stale proposal: the buffer moved on
+    editor.replace_all(uri, MODULE + "\n# edited\n")
+    with pytest.raises(Exception, match="document changed since the proposal"):
+        await execute(lsp, "editFidelity.analyzeNecessity", {"id": p["id"]})
+
+
+async def test_no_test_command_is_a_clear_error(lsp, backend, tmp_path):
+    ws = workspace(tmp_path, {"test_stats.py": TESTS})
+    cfg = settings(backend)
+    del cfg["testCommand"]
+    editor = await start(lsp, ws, cfg)
+    p = await propose(lsp, editor, (ws / "pkg" / "stats.py").as_uri())
+    with pytest.raises(Exception, match="no test command: set editFidelity.testCommand"):
+        await execute(lsp, "editFidelity.analyzeNecessity", {"id": p["id"]})
+
+
+def processes_with(marker: str) -> list[int]:
+    found = []
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            try:
+                with open(f"/proc/{name}/cmdline", "rb") as fh:
+                    if marker.encode() in fh.read():
+                        found.append(int(name))
+            except OSError:
+                continue
+    return found
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="the sandbox runs programs as per-slot uids (and can kill them) only as root")
+async def test_cancel_kills_the_runs(lsp, backend, tmp_path):
+    module = f"test_slow_{uuid.uuid4().hex[:12]}"  # a marker to find the runs' processes by
+    ws = workspace(tmp_path, {f"{module}.py": SLOW_TESTS})
+    cfg = settings(backend)
+    cfg["testCommand"] = f"python -m unittest tests.{module}"
+    editor = await start(lsp, ws, cfg)
+    p = await propose(lsp, editor, (ws / "pkg" / "stats.py").as_uri())
+    msg_id = f"necessity-{uuid.uuid4().hex}"
+    fut = asyncio.ensure_future(lsp.protocol.send_request_async(
+        types.WORKSPACE_EXECUTE_COMMAND,
+        types.ExecuteCommandParams(command="editFidelity.analyzeNecessity", arguments=[{"id": p["id"]}]),
+        msg_id=msg_id))
+    await wait_for(lambda: len(processes_with(module)) >= 2, timeout=15)  # the whole edit and the original
+    lsp.protocol.notify(types.CANCEL_REQUEST, types.CancelParams(id=msg_id))
+    with pytest.raises(Exception, match="(?i)cancel"):
+        await asyncio.wait_for(fut, 10)
+    await wait_for(lambda: not processes_with(module), timeout=5)  # killed, not left to sleep 40 s
+    # the server carries on
+    result = await execute(lsp, "editFidelity.listBackends", {})
+    assert result["backends"][0]["name"] == "three-hunks"
