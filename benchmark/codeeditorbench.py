@@ -8,9 +8,8 @@ there, else the samples (`EDIT_FIDELITY_CODEEDITORBENCH_SET=primary|plus|sample`
 takes the first N tasks of each kind.
 
 Each task is one document for the server: debug opens the incorrect solution, translate the source
-program (the target language is named in the instruction and the answer is judged in it; until
-`requestEdit` takes an answer language, the document carries the target's languageId so that the
-server asks for and extracts code of that language), polish the original solution, switch the similar
+program (requestEdit's `answerLanguage` is the target language: the server asks for, and extracts,
+code of that language, and the answer is judged in it), polish the original solution, switch the similar
 problem's solution. Instructions are the paper's zero-shot prompts (`api_inference.py`), without the
 code, which the server sends itself; conditions `KIND-3shot` add the paper's three worked examples
 (its `cluster_*` tasks, minus the task asked).
@@ -55,8 +54,8 @@ import sys
 import time
 import urllib.error
 import urllib.request
-from collections import Counter, defaultdict
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -70,6 +69,7 @@ from sandbox.judge import (
     Judge,
     JudgeLimits,
     Program,
+    SingleFlight,
     TestCase,
     TestResult,
     Usage,
@@ -78,7 +78,7 @@ from sandbox.judge import (
     detect_shape,
     guess_language,
     normalise_language,
-    parse_value,
+    read_value,
 )
 
 if TYPE_CHECKING:
@@ -116,12 +116,9 @@ def kind_of(condition: str) -> str:
 Tests = list[str] | str  # a list, or a Python/JSON literal of one (the published files have both)
 
 
-class DebugRecord(msgspec.Struct, kw_only=True):
-    idx: int
-    code_language: str
-    incorrect_solutions: str
-    solutions: str
-    type: str = ""
+class _TestedRecord(msgspec.Struct, kw_only=True):
+    """The problem and its tests, as the debug, translate and polish records name them."""
+
     title: str = ""
     difficulty: int | str | None = None
     public_tests_input: str = ""
@@ -130,7 +127,15 @@ class DebugRecord(msgspec.Struct, kw_only=True):
     private_tests_output: Tests = []
 
 
-class TranslateRecord(msgspec.Struct, kw_only=True):
+class DebugRecord(_TestedRecord, kw_only=True):
+    idx: int
+    code_language: str
+    incorrect_solutions: str
+    solutions: str
+    type: str = ""
+
+
+class TranslateRecord(_TestedRecord, kw_only=True):
     idx: int
     source_code: str
     source_lang: str
@@ -138,27 +143,15 @@ class TranslateRecord(msgspec.Struct, kw_only=True):
     target_code: str
     num: int | None = None
     id: int | None = None
-    title: str = ""
-    difficulty: int | str | None = None
-    public_tests_input: str = ""
-    public_tests_output: str = ""
-    private_tests_input: Tests = []
-    private_tests_output: Tests = []
 
 
-class PolishRecord(msgspec.Struct, kw_only=True):
+class PolishRecord(_TestedRecord, kw_only=True):
     num: int
     source_code: str
     efficient_code: str
     scource_lang: str
-    title: str = ""
-    difficulty: int | str | None = None
     average_running_time: float | None = None
     average_memory: float | None = None
-    public_tests_input: str = ""
-    public_tests_output: str = ""
-    private_tests_input: Tests = []
-    private_tests_output: Tests = []
 
 
 class SwitchRecord(msgspec.Struct, kw_only=True):
@@ -504,12 +497,8 @@ def literal(text: str, type_text: str = "") -> Any:
     if not s:
         raise InputError("an empty value")
     try:
-        return json.loads(s)
+        return read_value(s)
     except ValueError:
-        pass
-    try:
-        return ast.literal_eval(s)
-    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
         pass
     if _is_text(type_text) and '"' not in s and "[" not in s:
         return s
@@ -549,8 +538,9 @@ def argument_lines(text: str, params: Sequence[tuple[str, str]], *, scraped: boo
 def expected_value(text: str, *, scraped: bool = True) -> str:
     """A published LeetCode-style output as compact JSON (the raw text when it is not a value)."""
     s = descrape(text.strip()) if scraped else text.strip()
-    value = parse_value(s)
-    if type(value).__name__ == "_Raw":
+    try:
+        value = read_value(s)
+    except ValueError:
         return s
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
@@ -793,35 +783,6 @@ def win_rate(summaries: Mapping[str, Mapping[str, Any]],
 # The suite
 
 
-class _Once:
-    """One computation per key, shared by concurrent callers of the same event loop, kept when done."""
-
-    def __init__(self) -> None:
-        self.done: dict[str, Any] = {}
-        self.pending: dict[str, asyncio.Future[Any]] = {}
-
-    async def get(self, key: str, make: Callable[[], Awaitable[Any]]) -> Any:
-        if key in self.done:
-            return self.done[key]
-        loop = asyncio.get_running_loop()
-        fut = self.pending.get(key)
-        if fut is not None and fut.get_loop() is loop:
-            return await asyncio.shield(fut)
-        fut = loop.create_future()
-        self.pending[key] = fut
-        try:
-            value = await make()
-        except BaseException as exc:
-            fut.set_exception(exc)
-            fut.exception()
-            raise
-        finally:
-            self.pending.pop(key, None)
-        fut.set_result(value)
-        self.done[key] = value
-        return value
-
-
 class CodeEditorBench(Suite):
     name = NAME
     conditions = CONDITIONS
@@ -831,7 +792,8 @@ class CodeEditorBench(Suite):
         self.opt_repeats = opt_repeats
         self.load_issues: list[LoadIssue] = []
         self._judges: dict[int, Judge] = {}
-        self._tests = _Once()
+        self._tests: dict[str, TaskTests] = {}  # by task, kept for the run
+        self._building_tests: SingleFlight[TaskTests] = SingleFlight()
 
     # -- tasks and requests ---------------------------------------------------------------------
 
@@ -842,9 +804,11 @@ class CodeEditorBench(Suite):
         return [c for c in conditions if kind_of(c) == task.kind]
 
     def task_language(self, task: Task) -> str:  # type: ignore[override]
-        # translate opens the source program under the target's languageId: requestEdit has no separate
-        # answer language yet, and the server prompts for, and extracts, code of the document's language
-        return task.answer_language if task.kind == "translate" else task.language
+        return task.language
+
+    def answer_language(self, task: Task) -> str | None:  # type: ignore[override]
+        # translate: the source program is the document; the server asks for, and reads, the target's code
+        return task.answer_language if task.kind == "translate" else None
 
     def answer_fence(self, task: Task, condition: str) -> str | None:  # type: ignore[override]
         return task.answer_language
@@ -860,7 +824,10 @@ class CodeEditorBench(Suite):
     async def tests_for(self, box: Any, task: Task) -> TaskTests:
         judge = self.judge_for(box)
         key = hashlib.sha256(msgspec.json.encode(task)).hexdigest()
-        return await self._tests.get(key, lambda: build_tests(judge, task))
+        tests = self._tests.get(key)
+        if tests is None:  # the task's concurrent samples share one build
+            tests = self._tests[key] = await self._building_tests.run(key, lambda: build_tests(judge, task))
+        return tests
 
     async def judge(self, box: Any, task: Task, condition: str, completion: str) -> Verdict:  # type: ignore[override]
         try:
@@ -944,17 +911,13 @@ def _round(x: float | None, nd: int) -> float | None:
 def summarise(config: RunConfig, records: list[SampleRecord]) -> dict[str, Any]:
     """conditions[cond]: pass@1 (a fraction, as the paper), n_tasks, n_samples, and for polish opt_score
     and opt_score_margin; details[cond]: verdict classes, outcomes, fidelity over passing edits, tasks."""
-    by_cond: dict[str, list[SampleRecord]] = defaultdict(list)
-    for r in records:
-        by_cond[r.condition].append(r)
+    by_cond = metrics.by_condition(records)
     conditions: dict[str, dict[str, Any]] = {}
     details: dict[str, dict[str, Any]] = {}
     for cond in config.conditions or sorted(by_cond):
         recs = by_cond.get(cond, [])
-        per_task: dict[str, list[SampleRecord]] = defaultdict(list)
-        for r in recs:
-            per_task[r.task_id].append(r)
-        counts = [(len(v), sum(r.passed for r in v)) for v in per_task.values()]
+        per_task = metrics.by_task(recs)
+        counts = metrics.pass_counts(per_task)
         n = min((c[0] for c in counts), default=0)
         p1 = metrics.suite_pass_at_k(counts, 1)
         row: dict[str, Any] = {"pass@1": _round(None if p1 is None else p1 / 100, 4), "n_tasks": len(per_task),

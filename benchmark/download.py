@@ -4,6 +4,10 @@ splits (through the hub's datasets-server `rows` API, which answers JSON: no par
 Files land atomically (a temporary file renamed into place), so an interrupted download never leaves a
 half file that looks complete; a SHA-256, when known, is checked before the rename.
 `EDIT_FIDELITY_HF_ROWS_URL` points the split downloads at a mirror (tests use a local server).
+
+`PinnedFiles`: a suite's files from a GitHub repository, each pinned to a commit and its SHA-256, fetched
+from the raw-file layout (`BASE/COMMIT/PATH`, BASE replaceable by a mirror through the suite's
+environment variable); files already present with the right SHA-256 are kept.
 """
 
 from __future__ import annotations
@@ -17,9 +21,11 @@ import urllib.error
 import urllib.parse
 import urllib.request
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
-from benchmark.datadir import DataError
+from benchmark.datadir import DataError, data_dir
 
 ROWS_URL = "https://datasets-server.huggingface.co/rows"
 ROWS_ENV = "EDIT_FIDELITY_HF_ROWS_URL"
@@ -91,3 +97,69 @@ def hf_rows(dataset: str, split: str, *, config: str = "default", timeout_s: flo
 def write_jsonl(dest: Path, rows: list[dict], *, what: str) -> Path:
     text = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)
     return write_atomic(dest, text.encode(), what=what)
+
+
+# ---------------------------------------------------------------------------------------------------
+# Files pinned to commits of a GitHub repository
+
+
+class Pinned(NamedTuple):
+    dest: str  # relative to the suite's folder of the data directory
+    commit: str
+    path: str  # in the upstream repository at `commit`
+    sha256: str
+    required: bool = True  # an optional file that fails is logged and skipped
+
+
+def _has(path: Path, sha256: str) -> bool:
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest() == sha256
+    except OSError:
+        return False
+
+
+@dataclass(frozen=True)
+class PinnedFiles:
+    """A suite's pinned files: `download` fetches them into DATA/`folder`, `ensure` on first use."""
+
+    label: str  # names the suite in messages ("BICS", "can-ai-code")
+    folder: str  # under the data directory
+    raw_url: str  # https://raw.githubusercontent.com/OWNER/REPO
+    url_env: str  # a mirror of `raw_url`, serving BASE/COMMIT/PATH
+    files: tuple[Pinned, ...]
+
+    def missing(self, data: str | Path | None = None) -> list[str]:
+        """The required files of DATA/folder that are absent (existence only: cheap enough for every load)."""
+        root = data_dir(data) / self.folder
+        return [f.dest for f in self.files if f.required and not (root / f.dest).is_file()]
+
+    def download(self, data: str | Path | None = None, *, log: Callable[[str], None] | None = None) -> Path:
+        """Every pinned file into DATA/folder (those already there with the right content are kept); returns
+        DATA/folder. A required file that fails ends the download (DataError); an optional one is logged."""
+        root = data_dir(data) / self.folder
+        base = (os.environ.get(self.url_env) or self.raw_url).rstrip("/")
+        for i, f in enumerate(self.files, 1):
+            dest = root / f.dest
+            if _has(dest, f.sha256):
+                continue
+            url, what = f"{base}/{f.commit}/{f.path}", f"{self.label} {f.dest}"
+            try:
+                fetch(url, dest, sha256=f.sha256, what=what)
+            except (DataError, http.client.HTTPException) as err:  # HTTPException: a body cut short (IncompleteRead)
+                exc = err if isinstance(err, DataError) else DataError(f"{what}: download from {url} failed ({err!r})")
+                if f.required:
+                    raise DataError(f"{exc} (a mirror of {self.raw_url} can be set with {self.url_env})") from None
+                if log is not None:
+                    log(f"{self.label}: skipped the optional {f.dest}: {exc}")
+                continue
+            if log is not None:
+                log(f"{self.label}: {i}/{len(self.files)} {f.dest}")
+        return root
+
+    def ensure(self, data: str | Path | None = None) -> None:
+        """First use without a configured data directory: fill the per-user cache (a no-op when complete)."""
+        if data or os.environ.get("EDIT_FIDELITY_DATA") or not self.missing():
+            return
+        import sys
+
+        self.download(log=lambda msg: print(msg, file=sys.stderr))

@@ -4,12 +4,19 @@ ExcessCode has two modes. `compat` (the published one, `excess_code`) counts the
 CanItEdit's evaluator reads them from `coverage report -m`: each range of the Missing column counts
 every line number inside it, so a non-statement line (blank, `else:`, a comment) between two missing
 statements counts as missing. `strict` (`excess_code_strict`) counts missing statements only.
+
+`by_condition`, `by_task` and `pass_counts` are the record grouping the suites' summaries share.
 """
 
 from __future__ import annotations
 
 import difflib
-from collections.abc import Iterable, Sequence
+from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from benchmark.records import SampleRecord
 
 
 def pass_at_k(n: int, c: int, k: int) -> float:
@@ -85,6 +92,27 @@ def suite_pass_at_k(counts: Sequence[tuple[int, int]], k: int) -> float | None:
     if not usable or len(usable) != len(counts):
         return None
     return 100.0 * sum(pass_at_k(n, c, k) for n, c in usable) / len(usable)
+
+
+def by_condition(records: Iterable[SampleRecord]) -> dict[str, list[SampleRecord]]:
+    """The records of each condition, in their order."""
+    out: dict[str, list[SampleRecord]] = defaultdict(list)
+    for r in records:
+        out[r.condition].append(r)
+    return dict(out)
+
+
+def by_task(records: Iterable[SampleRecord]) -> dict[str, list[SampleRecord]]:
+    """The records (samples) of each task, in their order."""
+    out: dict[str, list[SampleRecord]] = defaultdict(list)
+    for r in records:
+        out[r.task_id].append(r)
+    return dict(out)
+
+
+def pass_counts(per_task: Mapping[str, Sequence[SampleRecord]]) -> list[tuple[int, int]]:
+    """(samples, passing samples) of each task: what `suite_pass_at_k` takes."""
+    return [(len(v), sum(r.passed for r in v)) for v in per_task.values()]
 
 
 def suite_excess_code(per_problem: Sequence[Sequence[float]]) -> float | None:

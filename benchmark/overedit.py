@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import msgspec
 
+from benchmark import metrics
 from benchmark.corruptions import Corruption
 from benchmark.corruptions.testrun import TestKind, detect_kind, run_tests
 from benchmark.datadir import DataError, data_dir
@@ -311,15 +312,9 @@ class OverEdit(Suite):
 
 # ------------------------------------------------------------------ summary
 
-def _mean(values: Sequence[float]) -> float | None:
-    return sum(values) / len(values) if values else None
-
-
 def _group(recs: list[SampleRecord]) -> dict[str, Any]:
     """Pass@1 over the records' tasks and the fidelity means over their passing records."""
-    by_task: dict[str, list[SampleRecord]] = defaultdict(list)
-    for r in recs:
-        by_task[r.task_id].append(r)
+    by_task = metrics.by_task(recs)
     passing = [r for r in recs if r.passed]
 
     def values(key: str) -> list[float]:
@@ -327,11 +322,11 @@ def _group(recs: list[SampleRecord]) -> dict[str, Any]:
 
     added = values("added_cc")
     return {
-        "pass@1": _mean([sum(r.passed for r in rs) / len(rs) for rs in by_task.values()]),
-        "excess_lev": _mean(values("excess_lev")),
-        "excess_lev_body": _mean(values("excess_lev_body")),
-        "added_cc": _mean(added),
-        "added_cc_abs": _mean([abs(v) for v in added]),
+        "pass@1": metrics.mean([c / n for n, c in metrics.pass_counts(by_task)]),
+        "excess_lev": metrics.mean(values("excess_lev")),
+        "excess_lev_body": metrics.mean(values("excess_lev_body")),
+        "added_cc": metrics.mean(added),
+        "added_cc_abs": metrics.mean([abs(v) for v in added]),
         "n_tasks": len(by_task),
         "n_passing": len(passing),
     }
@@ -378,12 +373,12 @@ def summarise_condition(recs: list[SampleRecord], families: dict[str, list[str]]
         "per_corruptions": {k: _group(rs) for k, rs in sorted(per_count.items())},
         "gold_distance": {
             "n_tasks": len(nc),
-            "no_comments_mean": _mean(nc),
+            "no_comments_mean": metrics.mean(nc),
             "no_comments_median": statistics.median(nc) if nc else None,
             "no_comments_max": max(nc) if nc else None,
-            "body_no_comments_mean": _mean(body),
-            "raw_mean": _mean(raw),
-            "no_comments_tokens_mean": _mean(toks),
+            "body_no_comments_mean": metrics.mean(body),
+            "raw_mean": metrics.mean(raw),
+            "no_comments_tokens_mean": metrics.mean(toks),
             "no_comments_tokens_min": min(toks) if toks else None,
             "no_comments_tokens_max": max(toks) if toks else None,
         },
@@ -514,8 +509,8 @@ def compare_conditions(records: list[SampleRecord], base: str = "generic", other
         "base": base, "other": other, "conditions": stats, "n_tasks_both": len(both), "n_pairs": len(pairs),
         "pass@1_change": (stats[other]["pass@1"] - stats[base]["pass@1"])
         if stats[other]["pass@1"] is not None and stats[base]["pass@1"] is not None else None,
-        "excess_lev_change": _mean(lev), "excess_lev_p": _signed_rank_p(lev),
-        "added_cc_change": _mean(cc), "added_cc_p": _signed_rank_p(cc),
+        "excess_lev_change": metrics.mean(lev), "excess_lev_p": _signed_rank_p(lev),
+        "added_cc_change": metrics.mean(cc), "added_cc_p": _signed_rank_p(cc),
         "added_cc_relative_change": (stats[other]["added_cc"] - base_cc) / base_cc
         if base_cc and stats[other]["added_cc"] is not None else None,
     }

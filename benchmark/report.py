@@ -31,17 +31,13 @@ def summarise(config: RunConfig, records: list[SampleRecord]) -> dict:
 
 
 def summarise_canitedit(config: RunConfig, records: list[SampleRecord]) -> dict:
-    by_cond: dict[str, list[SampleRecord]] = defaultdict(list)
-    for r in records:
-        by_cond[r.condition].append(r)
+    by_cond = metrics.by_condition(records)
     conditions: dict[str, dict] = {}
     details: dict[str, dict] = {}
     for cond in config.conditions or sorted(by_cond):
         recs = by_cond.get(cond, [])
-        per_task: dict[str, list[SampleRecord]] = defaultdict(list)
-        for r in recs:
-            per_task[r.task_id].append(r)
-        counts = [(len(v), sum(r.passed for r in v)) for v in per_task.values()]
+        per_task = metrics.by_task(recs)
+        counts = metrics.pass_counts(per_task)
         n = min((c[0] for c in counts), default=0)
         excess = [[r.excess_code for r in v if r.passed and r.excess_code is not None] for v in per_task.values()]
         p1 = metrics.suite_pass_at_k(counts, 1) if counts else None
@@ -86,7 +82,7 @@ def summarise_canitedit(config: RunConfig, records: list[SampleRecord]) -> dict:
             d["per_change_kind"] = {
                 k: {"n_tasks": len(ids),
                     "pass@1": _round(metrics.suite_pass_at_k(
-                        [(len(per_task[t]), sum(r.passed for r in per_task[t])) for t in ids], 1), 1),
+                        metrics.pass_counts({t: per_task[t] for t in ids}), 1), 1),
                     "excess_code": _round(metrics.suite_excess_code(
                         [[r.excess_code for r in per_task[t] if r.passed and r.excess_code is not None] for t in ids]), 2)}
                 for k, ids in sorted(by_kind.items())}

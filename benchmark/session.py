@@ -175,7 +175,8 @@ class ServerSession:
                                          language=language))[0]
 
     async def request_edits(self, text: str, instruction: str, backend: str, *, name: str, n: int = 1,
-                            gold: str | None = None, style: str | None = None, language: str = "python") -> list[dict]:
+                            gold: str | None = None, style: str | None = None, language: str = "python",
+                            answer_language: str | None = None) -> list[dict]:
         """`n` samples from one backend in one request (the endpoint's `n`): n proposals, or one error proposal."""
         uri = self.open(text, name=name, language=language)
         args: dict[str, Any] = {"uri": uri, "version": 1, "instruction": instruction, "backends": [backend],
@@ -184,6 +185,8 @@ class ServerSession:
             args["style"] = style
         if n > 1:
             args["n"] = n
+        if answer_language is not None:
+            args["answerLanguage"] = answer_language
         try:
             result = await self.execute("editFidelity.requestEdit", args, what="requestEdit")
         finally:

@@ -98,6 +98,10 @@ class Suite:
     def task_language(self, task: Task) -> str:
         return getattr(task, "language", None) or self.language
 
+    def answer_language(self, task: Task) -> str | None:
+        """The language the answer is written in when it is not the document's (a translation)."""
+        return None
+
     def task_conditions(self, task: Task, conditions: Sequence[str]) -> list[str]:
         """The run's conditions that apply to this task (all, unless a task belongs to one condition)."""
         return list(conditions)
@@ -117,7 +121,8 @@ class Suite:
         from server.fidelity import apply_text_edits
 
         proposals = await session.request_edits(task.before, task.instruction(condition), backend, name=name, n=n,
-                                                gold=task.after, style=style, language=self.task_language(task))
+                                                gold=task.after, style=style, language=self.task_language(task),
+                                                answer_language=self.answer_language(task))
         answers = []
         for proposal in proposals:
             completion = None

@@ -37,9 +37,9 @@ import math
 import re
 import shlex
 from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from statistics import mean, pstdev
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar
 
 import msgspec
 
@@ -64,6 +64,7 @@ BAD_INPUT_MARK = "edit-fidelity judge: bad test input"
 ARTIFACT = "artifact.tar"
 COMPILE_TIMEOUT_S = 90.0
 TAIL = 2000  # characters of stderr / compiler output kept in a verdict
+T = TypeVar("T")
 
 
 class JudgeLimits(msgspec.Struct, frozen=True, kw_only=True):
@@ -1115,8 +1116,9 @@ class _Raw(str):
     """Output that is not a JSON value: compared as stripped text."""
 
 
-def parse_value(text: str) -> Any:
-    """A LeetCode-style result: JSON, else a Python literal (True/None/'x'), else the stripped text."""
+def read_value(text: str) -> Any:
+    """A value as LeetCode-style tests write it: JSON, else a Python literal (True/None/'x');
+    ValueError when the text is neither."""
     s = text.strip()
     try:
         return json.loads(s)
@@ -1125,7 +1127,15 @@ def parse_value(text: str) -> Any:
     try:
         return ast.literal_eval(s)
     except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
-        return _Raw(s)
+        raise ValueError(f"not a JSON or Python value: {s[:80]!r}") from None
+
+
+def parse_value(text: str) -> Any:
+    """A LeetCode-style result: JSON, else a Python literal (True/None/'x'), else the stripped text."""
+    try:
+        return read_value(text)
+    except ValueError:
+        return _Raw(text.strip())
 
 
 def _same_value(a: Any, b: Any, tol: float) -> bool:
@@ -1201,6 +1211,35 @@ def _tail(text: str, n: int = TAIL) -> str:
     return text[-n:]
 
 
+class SingleFlight(Generic[T]):
+    """One computation per key at a time: concurrent callers of the same event loop that ask for a key
+    being computed await that computation (its value or its exception). Nothing is kept once it is done:
+    a cache is the caller's."""
+
+    def __init__(self) -> None:
+        self._pending: dict[str, asyncio.Future[T]] = {}
+
+    async def run(self, key: str, make: Callable[[], Awaitable[T]]) -> T:
+        loop = asyncio.get_running_loop()
+        fut = self._pending.get(key)
+        if fut is not None and fut.get_loop() is loop:
+            return await asyncio.shield(fut)
+        fut = loop.create_future()
+        self._pending[key] = fut
+        try:
+            value = await make()
+        except BaseException as exc:
+            fut.set_exception(exc)
+            fut.exception()  # retrieved: waiters re-raise it, nobody logs it as lost
+            raise
+        finally:
+            if self._pending.get(key) is fut:
+                del self._pending[key]
+        if not fut.done():
+            fut.set_result(value)
+        return value
+
+
 class Judge:
     """Judges programs in a `sandbox.Sandbox`; compiled builds are cached by source (LRU)."""
 
@@ -1208,7 +1247,7 @@ class Judge:
         self.box = box
         self.cache_size = cache_size
         self._builds: OrderedDict[str, Build] = OrderedDict()
-        self._pending: dict[str, asyncio.Future[Build]] = {}
+        self._building: SingleFlight[Build] = SingleFlight()
         self.compiles = 0  # compile steps actually run (the rest came from the cache)
 
     # -- building --------------------------------------------------------------------------------
@@ -1218,22 +1257,10 @@ class Judge:
         if key in self._builds:
             self._builds.move_to_end(key)
             return self._builds[key]
-        loop = asyncio.get_running_loop()
-        fut = self._pending.get(key)
-        if fut is not None and fut.get_loop() is loop:
-            return await asyncio.shield(fut)
-        fut = loop.create_future()
-        self._pending[key] = fut
-        try:
-            built = await self._build(program)
-        except BaseException as exc:
-            fut.set_exception(exc)
-            fut.exception()  # retrieved: waiters re-raise it, nobody logs it as lost
-            raise
-        finally:
-            self._pending.pop(key, None)
-        if not fut.done():
-            fut.set_result(built)
+        return await self._building.run(key, lambda: self._build_and_keep(key, program))
+
+    async def _build_and_keep(self, key: str, program: Program) -> Build:
+        built = await self._build(program)
         if built.verdict != "judge_error":  # a sandbox hiccup is not remembered
             self._builds[key] = built
             while len(self._builds) > self.cache_size:
@@ -1362,11 +1389,8 @@ class Judge:
         the first test's, in order, that was not accepted (tests after a failing batch do not run).
         `trusted_inputs`: see `run_one`."""
         limits = limits or JudgeLimits()
-        built = await self.build(program)
-        j = Judgement(verdict="accepted", language=built.language, shape=built.shape, entry=built.entry,
-                      compile_output=built.compile_output)
+        built, j = await self._compiled(program)
         if built.verdict is not None:
-            j.verdict, j.detail = built.verdict, built.detail
             return j
         if not tests:
             j.verdict, j.detail = "judge_error", "no test cases"
@@ -1385,7 +1409,22 @@ class Judge:
             if any(r.verdict != "accepted" for r in done):
                 break
         j.tests = results
-        failed = next((r for r in results if r.verdict != "accepted"), None)
+        return self._first_failure(j)
+
+    async def _compiled(self, program: Program) -> tuple[Build, Judgement]:
+        """The program's build and the judgement it starts: the build's verdict when it cannot run, else
+        "accepted" until a test says otherwise."""
+        built = await self.build(program)
+        j = Judgement(verdict="accepted", language=built.language, shape=built.shape, entry=built.entry,
+                      compile_output=built.compile_output)
+        if built.verdict is not None:
+            j.verdict, j.detail = built.verdict, built.detail
+        return built, j
+
+    @staticmethod
+    def _first_failure(j: Judgement) -> Judgement:
+        """The verdict of the first test, in order, that was not accepted (none: it stays accepted)."""
+        failed = next((r for r in j.tests if r.verdict != "accepted"), None)
         if failed is not None:
             j.verdict, j.detail = failed.verdict, f"{failed.name}: {failed.detail}".strip(": ")
         return j
@@ -1410,18 +1449,12 @@ class Judge:
         """Run a program on inputs and collect its outputs (e.g. a reference solution's); each test's
         verdict says whether it ran cleanly."""
         limits = limits or JudgeLimits()
-        built = await self.build(program)
-        j = Judgement(verdict="accepted", language=built.language, shape=built.shape, entry=built.entry,
-                      compile_output=built.compile_output)
+        built, j = await self._compiled(program)
         if built.verdict is not None:
-            j.verdict, j.detail = built.verdict, built.detail
             return j
         j.tests = list(await asyncio.gather(*(self.run_one(built, TestCase(input=x), limits, f"test {i + 1}")
                                               for i, x in enumerate(inputs))))
-        failed = next((r for r in j.tests if r.verdict != "accepted"), None)
-        if failed is not None:
-            j.verdict, j.detail = failed.verdict, f"{failed.name}: {failed.detail}"
-        return j
+        return self._first_failure(j)
 
     async def measure(self, programs: Sequence[Program], tests: Sequence[TestCase], limits: JudgeLimits | None = None,
                       *, repeats: int = 5) -> list[Usage]:

@@ -38,3 +38,11 @@ def overedit_tasks(shared_data: Path) -> list[dict]:
 def canitedit_problems(shared_data: Path) -> list[dict]:
     path = shared_data / "canitedit" / "canitedit_test.jsonl"
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+@pytest.fixture(scope="session")
+def canaicode_root(shared_data: Path) -> Path:
+    path = shared_data / "canaicode"
+    if not path.is_dir():
+        pytest.skip("no can-ai-code data")
+    return path

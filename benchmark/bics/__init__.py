@@ -10,12 +10,7 @@
 - `suite`: the `bics` suite of the replay engine (`editFidelity.locateBug` through the server).
 """
 
-BUG_TYPES: tuple[str, ...] = (
-    "missing_colon",
-    "missing_parenthesis",
-    "missing_quotation",
-    "missing_comma",
-    "mismatched_quotation",
-    "mismatched_bracket",
-    "keywords_as_identifier",
-)
+# the paper's seven bug types, as the server's answer parser knows them
+from server.backends.locate import BUG_TYPES
+
+__all__ = ["BUG_TYPES"]

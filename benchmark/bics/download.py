@@ -13,26 +13,12 @@ every file lands atomically, so a failed download leaves no partial file.
 
 from __future__ import annotations
 
-import hashlib
-import os
-from collections.abc import Callable
-from http.client import HTTPException
-from pathlib import Path
-from typing import NamedTuple
-
-from benchmark.datadir import DataError, data_dir
+from benchmark.download import Pinned, PinnedFiles
 
 REPO = "techandy42/bug_in_the_code_stack"
 RAW_URL = f"https://raw.githubusercontent.com/{REPO}"
 URL_ENV = "EDIT_FIDELITY_BICS_URL"
 FOLDER = "bics"
-
-
-class Pinned(NamedTuple):
-    dest: str  # relative to DATA/bics
-    commit: str
-    path: str  # in the upstream repository at `commit`
-    sha256: str
 
 
 _A = "2098f079f5830553bc30f3c0e91d03887e8b2737"  # root layout, June 2024 (after the Codestral/CodeQwen runs)
@@ -84,45 +70,6 @@ FILES: tuple[Pinned, ...] = (
            "11df90ab6d6ce235a45273c61474779e47b0f7ceefea64f2fb594ebe28244ecd"),
 )
 
-
-def _has(path: Path, sha256: str) -> bool:
-    try:
-        return hashlib.sha256(path.read_bytes()).hexdigest() == sha256
-    except OSError:
-        return False
-
-
-def missing(data: str | Path | None = None) -> list[str]:
-    """The files of DATA/bics that are absent (existence only: cheap enough for every load)."""
-    root = data_dir(data) / FOLDER
-    return [f.dest for f in FILES if not (root / f.dest).is_file()]
-
-
-def download(data: str | Path | None = None, *, log: Callable[[str], None] | None = None) -> Path:
-    """Every pinned file into DATA/bics (those already there with the right content are kept); returns DATA/bics."""
-    from benchmark.download import fetch
-
-    root = data_dir(data) / FOLDER
-    base = (os.environ.get(URL_ENV) or RAW_URL).rstrip("/")
-    for i, f in enumerate(FILES, 1):
-        dest = root / f.dest
-        if _has(dest, f.sha256):
-            continue
-        url, what = f"{base}/{f.commit}/{f.path}", f"BICS {f.dest}"
-        try:
-            fetch(url, dest, sha256=f.sha256, what=what)
-        except (DataError, HTTPException) as err:  # HTTPException: a body cut short (IncompleteRead)
-            exc = err if isinstance(err, DataError) else DataError(f"{what}: download from {url} failed ({err!r})")
-            raise DataError(f"{exc} (a mirror of {RAW_URL} can be set with {URL_ENV})") from None
-        if log is not None:
-            log(f"BICS: {i}/{len(FILES)} {f.dest}")
-    return root
-
-
-def ensure(data: str | Path | None = None) -> None:
-    """First use without a configured data directory: fill the per-user cache (a no-op when complete)."""
-    if data or os.environ.get("EDIT_FIDELITY_DATA") or not missing():
-        return
-    import sys
-
-    download(log=lambda msg: print(msg, file=sys.stderr))
+PINNED = PinnedFiles("BICS", FOLDER, RAW_URL, URL_ENV, FILES)
+download = PINNED.download
+ensure = PINNED.ensure

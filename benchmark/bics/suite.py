@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
+from benchmark import metrics
 from benchmark.bics import haystack as hs
 from benchmark.bics import render, scoring, snippets
 from benchmark.suite import Answer, Suite, Verdict
@@ -194,9 +195,7 @@ class Bics(Suite):
 
     # -- summaries ---------------------------------------------------------------------------------
     def summarise(self, config: RunConfig, records: list[SampleRecord]) -> dict[str, Any]:
-        by_cond: dict[str, list[SampleRecord]] = defaultdict(list)
-        for r in records:
-            by_cond[r.condition].append(r)
+        by_cond = metrics.by_condition(records)
         conditions, details = {}, {}
         for cond in [c for c in config.conditions if c in by_cond] + sorted(c for c in by_cond if c not in config.conditions):
             recs = by_cond[cond]

@@ -16,27 +16,14 @@ every file lands atomically, so a failed download leaves no partial file.
 
 from __future__ import annotations
 
-import hashlib
-import os
-from collections.abc import Callable
-from http.client import HTTPException
 from pathlib import Path
-from typing import NamedTuple
 
-from benchmark.datadir import DataError, data_dir
+from benchmark.download import Pinned, PinnedFiles
 
 REPO = "the-crypt-keeper/can-ai-code"
 RAW_URL = f"https://raw.githubusercontent.com/{REPO}"
 URL_ENV = "EDIT_FIDELITY_CANAICODE_URL"
 FOLDER = "canaicode"
-
-
-class Pinned(NamedTuple):
-    dest: str  # relative to DATA/canaicode
-    commit: str
-    path: str  # in the upstream repository at `commit`
-    sha256: str
-    required: bool = True
 
 
 # June 2024: the commit that added the closed-model chat-simple runs (the six samples below)
@@ -100,50 +87,6 @@ FILES: tuple[Pinned, ...] = (
             "e6f204a46b8c6b42ca635fe3108026585ec6bd0da09e6b43028b7f9ba7811561"),
 )
 
-
-def _has(path: Path, sha256: str) -> bool:
-    try:
-        return hashlib.sha256(path.read_bytes()).hexdigest() == sha256
-    except OSError:
-        return False
-
-
-def missing(data: str | Path | None = None) -> list[str]:
-    """The required files of DATA/canaicode that are absent (existence only: cheap enough for every load)."""
-    root = data_dir(data) / FOLDER
-    return [f.dest for f in FILES if f.required and not (root / f.dest).is_file()]
-
-
-def download(data: str | Path | None = None, *, log: Callable[[str], None] | None = None) -> Path:
-    """Every pinned file into DATA/canaicode (those already there with the right content are kept); returns
-    DATA/canaicode. A required file that fails ends the download (DataError); an optional one is logged."""
-    from benchmark.download import fetch
-
-    root = data_dir(data) / FOLDER
-    base = (os.environ.get(URL_ENV) or RAW_URL).rstrip("/")
-    for i, f in enumerate(FILES, 1):
-        dest = root / f.dest
-        if _has(dest, f.sha256):
-            continue
-        url, what = f"{base}/{f.commit}/{f.path}", f"can-ai-code {f.dest}"
-        try:
-            fetch(url, dest, sha256=f.sha256, what=what)
-        except (DataError, HTTPException) as err:  # HTTPException: a body cut short (IncompleteRead)
-            exc = err if isinstance(err, DataError) else DataError(f"{what}: download from {url} failed ({err!r})")
-            if f.required:
-                raise DataError(f"{exc} (a mirror of {RAW_URL} can be set with {URL_ENV})") from None
-            if log is not None:
-                log(f"can-ai-code: skipped the optional {f.dest}: {exc}")
-            continue
-        if log is not None:
-            log(f"can-ai-code: {i}/{len(FILES)} {f.dest}")
-    return root
-
-
-def ensure(data: str | Path | None = None) -> None:
-    """First use without a configured data directory: fill the per-user cache (a no-op when complete)."""
-    if data or os.environ.get("EDIT_FIDELITY_DATA") or not missing():
-        return
-    import sys
-
-    download(log=lambda msg: print(msg, file=sys.stderr))
+PINNED = PinnedFiles("can-ai-code", FOLDER, RAW_URL, URL_ENV, FILES)
+download = PINNED.download
+ensure = PINNED.ensure

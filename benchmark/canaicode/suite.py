@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import msgspec
 
+from benchmark import metrics
 from benchmark.canaicode import recorded as rec_eval
 from benchmark.canaicode.checks import LIST_PADDING, ListPadding
 from benchmark.canaicode.evaluate import Evaluation, evaluate
@@ -251,9 +252,7 @@ def summarise(config: RunConfig, records: list[SampleRecord], *, padding: str = 
     stored = _recorded_for(config, root)
     conditions: dict[str, dict[str, Any]] = {}
     details: dict[str, Any] = {}
-    by_cond: dict[str, list[SampleRecord]] = defaultdict(list)
-    for r in records:
-        by_cond[r.condition].append(r)
+    by_cond = metrics.by_condition(records)
     all_points = all_total = 0
     for cond in config.conditions or sorted(by_cond):
         rows = []

@@ -108,8 +108,12 @@ def canitedit_direct(instruction: str, text: str) -> str:
 
 
 def build_prompt(instruction: str, text: str, *, style: str = "generic", selection: tuple[int, int] | None = None,
-                 language: str = "python") -> PromptPlan:
-    """The request for one edit in the given style (see the module docstring)."""
+                 language: str = "python", answer_language: str | None = None) -> PromptPlan:
+    """The request for one edit in the given style (see the module docstring). `answer_language`: the
+    language the answer is to be written in when it is not the document's (a translation)."""
+    if answer_language and answer_language != language and style not in WHOLE_DOCUMENT_STYLES:
+        return PromptPlan(messages=translation_messages(instruction, text, style=style, language=language,
+                                                        answer_language=answer_language))
     if style == "canitedit-chat":
         return PromptPlan(messages=canitedit_chat(instruction, text), extract="first")
     if style == "canitedit-direct":
@@ -117,6 +121,19 @@ def build_prompt(instruction: str, text: str, *, style: str = "generic", selecti
     if style == "bare":
         return PromptPlan(messages=[ChatMessage("user", instruction)], extract="first_or_all")
     return PromptPlan(messages=build_messages(instruction, text, style=style, selection=selection, language=language))
+
+
+def translation_messages(instruction: str, text: str, *, style: str, language: str,
+                         answer_language: str) -> list[ChatMessage]:
+    """Chat messages asking for the document rewritten in another language (whole documents)."""
+    name, tag = language_names(language)
+    target, target_tag = language_names(answer_language)
+    parts = [f"Rewrite the following {name} code in {target}.\n\nInstruction: {instruction.strip()}\n"]
+    if style == "minimal":
+        parts.append("Keep the program's structure, names and comments wherever the target language allows.\n")
+    parts.append(_fence(text, tag))
+    parts.append(f"\nAnswer with the complete {target} code in a single fenced ```{target_tag} code block.")
+    return [ChatMessage("system", system_prompt(answer_language)), ChatMessage("user", "\n".join(parts))]
 
 
 def _fence(code: str, tag: str = "python") -> str:

@@ -32,7 +32,7 @@ from server.lsp.judge import (
     split_lines,
     whole_lines,
 )
-from server.lsp.progress import WorkProgress
+from server.lsp.progress import WorkProgress, as_finished
 from server.lsp.state import Proposal
 
 if TYPE_CHECKING:
@@ -58,6 +58,7 @@ class EditRequest:
     warnings: list[str]
     gold: str | None = None  # benchmark-only: the reference edit of the whole buffer, for `excess`
     language: str = "python"  # the document's languageId
+    answer_language: str | None = None  # the answer's, when not the document's (a translation)
     n: int = 1  # samples per backend, from one request (the endpoint's `n`)
 
 
@@ -71,8 +72,11 @@ def parse_request(ls: EditFidelityServer, command: str, arguments, *, allow_back
     style = A.get_str(command, obj, "style", required=False)
     gold = A.get_str(command, obj, "gold", required=False, nonempty=False, max_len=MAX_GOLD)
     n = A.get_int(command, obj, "n", required=False, lo=1, hi=MAX_SAMPLES) or 1
+    answer_language = A.get_str(command, obj, "answerLanguage", required=False, max_len=64)
     if style is not None and style not in STYLES:
         raise A.InvalidArgs(command, f"`style` must be one of {', '.join(STYLES)}, got {style!r}")
+    if answer_language is not None and rng is not None:
+        raise A.InvalidArgs(command, "`answerLanguage` rewrites whole documents: leave out `range`")
     if style in WHOLE_DOCUMENT_STYLES and rng is not None:
         raise A.InvalidArgs(command, f"style {style!r} edits whole documents (the paper's format): leave out `range`")
     assert uri is not None and version is not None and instruction is not None
@@ -118,7 +122,8 @@ def parse_request(ls: EditFidelityServer, command: str, arguments, *, allow_back
         warnings.append("the buffer does not parse as Python; the fidelity report covers what it can")
     return EditRequest(uri=doc.uri, key=state.uri, version=version, text=text, instruction=instruction,
                        selection=selection, backends=[b for b in chosen if b is not None], style=style,
-                       warnings=warnings, gold=gold, language=language, n=n)
+                       warnings=warnings, gold=gold, language=language, n=n,
+                       answer_language=answer_language if answer_language != language else None)
 
 
 def _match_line_endings(original: str, code: str) -> str:
@@ -174,7 +179,8 @@ async def ask_backend(
 
     started = time.perf_counter()
     try:
-        plan = build_prompt(req.instruction, req.text, style=style, selection=req.selection, language=req.language)
+        plan = build_prompt(req.instruction, req.text, style=style, selection=req.selection, language=req.language,
+                            answer_language=req.answer_language)
         completion = await _ask(backend, plan, req.n, progress)
     except BackendError as exc:
         p = proposal(0)
@@ -199,7 +205,7 @@ async def _score(ls: EditFidelityServer, req: EditRequest, backend: OpenAIBacken
                  text: str, p: Proposal) -> None:
     """The proposal for one answer: the code in it, the edited document, its fidelity report."""
     try:
-        code = extract_for(text, language=req.language, mode=plan.extract)
+        code = extract_for(text, language=req.answer_language or req.language, mode=plan.extract)
         if code is None:
             preview = " ".join(text.split())[:120]
             raise BackendError("no_code", f"backend {backend.name!r} answered without code: {preview!r}",
@@ -231,25 +237,13 @@ async def run_edit(
     progress = WorkProgress(ls, token, title)
     await progress.start(f"asking {len(req.backends)} backend{'s' if len(req.backends) != 1 else ''}")
     tasks = [asyncio.create_task(ask_backend(ls, req, b, progress), name=f"edit:{b.name}") for b in req.backends]
-    done: list[Proposal] = []
-    ok = False
-    try:
-        for n_done, fut in enumerate(asyncio.as_completed(tasks), 1):
-            ps = await fut
-            done.extend(ps)
-            ok_n = sum(1 for p in ps if p.status == "ok")
-            state = "ok" if ok_n == len(ps) else f"error ({ps[0].error_kind})" if len(ps) == 1 else f"{ok_n}/{len(ps)} ok"
-            progress.report(
-                f"{ps[0].backend}: {state}, {ps[0].latency_ms:.0f} ms ({n_done}/{len(tasks)})",
-                int(100 * n_done / len(tasks)),
-            )
-        ok = True
-    finally:
-        if not ok:
-            for t in tasks:
-                t.cancel()
-            await asyncio.gather(*tasks, return_exceptions=True)
-            progress.end("cancelled")
+
+    def describe(ps: list[Proposal]) -> str:
+        ok_n = sum(1 for p in ps if p.status == "ok")
+        state = "ok" if ok_n == len(ps) else f"error ({ps[0].error_kind})" if len(ps) == 1 else f"{ok_n}/{len(ps)} ok"
+        return f"{ps[0].backend}: {state}, {ps[0].latency_ms:.0f} ms"
+
+    done = [p for ps in await as_finished(progress, tasks, describe) for p in ps]
     order = {b.name: i for i, b in enumerate(req.backends)}
     done.sort(key=lambda p: (order.get(p.backend, 0), p.sample))
     for p in done:

@@ -9,7 +9,8 @@ from __future__ import annotations
 import asyncio
 import logging
 import uuid
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from lsprotocol import types
 
@@ -17,6 +18,7 @@ if TYPE_CHECKING:
     from server.lsp.server import EditFidelityServer
 
 logger = logging.getLogger(__name__)
+T = TypeVar("T")
 
 
 class WorkProgress:
@@ -67,3 +69,23 @@ class WorkProgress:
             self.active = False
             self.ls.work_done_progress.end(self.token, types.WorkDoneProgressEnd(message=message))
             self.ls.work_done_progress.tokens.pop(self.token, None)
+
+
+async def as_finished(progress: WorkProgress, tasks: Sequence[asyncio.Task[T]],
+                      describe: Callable[[T], str]) -> list[T]:
+    """The tasks' results in the order they finish, each reported as `describe(result) (n/total)`. If one
+    fails or the command is cancelled, the others are cancelled and awaited and the progress ends as cancelled."""
+    done: list[T] = []
+    finished = False
+    try:
+        for fut in asyncio.as_completed(tasks):
+            done.append(await fut)
+            progress.report(f"{describe(done[-1])} ({len(done)}/{len(tasks)})", int(100 * len(done) / len(tasks)))
+        finished = True
+    finally:
+        if not finished:
+            for t in tasks:
+                t.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+            progress.end("cancelled")
+    return done

@@ -4,17 +4,15 @@ loads exactly like the shared data, first use fills the per-user cache, failures
 
 from __future__ import annotations
 
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
+from conftest import data_dir
+from pinned_mirror import serve, tree
 
 from benchmark import cli
 from benchmark.bics import download, published, snippets
 from benchmark.datadir import DataError
-
-from conftest import data_dir
 
 SHARED = data_dir()
 SOURCE = SHARED / "bics" if SHARED else None
@@ -24,41 +22,8 @@ pytestmark = pytest.mark.skipif(SOURCE is None or not (SOURCE / snippets.CSV_NAM
 
 @pytest.fixture
 def server(monkeypatch):
-    """Serves every pinned file at /COMMIT/PATH; `state["fail"][dest]` = 404 | "truncate" | "corrupt"."""
-    routes = {f"/{f.commit}/{f.path}": f for f in download.FILES}
-    state: dict = {"fail": {}, "hits": []}
-
-    class H(BaseHTTPRequestHandler):
-        def log_message(self, *a):
-            pass
-
-        def do_GET(self):
-            f = routes.get(self.path)
-            mode = state["fail"].get(f.dest) if f else 404
-            state["hits"].append(self.path)
-            if f is None or mode == 404:
-                self.send_response(404)
-                self.send_header("content-length", "0")
-                self.end_headers()
-                return
-            body = (SOURCE / f.dest).read_bytes()
-            if mode == "corrupt":
-                body = body.replace(b"False", b"True ", 1)
-            self.send_response(200)
-            self.send_header("content-length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body[: len(body) // 2] if mode == "truncate" else body)
-
-    srv = ThreadingHTTPServer(("127.0.0.1", 0), H)
-    threading.Thread(target=srv.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
-    monkeypatch.setenv(download.URL_ENV, f"http://127.0.0.1:{srv.server_address[1]}/")
-    yield state
-    srv.shutdown()
-    srv.server_close()
-
-
-def _tree(root: Path) -> dict[str, bytes]:
-    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+    with serve(download.PINNED, SOURCE, monkeypatch, corrupt=lambda body: body.replace(b"False", b"True ", 1)) as state:
+        yield state
 
 
 def _runs(stats: Path) -> list[tuple]:
@@ -70,7 +35,7 @@ def test_download_command_writes_what_the_loaders_read_from_the_shared_data(serv
     assert cli.main(["bench", "download", "bics", "--data", str(tmp_path)]) == 0
     out, err = capsys.readouterr()
     assert out.strip() == str(tmp_path / "bics") and f"15/{len(download.FILES)}" in err
-    assert _tree(tmp_path / "bics") == _tree(SOURCE)  # byte for byte, nothing more, nothing less
+    assert tree(tmp_path / "bics") == tree(SOURCE)  # byte for byte, nothing more, nothing less
     assert snippets.load(tmp_path) == snippets.load(SHARED)
     assert _runs(tmp_path / "bics" / "stats") == _runs(SOURCE / "stats")
     assert len(server["hits"]) == len(download.FILES)
@@ -85,7 +50,7 @@ def test_first_use_without_a_data_dir_fills_the_cache(server, tmp_path, monkeypa
     cache = tmp_path / "edit-fidelity" / "data" / "bics"
     table = snippets.load()
     assert table == snippets.load(SHARED) and (cache / snippets.CSV_NAME).is_file()
-    assert _tree(cache) == _tree(SOURCE)
+    assert tree(cache) == tree(SOURCE)
     server["fail"] = {f.dest: 404 for f in download.FILES}
     assert _runs(cache / "stats") == _runs(SOURCE / "stats")  # cached: no second download
     assert len(server["hits"]) == len(download.FILES)
@@ -106,12 +71,12 @@ def test_a_failed_download_leaves_no_partial_file_and_says_why(server, tmp_path,
     err = capsys.readouterr().err
     assert f"BICS {bad}" in err and download.URL_ENV in err
     assert {404: "404", "truncate": "IncompleteRead", "corrupt": "SHA-256"}[mode] in err
-    written = _tree(tmp_path / "bics")
+    written = tree(tmp_path / "bics")
     assert bad not in written and not [p for p in written if Path(p).name.startswith(".")]  # no temporary file
     assert all(written[p] == (SOURCE / p).read_bytes() for p in written)  # what is there is complete
     server["fail"] = {}
     assert cli.main(["bench", "download", "bics", "--data", str(tmp_path)]) == 0  # a rerun fetches the rest
-    assert _tree(tmp_path / "bics") == _tree(SOURCE)
+    assert tree(tmp_path / "bics") == tree(SOURCE)
 
 
 def test_an_explicit_data_dir_is_never_filled_behind_the_users_back(server, tmp_path, monkeypatch):

@@ -18,50 +18,42 @@ from benchmark.canaicode.suite import known_names
 
 
 @pytest.fixture(scope="module")
-def root(shared_data: Path) -> Path:
-    path = shared_data / "canaicode"
-    if not path.is_dir():
-        pytest.skip("no can-ai-code data")
-    return path
-
-
-@pytest.fixture(scope="module")
-def eval_files(root: Path) -> list[tuple[Path, list[dict]]]:
-    files = sorted((root / "results_sample").glob("eval_*.ndjson"))
+def eval_files(canaicode_root: Path) -> list[tuple[Path, list[dict]]]:
+    files = sorted((canaicode_root / "results_sample").glob("eval_*.ndjson"))
     assert len(files) == 6
     return [(f, [json.loads(line) for line in f.read_text().splitlines() if line.strip()]) for f in files]
 
 
-def test_sets_have_the_published_sizes_and_weights(root: Path) -> None:
+def test_sets_have_the_published_sizes_and_weights(canaicode_root: Path) -> None:
     sizes = {}
     for s in ("junior-dev", "junior-v2", "senior"):
-        qs = load_interview(root, s)
+        qs = load_interview(canaicode_root, s)
         assert all(q.error is None for q in qs), [q.error for q in qs if q.error]
         sizes[s] = (len(qs), sum(q.total for q in qs))
     assert sizes == {"junior-dev": (12, 65), "junior-v2": (14, 91), "senior": (3, 74)}  # SPEC 3.6, per language
-    vm = {q.name: q for q in load_interview(root, "senior")}["VMAssemblerSimple"]
+    vm = {q.name: q for q in load_interview(canaicode_root, "senior")}["VMAssemblerSimple"]
     assert [c.weight for c in vm.checks] == [1, 1, 1, 6, 4, 6, 8]  # merged from the `.SimpleChecks` anchor
 
 
-def test_prompts_and_check_order_are_the_published_ones(root: Path, eval_files) -> None:
+def test_prompts_and_check_order_are_the_published_ones(canaicode_root: Path, eval_files) -> None:
     n = 0
     for path, rows in eval_files:
         interview = path.name.split("_")[1]
-        questions = {q.name: q for q in load_interview(root, interview)}
+        questions = {q.name: q for q in load_interview(canaicode_root, interview)}
         for r in rows:
             q = questions[r["name"]]
-            assert render(root / "prompts_params", "chat-simple", r["language"], q.fields) == r["prompt"]
+            assert render(canaicode_root / "prompts_params", "chat-simple", r["language"], q.fields) == r["prompt"]
             assert [c.assert_ for c in q.checks] == [c["assert"] for c in r["checks"]]
             assert q.total == r["total"]
             n += 1
     assert n == 102
 
 
-def test_stored_values_score_to_the_stored_points(root: Path, eval_files) -> None:
+def test_stored_values_score_to_the_stored_points(canaicode_root: Path, eval_files) -> None:
     """Every stored check value, scored by us, gets the stored points; the rows sum to the stored totals."""
     scored = 0
     for path, rows in eval_files:
-        questions = {q.name: q for q in load_interview(root, path.name.split("_")[1])}
+        questions = {q.name: q for q in load_interview(canaicode_root, path.name.split("_")[1])}
         for r in rows:
             q = questions[r["name"]]
             points = 0
@@ -193,14 +185,14 @@ def test_malformed_questions_are_reported_one_by_one(tmp_path: Path) -> None:
         "Good", "NoAssert", "BadWeight", "NotPython", "NoSignature"]
 
 
-def test_unknown_template_is_a_clear_error(root: Path) -> None:
+def test_unknown_template_is_a_clear_error(canaicode_root: Path) -> None:
     with pytest.raises(PromptError, match="prompt template 'nope' not found"):
-        render(root / "prompts_params", "nope", "python", {})
-    v2 = render(root / "prompts_params", "chat-simple-v2", "javascript", {"Signature": "f()", "Input": "i", "Output": "o"})
+        render(canaicode_root / "prompts_params", "nope", "python", {})
+    v2 = render(canaicode_root / "prompts_params", "chat-simple-v2", "javascript", {"Signature": "f()", "Input": "i", "Output": "o"})
     assert "Do not return any HTML elements" in v2 and v2.startswith("Write a javascript function f() i that returns o.")
 
 
-def test_recorded_file_problems_keep_their_lines(root: Path, tmp_path: Path) -> None:
+def test_recorded_file_problems_keep_their_lines(canaicode_root: Path, tmp_path: Path) -> None:
     good = json.dumps({"name": "GCDZeroShot", "language": "python", "code": "def gcd(a, b): return 1",
                        "status": "FAIL", "passed": 3, "total": 9})
     lines = [good, "{not json", json.dumps({"name": "GCDZeroShot", "language": "rust", "code": ""}),
@@ -208,7 +200,7 @@ def test_recorded_file_problems_keep_their_lines(root: Path, tmp_path: Path) -> 
     path = tmp_path / "eval_junior-v2_python_chat-simple_none_greedy_m_1.ndjson"
     path.write_text("\n".join(lines))
     ev = recorded.load(path)
-    ev.bind(known_names(root))
+    ev.bind(known_names(canaicode_root))
     assert ev.interview == "junior-v2" and list(ev.rows) == ["junior-v2/GCDZeroShot/python"]
     assert ev.get("junior-v2/GCDZeroShot", "python") == ["def gcd(a, b): return 1"]
     assert ev.verdict("junior-v2/GCDZeroShot", "python", 0) is False
@@ -220,9 +212,9 @@ def test_recorded_file_problems_keep_their_lines(root: Path, tmp_path: Path) -> 
     assert ev.get(recorded.problem_id(2), "python") == [""]  # reaches the suite, which reports the error
 
 
-def test_every_question_has_a_reference_answer(root: Path) -> None:
+def test_every_question_has_a_reference_answer(canaicode_root: Path) -> None:
     for s in ("junior-dev", "junior-v2", "senior"):
-        for q in load_interview(root, s):
+        for q in load_interview(canaicode_root, s):
             for lang in ("python", "javascript"):
                 code = reference_answer(q, lang)
                 assert code is not None and function_info(lang, code)[0] == q.signature.split("(")[0]

@@ -4,18 +4,16 @@ loads exactly like the shared data, first use fills the per-user cache, failures
 
 from __future__ import annotations
 
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
+from conftest import data_dir
+from pinned_mirror import serve, tree
 
 from benchmark import cli
 from benchmark.canaicode import download
 from benchmark.canaicode.suite import CanAiCode, questions_root
 from benchmark.datadir import DataError
-
-from conftest import data_dir
 
 SHARED = data_dir()
 SOURCE = SHARED / "canaicode" if SHARED else None
@@ -25,42 +23,13 @@ NOT_UPSTREAM = {"results_summary_all_eval_files.csv"}  # derived by whoever buil
 
 @pytest.fixture
 def server(monkeypatch):
-    """Serves every pinned file at /COMMIT/PATH; `state["fail"][dest]` = 404 | "truncate" | "corrupt"."""
-    routes = {f"/{f.commit}/{f.path}": f for f in download.FILES}
-    state: dict = {"fail": {}, "hits": []}
-
-    class H(BaseHTTPRequestHandler):
-        def log_message(self, *a):
-            pass
-
-        def do_GET(self):
-            f = routes.get(self.path)
-            mode = state["fail"].get(f.dest) if f else 404
-            state["hits"].append(self.path)
-            if f is None or mode == 404:
-                self.send_response(404)
-                self.send_header("content-length", "0")
-                self.end_headers()
-                return
-            body = (SOURCE / f.dest).read_bytes()
-            if mode == "corrupt":
-                body = body.replace(b"eq:", b"eq: ", 1) + b"\n"
-            self.send_response(200)
-            self.send_header("content-length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body[: len(body) // 2] if mode == "truncate" else body)
-
-    srv = ThreadingHTTPServer(("127.0.0.1", 0), H)
-    threading.Thread(target=srv.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
-    monkeypatch.setenv(download.URL_ENV, f"http://127.0.0.1:{srv.server_address[1]}")
-    yield state
-    srv.shutdown()
-    srv.server_close()
+    with serve(download.PINNED, SOURCE, monkeypatch,
+               corrupt=lambda body: body.replace(b"eq:", b"eq: ", 1) + b"\n") as state:
+        yield state
 
 
 def _tree(root: Path) -> dict[str, bytes]:
-    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*"))
-            if p.is_file() and p.name not in NOT_UPSTREAM}
+    return tree(root, NOT_UPSTREAM)
 
 
 def _tasks(data: Path | None, template: str = "chat-simple") -> list:

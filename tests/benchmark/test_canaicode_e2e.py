@@ -7,18 +7,8 @@ import json
 import shutil
 from pathlib import Path
 
-import pytest
-
 from benchmark import cli
 from benchmark.store import RESULTS, read_records
-
-
-@pytest.fixture(scope="module")
-def root(shared_data: Path) -> Path:
-    path = shared_data / "canaicode"
-    if not path.is_dir():
-        pytest.skip("no can-ai-code data")
-    return path
 
 
 def run(out: Path, backend: str, data: Path, *extra: str) -> dict:
@@ -27,8 +17,8 @@ def run(out: Path, backend: str, data: Path, *extra: str) -> dict:
     return json.loads((out / "summary.json").read_text())
 
 
-def test_gold_answers_score_full_points_in_both_languages(root: Path, tmp_path: Path) -> None:
-    s = run(tmp_path / "gold", "gold", root.parent, "--limit", "2")
+def test_gold_answers_score_full_points_in_both_languages(canaicode_root: Path, tmp_path: Path) -> None:
+    s = run(tmp_path / "gold", "gold", canaicode_root.parent, "--limit", "2")
     assert s["suite"] == "canaicode" and s["backend"] == "gold"
     # junior-dev's first two questions: FactorialZeroShot (4 points) and FactorialRecursiveZeroShot (4)
     for lang in ("python", "javascript"):
@@ -39,15 +29,15 @@ def test_gold_answers_score_full_points_in_both_languages(root: Path, tmp_path: 
     js = next(r for r in records if r.condition == "javascript")
     assert js.completion.startswith("function factorial(n) {") and js.metrics["function"] == "factorial"
     # one interview set, chosen on the command line: senior's 3 questions, 74 weighted points a language
-    senior = run(tmp_path / "senior", "gold", root.parent, "--suite-option", "interviews=senior",
+    senior = run(tmp_path / "senior", "gold", canaicode_root.parent, "--suite-option", "interviews=senior",
                  "--conditions", "python")
     assert senior["conditions"]["python"] == {"points": 74, "total": 74, "score": 1.0, "n_questions": 3}
 
 
-def test_recorded_eval_file_regrades_row_by_row_through_the_server(root: Path, tmp_path: Path, capsys) -> None:
-    path = next((root / "results_sample").glob("eval_senior_*gpt-3.5-turbo*.ndjson"))
+def test_recorded_eval_file_regrades_row_by_row_through_the_server(canaicode_root: Path, tmp_path: Path, capsys) -> None:
+    path = next((canaicode_root / "results_sample").glob("eval_senior_*gpt-3.5-turbo*.ndjson"))
     stored = {(r["name"], r["language"]): r for r in map(json.loads, path.read_text().splitlines())}
-    s = run(tmp_path / "rec", f"recorded:{path}", root.parent)
+    s = run(tmp_path / "rec", f"recorded:{path}", canaicode_root.parent)
     assert {c: (m["points"], m["total"]) for c, m in s["conditions"].items()} == {
         "python": (sum(r["passed"] for r in stored.values() if r["language"] == "python"), 74),
         "javascript": (sum(r["passed"] for r in stored.values() if r["language"] == "javascript"), 74)}
@@ -87,11 +77,11 @@ NoAssert:
 """
 
 
-def test_bad_input_rows_get_their_own_status_and_the_run_goes_on(root: Path, tmp_path: Path) -> None:
+def test_bad_input_rows_get_their_own_status_and_the_run_goes_on(canaicode_root: Path, tmp_path: Path) -> None:
     data = tmp_path / "data"
     (data / "canaicode" / "junior-v2").mkdir(parents=True)
-    shutil.copytree(root / "prompts_params", data / "canaicode" / "prompts_params")
-    shutil.copy(root / "junior-v2" / "factorial.yaml", data / "canaicode" / "junior-v2" / "factorial.yaml")
+    shutil.copytree(canaicode_root / "prompts_params", data / "canaicode" / "prompts_params")
+    shutil.copy(canaicode_root / "junior-v2" / "factorial.yaml", data / "canaicode" / "junior-v2" / "factorial.yaml")
     (data / "canaicode" / "junior-v2" / "zz_bad.yaml").write_text(BAD_SET)
     factorial = "def factorial(n):\n    return 1 if n < 2 else n * factorial(n - 1)"
     rows = [

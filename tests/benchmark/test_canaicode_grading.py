@@ -27,22 +27,14 @@ def box():
     b.close()
 
 
-@pytest.fixture(scope="module")
-def root(shared_data: Path) -> Path:
-    path = shared_data / "canaicode"
-    if not path.is_dir():
-        pytest.skip("no can-ai-code data")
-    return path
-
-
-def test_published_eval_files_regrade_exactly(root: Path, box: Sandbox) -> None:
-    files = sorted((root / "results_sample").glob("eval_*.ndjson"))
+def test_published_eval_files_regrade_exactly(canaicode_root: Path, box: Sandbox) -> None:
+    files = sorted((canaicode_root / "results_sample").glob("eval_*.ndjson"))
     assert len(files) == 6
-    with (root / "results_summary_all_eval_files.csv").open(newline="") as fh:
+    with (canaicode_root / "results_summary_all_eval_files.csv").open(newline="") as fh:
         published = {Path(r["file"]).name: r for r in csv.DictReader(fh)}
 
     async def regrade(path: Path):
-        questions = {q.name: q for q in load_interview(root, path.name.split("_")[1])}
+        questions = {q.name: q for q in load_interview(canaicode_root, path.name.split("_")[1])}
         rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
         return rows, await asyncio.gather(*(evaluate(questions[r["name"]], r["language"], r["code"], box) for r in rows))
 
@@ -118,8 +110,8 @@ def test_javascript_values_and_failures(slow_question, box) -> None:
     assert (ev.status, ev.points) == ("FAIL", 2)
 
 
-def test_no_code_no_function_and_what_upstream_wrappers_allow(root: Path, box) -> None:
-    q = {q.name: q for q in load_interview(root, "junior-v2")}
+def test_no_code_no_function_and_what_upstream_wrappers_allow(canaicode_root: Path, box) -> None:
+    q = {q.name: q for q in load_interview(canaicode_root, "junior-v2")}
     fact = q["FactorialZeroShot"]
     assert asyncio.run(evaluate(fact, "python", "", box)).status == "NO_CODE"
     nf = asyncio.run(evaluate(fact, "python", "print('I cannot do that')", box))

@@ -139,7 +139,11 @@ def test_instructions_are_the_papers_prompts(tasks: dict[str, ceb.Task]) -> None
         tasks["debug/707"].instruction("translate")
     suite = ceb.CodeEditorBench()
     assert suite.task_conditions(tasks["polish/2"], list(ceb.CONDITIONS)) == ["polish", "polish-3shot"]
-    assert suite.task_language(tasks["translate/13"]) == "python" and suite.answer_fence(tasks["translate/13"], "translate") == "python"
+    # translate: the document is the source program (java); the answer is asked for and read in python
+    t13 = tasks["translate/13"]
+    assert (suite.task_language(t13), suite.answer_language(t13), suite.answer_fence(t13, "translate")) == \
+        ("java", "python", "python")
+    assert suite.answer_language(tasks["debug/707"]) is None
 
 
 # -- judging the samples -------------------------------------------------------------------------

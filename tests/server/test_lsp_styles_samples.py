@@ -137,3 +137,26 @@ def test_bare_style_sends_the_instruction_alone_and_reads_the_first_block():
                        language="javascript") == "function f(n) { return n; }\n"
     assert extract_for("def f(n):\n    return n", mode="first_or_all") == "def f(n):\n    return n\n"
     assert extract_for("", mode="first_or_all") is None
+
+
+async def test_answer_language_asks_for_a_translation_and_reads_its_code(lsp, scripted):
+    editor = await start_session(lsp, {"backends": [backend_entry(scripted, "cpp")]})
+    py = "a, b = map(int, input().split())\nprint(a - b)\n"
+    editor.open(URI, py)
+    before = len(scripted.requests_for("cpp"))
+    # the scripted model answers with the (translated) C++ program of the CPP fixture in a ```c++ block
+    scripted.scripts["cpp"] = [Step(content=lambda req: "```c++\n" + CPP.replace("a - b", "a + b") + "```\n")]
+    result = await execute(lsp, "editFidelity.requestEdit", {"uri": URI, "version": 1, "instruction": "translate",
+                                                             "answerLanguage": "cpp"})
+    [p] = result["proposals"]
+    assert p["status"] == "ok", p["error"]
+    body = scripted.requests_for("cpp")[before].body["messages"]
+    assert "C++ programmer" in body[0]["content"]
+    assert body[-1]["content"].startswith("Rewrite the following Python code in C++.") and "```python\n" in body[-1]["content"]
+    edits = msgspec.convert(p["edits"], list[TextEdit])
+    assert apply_text_edits(py, edits) == CPP.replace("a - b", "a + b")
+    with pytest.raises(Exception, match="answerLanguage"):
+        await execute(lsp, "editFidelity.requestEdit", {"uri": URI, "version": 1, "instruction": "x",
+                                                        "answerLanguage": "cpp",
+                                                        "range": {"start": {"line": 0, "character": 0},
+                                                                  "end": {"line": 1, "character": 0}}})

@@ -30,7 +30,7 @@ from server.backends.locate import (
 )
 from server.lsp import args as A
 from server.lsp.judge import utf16_len, whole_lines
-from server.lsp.progress import WorkProgress
+from server.lsp.progress import WorkProgress, as_finished
 from server.lsp.records import Usage
 from server.lsp.state import BugMark, DocState
 
@@ -80,6 +80,10 @@ def _choose_backends(ls: EditFidelityServer, names: list[str] | None) -> list:
         raise A.InvalidArgs(COMMAND, f"unknown backend{'s' if len(unknown) > 1 else ''} "
                                      f"{', '.join(map(repr, unknown))}; configured: {', '.join(ls.pool.names())}")
     return [ls.pool.get(n) for n in names]
+
+
+def _said(a: BugAnswer) -> str:
+    return f"{a.backend}: " + (f"line {a.line}, {a.bug_type}" if a.status == "ok" else a.status)
 
 
 async def _ask(backend, messages, first: int, last: int, progress: WorkProgress) -> BugAnswer:
@@ -162,21 +166,7 @@ def register(ls) -> None:
         await progress.start(f"asking {len(backends)} backend{'s' if len(backends) != 1 else ''}")
         tasks = [asyncio.create_task(_ask(b, messages, first, last, progress), name=f"locate:{b.name}")
                  for b in backends]
-        answers: list[BugAnswer] = []
-        finished = False
-        try:
-            for fut in asyncio.as_completed(tasks):
-                a = await fut
-                answers.append(a)
-                said = f"line {a.line}, {a.bug_type}" if a.status == "ok" else a.status
-                progress.report(f"{a.backend}: {said} ({len(answers)}/{len(tasks)})", int(100 * len(answers) / len(tasks)))
-            finished = True
-        finally:
-            if not finished:
-                for t in tasks:
-                    t.cancel()
-                await asyncio.gather(*tasks, return_exceptions=True)
-                progress.end("cancelled")
+        answers = await as_finished(progress, tasks, _said)
         order = {b.name: i for i, b in enumerate(backends)}
         answers.sort(key=lambda a: order.get(a.backend, 0))
         n_ok = sum(a.status == "ok" for a in answers)
