@@ -102,7 +102,7 @@ class ServerSession:
         try:
             await asyncio.wait_for(self.client.shutdown_async(None), 10)
             self.client.exit(None)
-        except Exception as err:  # the server may already be gone; stop() ends it either way
+        except Exception as err:  # noqa: BLE001  # the server may already be gone; stop() ends it either way
             logger.debug("server shutdown: %s", err)
         finally:
             await self.client.stop()
@@ -162,7 +162,7 @@ class ServerSession:
     def close(self, uri: str) -> None:
         try:
             self.client.text_document_did_close(types.DidCloseTextDocumentParams(types.TextDocumentIdentifier(uri=uri)))
-        except Exception as err:  # the server is gone; the request's error says so
+        except Exception as err:  # noqa: BLE001  # the server is gone; the request's error says so
             logger.debug("didClose: %s", err)
 
     async def request_edit(self, text: str, instruction: str, backend: str, *, name: str,
