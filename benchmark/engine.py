@@ -191,9 +191,20 @@ class Engine:
         if fut is not None:
             self.reused += 1
             return await asyncio.shield(fut), True
-        fut = asyncio.ensure_future(self.suite.judge(self.box, task, condition, completion))
+        fut = asyncio.ensure_future(self._judged(task, condition, completion))
         self._verdicts[key] = fut
         return await asyncio.shield(fut), False
+
+    async def _judged(self, task: Task, condition: str, completion: str) -> Verdict:
+        """The suite's verdict; a judge that fails is a sandbox error of this sample (retried on --resume),
+        not the end of the run."""
+        try:
+            return await self.suite.judge(self.box, task, condition, completion)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # noqa: BLE001
+            logger.exception("judging %s (%s)", task.task_id, condition)
+            return Verdict(passed=False, exec_status="error", sandbox_error=f"judge failed: {type(exc).__name__}: {exc}"[:500])
 
     async def _necessity(self, task: Task, condition: str, completion: str) -> dict[str, Any]:
         """The reference-free excess of a passing completion: ddmin over its hunks against the tests."""

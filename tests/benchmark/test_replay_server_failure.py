@@ -68,3 +68,32 @@ def test_a_server_that_dies_mid_run_stops_the_run_and_resume_completes_it(tmp_pa
             assert len(store.records) == 72 and all(r.outcome == "pass" for r in store.records)
     finally:
         box.close()
+
+
+def test_a_judge_that_raises_costs_its_sample_only_and_resume_runs_it_again(tmp_path):
+    problems = canitedit.load(DATA, 2)
+
+    class Flaky(canitedit.CanItEdit):
+        broken = True
+
+        async def judge(self, box, task, condition, completion):
+            if self.broken and task.task_id == problems[0].task_id:
+                raise RuntimeError("judge bug")
+            return await super().judge(box, task, condition, completion)
+
+    config = RunConfig(suite="canitedit", backend="gold", samples=1, limit=2, conditions=["lazy"])
+    box = Sandbox(workers=2)
+    suite = Flaky()
+    try:
+        with ResultsStore(tmp_path, config, resume=False) as store:
+            asyncio.run(Engine(config, suite, problems, backends.parse("gold"), store, box).run())
+            outcomes = {r.task_id: (r.outcome, r.error) for r in store.records}
+        assert outcomes[problems[1].task_id] == ("pass", None)
+        assert outcomes[problems[0].task_id] == ("sandbox_error", "judge failed: RuntimeError: judge bug")
+        suite.broken = False
+        with ResultsStore(tmp_path, config, resume=True) as store:
+            assert store.retrying == 1
+            asyncio.run(Engine(config, suite, problems, backends.parse("gold"), store, box).run())
+            assert sorted(r.outcome for r in store.records) == ["pass", "pass"]
+    finally:
+        box.close()
