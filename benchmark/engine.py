@@ -202,7 +202,7 @@ class Engine:
             return await self.suite.judge(self.box, task, condition, completion)
         except asyncio.CancelledError:
             raise
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:
             logger.exception("judging %s (%s)", task.task_id, condition)
             return Verdict(passed=False, exec_status="error", sandbox_error=f"judge failed: {type(exc).__name__}: {exc}"[:500])
 
