@@ -158,6 +158,13 @@ def render_text(summary: dict) -> str:
             f"{d.get('n_passing', 0):>8} {_fmt(d.get('excess_lev_mean'), 4):>8} {_fmt(d.get('added_cc_mean')):>7} "
             f"{_fmt(d.get('flagged_hunks_mean')):>8} {('-' if agree is None else f'{100 * agree:.1f}%'):>7}")
     lines.append("")
+    for cond in summary["conditions"]:
+        d = summary["details"].get(cond, {})
+        if "excess_ref_free_mean" in d:  # bench run --necessity
+            lines.append(f"{cond}: reference-free excess {_fmt(d['excess_ref_free_mean'], 4)} (token excess of the "
+                         f"edit over its smallest sub-edit that passes the tests; {d['necessity_analysed']} analysed, "
+                         f"{_fmt(d['necessity_runs_mean'], 1)} runs each; MAE against ELev "
+                         f"{_fmt(d['excess_ref_free_mae_vs_gold'], 4)})")
     lines.append("pass@1 and ExcessCode as CanItEdit (x100); ELev: token excess over the gold patch (no_comments), "
                  "addCC: paper cognitive complexity over gold, flagged: unrequested hunks; all over passing completions.")
     return "\n".join(lines)

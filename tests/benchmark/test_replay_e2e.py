@@ -141,7 +141,7 @@ def test_local_backend_replays_through_the_embedded_model(tmp_path):
 
 
 @pytest.mark.skipif(not RUNS, reason="no recorded CanItEdit run")
-def test_necessity_gives_a_reference_free_excess_beside_the_gold_based_one(tmp_path):
+def test_necessity_gives_a_reference_free_excess_beside_the_gold_based_one(tmp_path, capsys):
     s = run(tmp_path / "nec", f"recorded:{RUNS[0]}", "--limit", "3", "--samples", "3", "--conditions", "descriptive",
             "--necessity", "12")
     d = s["details"]["descriptive"]
@@ -158,3 +158,5 @@ def test_necessity_gives_a_reference_free_excess_beside_the_gold_based_one(tmp_p
     assert all("necessity_status" not in r.metrics for r in records if not r.passed)
     assert d["necessity_analysed"] >= 1 and d["excess_ref_free_mean"] is not None
     assert json.loads((tmp_path / "nec" / "config.json").read_text())["necessity_runs"] == 12
+    assert bench("report", str(tmp_path / "nec")) == 0
+    assert "descriptive: reference-free excess" in capsys.readouterr().out
