@@ -1,11 +1,16 @@
 # The two commands in the README: `make run` (main job on its embedded default) and `make test`.
 VENV ?= .venv
 BIN := $(VENV)/bin
+# the shared data next to the checkout when it is there; else the per-user cache, filled by our downloads
+ifneq ($(wildcard ../shared/data),)
 export EDIT_FIDELITY_DATA ?= $(abspath ../shared/data)
+endif
 
 # the main job's default: a 7B model's recorded CanItEdit run (2 x 105 problems x 20 completions),
 # replayed through the language server and the sandbox; --resume makes a second `make run` instant
-RECORDED ?= $(EDIT_FIDELITY_DATA)/canitedit_runs/qwen2.5-coder-7b-instruct-baseline-canitedit-20260410T235720Z-slot1-548423436.tar.gz
+RECORDED_NAME := qwen2.5-coder-7b-instruct-baseline-canitedit-20260410T235720Z-slot1-548423436.tar.gz
+RECORDED_URL := https://raw.githubusercontent.com/Aaditya-Bhatia/CanItEdit/30d5161f1c3ce5e3fd141fb1a3da006ad5ae125e/backups/$(RECORDED_NAME)\#sha256=54c0655ea9c43c6e2ed263b617bb701065626456355daeceb9f91e861c5effee
+RECORDED ?= $(if $(wildcard $(EDIT_FIDELITY_DATA)/canitedit_runs/$(RECORDED_NAME)),$(EDIT_FIDELITY_DATA)/canitedit_runs/$(RECORDED_NAME),$(RECORDED_URL))
 RUN_DIR ?= runs/canitedit-qwen2.5-coder-7b
 
 .PHONY: setup run test bench example

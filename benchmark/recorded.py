@@ -110,18 +110,21 @@ def _load_results(path: Path) -> Recorded:
 
 
 def _download(url: str) -> Path:
+    """`URL[#sha256=HEX]`: fetched once into DATA/recorded/, checked against the hash when given."""
     from urllib.parse import urlsplit
 
     from benchmark.datadir import DataError, data_dir
     from benchmark.download import fetch
 
+    url, _, fragment = url.partition("#")
+    sha256 = fragment.removeprefix("sha256=") if fragment.startswith("sha256=") else None
     name = Path(urlsplit(url).path).name
     if not name.endswith((".tar.gz", ".tgz", ".jsonl")):
         raise RecordedError(f"{url}: expected a URL of a CanItEdit run .tar.gz or a results.jsonl")
     dest = data_dir() / "recorded" / name
     if not dest.exists():
         try:
-            fetch(url, dest, what=f"recorded run {name}", timeout_s=300.0)
+            fetch(url, dest, sha256=sha256, what=f"recorded run {name}", timeout_s=300.0)
         except DataError as exc:
             raise RecordedError(str(exc)) from None
     return dest

@@ -77,3 +77,41 @@ def test_a_failed_download_leaves_nothing_behind(rows_server, tmp_path, capsys):
     assert not list(tmp_path.rglob("*.jsonl")) and not list(tmp_path.rglob(".canitedit*"))
     with pytest.raises(DataError, match="bench download canitedit"):
         canitedit.load(tmp_path)  # an explicit data dir is never filled behind the user's back
+
+
+def test_a_recorded_run_by_url_is_fetched_once_and_checked(tmp_path, monkeypatch):
+    import hashlib
+
+    from benchmark import recorded
+
+    runs = sorted((SHARED_DATA / "canitedit_runs").glob("codellama*.tar.gz")) if SHARED_DATA else []
+    if not runs:
+        pytest.skip("no recorded CanItEdit run to serve")
+    body = runs[0].read_bytes()
+    hits = []
+
+    class H(BaseHTTPRequestHandler):
+        def log_message(self, *a):
+            pass
+
+        def do_GET(self):
+            hits.append(self.path)
+            self.send_response(200)
+            self.send_header("content-length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+    srv = ThreadingHTTPServer(("127.0.0.1", 0), H)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    monkeypatch.setenv("EDIT_FIDELITY_DATA", str(tmp_path))
+    url = f"http://127.0.0.1:{srv.server_address[1]}/backups/{runs[0].name}"
+    try:
+        with pytest.raises(recorded.RecordedError, match="expected 00"):
+            recorded.load(f"{url}#sha256={'0' * 64}")
+        assert not (tmp_path / "recorded" / runs[0].name).exists()
+        got = recorded.load(f"{url}#sha256={hashlib.sha256(body).hexdigest()}")
+        assert got.completions == recorded.load(runs[0]).completions
+        recorded.load(url)  # cached: no second fetch
+        assert len(hits) == 2
+    finally:
+        srv.shutdown()
