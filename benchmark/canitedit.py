@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -133,6 +134,9 @@ class CanItEdit(Suite):
 
     def load(self, data: str | Path | None, limit: int | None) -> list[Problem]:
         return load(data, limit)
+
+    def download(self, data: str | Path | None, log: Callable[[str], None]) -> Path:
+        return download(data, log=log)
 
     async def judge(self, box: Any, task: Problem, condition: str, completion: str) -> Verdict:  # type: ignore[override]
         return await judge(box, task, completion)

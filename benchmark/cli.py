@@ -23,9 +23,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     commands = parser.add_subparsers(dest="bench_command", metavar="SUBCOMMAND")
 
     run = commands.add_parser("run", help="replay a suite through the language server and the sandbox")
-    from benchmark.suites import SUITES
+    from benchmark import suites
 
-    run.add_argument("--suite", required=True, choices=sorted(SUITES))
+    run.add_argument("--suite", required=True, choices=sorted(suites.SUITES))
     run.add_argument("--backend", metavar="SPEC", help="recorded:PATH | gold | identity | openai (not with --serve-vllm)")
     run.add_argument("--out", required=True, type=Path, metavar="RUN_DIR")
     run.add_argument("--limit", type=int, help="only the first N tasks")
@@ -63,14 +63,14 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     rep = commands.add_parser("report", help="summarise a run directory (writes RUN_DIR/summary.json)")
     rep.add_argument("paths", type=Path, nargs="+", metavar="RUN_DIR",
                      help="a run directory; with --published: the published results' directory, then our run directories")
-    rep.add_argument("--published", choices=sorted(PUBLISHED), metavar="SUITE",
+    rep.add_argument("--published", metavar="SUITE",
                      help="report a suite's published results (e.g. bics DATA/bics/stats) beside our runs")
     rep.add_argument("--format", default="text", choices=("text", "json", "html"))
     rep.add_argument("--html", type=Path, metavar="OUT", help="also write a self-contained HTML report here")
     rep.set_defaults(handler=_report)
 
     dl = commands.add_parser("download", help="fetch a suite's data into the data directory")
-    dl.add_argument("suite", choices=sorted(DOWNLOADS))
+    dl.add_argument("suite", metavar="SUITE", help="a suite that has a download (e.g. canitedit, overedit, bics)")
     dl.add_argument("--data", help="benchmark data directory (default: EDIT_FIDELITY_DATA, else the per-user cache)")
     dl.set_defaults(handler=_download)
 
@@ -79,7 +79,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     cmp_.add_argument("--format", default="text", choices=("text", "json"))
     cmp_.set_defaults(handler=_compare)
 
-    from benchmark.make_suite import register_make_suite
+    from benchmark.make_suite_cli import register_make_suite
 
     register_make_suite(commands)
 
@@ -231,10 +231,6 @@ class _RichProgress:
             self.bar.stop()
 
 
-# suite -> "module:function(dir, fmt, runs)" reporting the suite's published results beside our runs
-PUBLISHED = {"bics": "benchmark.bics.suite:published_report"}
-
-
 def _report(args: argparse.Namespace) -> int:
     from benchmark.report import render_text, report
     from benchmark.store import RunDirError
@@ -265,55 +261,43 @@ def _report(args: argparse.Namespace) -> int:
     return 0
 
 
-def _report_published(args: argparse.Namespace) -> int:
-    import importlib
+def _offered(name: str, hook: str) -> str | None:
+    """Why suite `name` cannot serve `hook` (imported only when asked: `edit-fidelity serve` never pays)."""
+    from benchmark import suites
 
+    if name not in suites.SUITES or not suites.suite_class(name).offers(hook):
+        return f"no suite {name!r} with {hook.replace('_', ' ')}; choose one of {', '.join(suites.offering(hook))}"
+    return None
+
+
+def _report_published(args: argparse.Namespace) -> int:
+    from benchmark import suites
     from benchmark.store import RunDirError
 
-    module, fn = PUBLISHED[args.published].split(":")
     stats, *runs = args.paths
+    problem = _offered(args.published, "published_report")
+    if problem:
+        return _fail(problem)
+    suite = suites.get(args.published)
     try:
-        text = getattr(importlib.import_module(module), fn)(stats, args.format, runs)
+        text = suite.published_report(stats, args.format, runs)
+        if args.html:
+            args.html.write_text(text if args.format == "html" else suite.published_report(stats, "html", runs))
     except (RunDirError, OSError, ValueError) as exc:
         return _fail(str(exc))
-    if args.html:
-        args.html.write_text(getattr(importlib.import_module(module), fn)(stats, "html", runs))
     print(text)
     return 0
 
 
-def _download_overedit(data: str | None, log) -> Path:
-    from benchmark import overedit
-    from benchmark.datadir import data_dir
-
-    return overedit.download(data_dir(data) / "overedit" / overedit.DATA_FILE)
-
-
-def _download_codeeditorbench(data: str | None, log) -> Path:
-    from benchmark import codeeditorbench as ceb
-    from benchmark.datadir import DataError
-
-    files, errors = ceb.download(data, on_file=lambda name, state: log(f"{name}: {state}"))
-    if errors:
-        raise DataError("; ".join(errors))
-    return files[0].parent if files else Path(str(data or ""))
-
-
-# suite -> "module:function(data, log=)" that downloads its data into the data directory
-DOWNLOADS = {"canitedit": "benchmark.canitedit:download", "overedit": "benchmark.cli:_download_overedit",
-             "codeeditorbench": "benchmark.cli:_download_codeeditorbench",
-             "bics": "benchmark.bics.download:download",
-             "canaicode": "benchmark.canaicode.download:download"}
-
-
 def _download(args: argparse.Namespace) -> int:
-    import importlib
-
+    from benchmark import suites
     from benchmark.datadir import DataError
 
-    module, fn = DOWNLOADS[args.suite].split(":")
+    problem = _offered(args.suite, "download")
+    if problem:
+        return _fail(problem)
     try:
-        path = getattr(importlib.import_module(module), fn)(args.data, log=lambda m: print(m, file=sys.stderr))
+        path = suites.get(args.suite).download(args.data, lambda m: print(m, file=sys.stderr))
     except DataError as exc:
         return _fail(str(exc), 1)
     except OSError as exc:

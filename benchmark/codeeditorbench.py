@@ -797,6 +797,12 @@ class CodeEditorBench(Suite):
 
     # -- tasks and requests ---------------------------------------------------------------------
 
+    def download(self, data: str | Path | None, log: Callable[[str], None]) -> Path:
+        _files, errors = download(data, on_file=lambda name, state: log(f"{name}: {state}"))
+        if errors:
+            raise DataError("; ".join(errors))
+        return data_dir(data) / SUBDIR
+
     def load(self, data: str | Path | None, limit: int | None) -> list[Task]:
         return load(data, limit, self.load_issues)
 

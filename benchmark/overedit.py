@@ -27,7 +27,7 @@ import os
 import statistics
 import sys
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -236,6 +236,9 @@ class OverEdit(Suite):
         self.timeout_s = timeout_s
         self.memory_mb = memory_mb
         self.load_errors: list[str] = []
+
+    def download(self, data: str | Path | None, log: Callable[[str], None]) -> Path:
+        return download(data_dir(data) / "overedit" / DATA_FILE)
 
     def load(self, data: str | Path | None, limit: int | None) -> Sequence[Task]:
         tasks, self.load_errors = load(data, limit)

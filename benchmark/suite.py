@@ -10,7 +10,7 @@ scalars and lists); `Suite.summarise` turns the records of one condition into it
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
@@ -87,6 +87,19 @@ class Suite:
 
     def load(self, data: str | Path | None, limit: int | None) -> Sequence[Task]:
         raise NotImplementedError
+
+    # `bench download SUITE` and `bench report --published SUITE` offer the suites that override these
+    def download(self, data: str | Path | None, log: Callable[[str], None]) -> Path:
+        """Fetch the suite's data into the data directory (`data`, else EDIT_FIDELITY_DATA, else the cache)."""
+        raise NotImplementedError
+
+    def published_report(self, published_dir: str | Path, fmt: str, runs: Sequence[Path]) -> str:
+        """The suite's published results (their own files) beside our runs, in `fmt` (text, json, html)."""
+        raise NotImplementedError
+
+    @classmethod
+    def offers(cls, hook: str) -> bool:
+        return getattr(cls, hook) is not getattr(Suite, hook)
 
     def gold_answer(self, task: Task, condition: str) -> str | None:
         """The model answer that the `gold` backend replays (the full edited document by default)."""

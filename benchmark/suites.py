@@ -4,8 +4,10 @@ heavy imports never slow down another's run)."""
 from __future__ import annotations
 
 import importlib
+from typing import TYPE_CHECKING
 
-from benchmark.suite import Suite
+if TYPE_CHECKING:
+    from benchmark.suite import Suite
 
 SUITES: dict[str, str] = {
     "canitedit": "benchmark.canitedit:CanItEdit",
@@ -16,10 +18,19 @@ SUITES: dict[str, str] = {
 }
 
 
-def get(name: str) -> Suite:
+def suite_class(name: str) -> type[Suite]:
     try:
         target = SUITES[name]
     except KeyError:
         raise KeyError(f"unknown suite {name!r}; known: {', '.join(sorted(SUITES))}") from None
     module, cls = target.split(":")
-    return getattr(importlib.import_module(module), cls)()
+    return getattr(importlib.import_module(module), cls)
+
+
+def get(name: str) -> Suite:
+    return suite_class(name)()
+
+
+def offering(hook: str) -> list[str]:
+    """The suites that implement `Suite.download` / `Suite.published_report` (imports each suite module)."""
+    return sorted(n for n in SUITES if suite_class(n).offers(hook))

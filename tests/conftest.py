@@ -3,21 +3,10 @@
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import pytest
-
-REPO = Path(__file__).resolve().parent.parent
-
-
-def data_dir() -> Path | None:
-    configured = os.environ.get("EDIT_FIDELITY_DATA")
-    candidates = [Path(configured)] if configured else [REPO.parent / "shared" / "data"]
-    for candidate in candidates:
-        if candidate.is_dir():
-            return candidate
-    return None
+from data_paths import data_dir
 
 
 @pytest.fixture(scope="session")

@@ -16,7 +16,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -126,6 +126,14 @@ class Bics(Suite):
             self.grid = parse_grid(";".join(f"{k}={v}" for k, v in options.items()))
 
     # -- tasks -------------------------------------------------------------------------------------
+    def download(self, data: str | Path | None, log: Callable[[str], None]) -> Path:
+        from benchmark.bics import download
+
+        return download.download(data, log=log)
+
+    def published_report(self, published_dir: str | Path, fmt: str, runs: Sequence[Path]) -> str:
+        return published_report(published_dir, fmt, runs)
+
     def load(self, data: str | Path | None, limit: int | None) -> list[BicsTask]:
         table = snippets.load(data)
         g = self.grid

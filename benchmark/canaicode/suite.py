@@ -17,7 +17,7 @@ file's interview set and rows, and the summary compares the points with the stor
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -118,6 +118,11 @@ class CanAiCode(Suite):
         self.interviews, self.template, self.padding = chosen.interviews, chosen.template, chosen.padding
 
     # -- tasks ---------------------------------------------------------------------------------------
+
+    def download(self, data: str | Path | None, log: Callable[[str], None]) -> Path:
+        from benchmark.canaicode import download
+
+        return download.download(data, log=log)
 
     def load(self, data: str | Path | None, limit: int | None) -> list[Question]:
         root = questions_root(data)

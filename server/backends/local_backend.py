@@ -34,7 +34,6 @@ from collections.abc import Callable
 import msgspec
 
 from server.backends.config import BackendConfig
-from server.backends.extract import extract_code
 from server.backends.local_protocol import (
     Cancel,
     Failed,
@@ -439,7 +438,6 @@ class LocalBackend:
             raise BackendError("too_large", f"backend {self.name!r} answered with {len(result.text):,} characters")
         return Completion(
             text=result.text,
-            code=extract_code(result.text),
             prompt_tokens=result.prompt_tokens,
             completion_tokens=result.completion_tokens,
             finish_reason=result.finish_reason,

@@ -50,7 +50,6 @@ class BackendError(Exception):
 
 class Completion(msgspec.Struct):
     text: str  # the answer as received (reasoning included), key masked
-    code: str | None  # extracted code, None when the answer has none
     prompt_tokens: int | None
     completion_tokens: int | None
     finish_reason: str | None
@@ -58,6 +57,12 @@ class Completion(msgspec.Struct):
     attempts: int
     # the other samples of an `n > 1` request: (text, finish_reason), in choice order
     more: list[tuple[str, str | None]] = []
+
+    @property
+    def code(self) -> str | None:
+        """The Python code in the answer by our default reading (None when it has none). The server reads
+        answers per prompt style and language (`extract_for`), so nothing on its request path pays for this."""
+        return extract_code(self.text)
 
 
 def parse_retry_after(headers: Mapping[str, str] | None, *, now: float | None = None) -> float | None:
@@ -271,7 +276,6 @@ class OpenAIBackend:
 
         return Completion(
             text=content,
-            code=extract_code(content),
             prompt_tokens=_int(getattr(usage, "prompt_tokens", None)),
             completion_tokens=_int(getattr(usage, "completion_tokens", None)),
             finish_reason=_finish(choice),

@@ -43,8 +43,6 @@ def system_prompt(language: str = "python") -> str:
             f"Answer with the edited code in a single fenced ```{tag} code block.")
 
 
-SYSTEM = system_prompt("python")
-
 MINIMAL_INSTRUCTION = (
     "Keep as much of the original code as possible: make only the changes that the instruction "
     "requires. Do not rename identifiers, reformat, reorder, add or remove comments, docstrings, "

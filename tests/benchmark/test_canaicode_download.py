@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import data_dir
+from data_paths import data_dir
 from pinned_mirror import serve, tree
 
 from benchmark import cli

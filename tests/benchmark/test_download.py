@@ -9,11 +9,10 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
+from data_paths import data_dir
 
 from benchmark import canitedit, cli
 from benchmark.datadir import DataError
-
-from conftest import data_dir
 
 SHARED_DATA = data_dir()
 SOURCE = SHARED_DATA / "canitedit" / "canitedit_test.jsonl" if SHARED_DATA else None
