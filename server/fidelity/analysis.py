@@ -13,11 +13,12 @@ import math
 import re
 from bisect import bisect_left, bisect_right
 from collections import Counter
-from functools import cached_property, lru_cache
+from functools import cached_property
 
 from radon.metrics import mi_compute
 
-from server.fidelity.chunks import Chunk, split_chunks
+from server.fidelity.cache import ByteLRU, current_owner, register
+from server.fidelity.chunks import CHUNK_CACHE, Chunk, split_chunks
 from server.fidelity.normalize import body_by_regex, body_start_line, first_function
 from server.fidelity.rawmetrics import RawMetrics
 from server.fidelity.structure import Structure
@@ -290,6 +291,19 @@ def _row_map(text: str) -> list[int]:
     return mapping
 
 
-@lru_cache(maxsize=256)
+# ~40 bytes per character: the whole text's token lists joined from its chunks (the chunks' own
+# facts are counted in their cache).
+ANALYSIS_BYTES_PER_CHAR = 40
+ANALYSIS_CACHE: ByteLRU[str, Analysis] = register(ByteLRU(
+    "analyses", Analysis, lambda text: ANALYSIS_BYTES_PER_CHAR * len(text) + 2000, max_entries=256, share=0.25))
+
+
 def analyze(text: str) -> Analysis:
-    return Analysis(text)
+    found = ANALYSIS_CACHE.get(text)
+    if current_owner() is not None:  # a hit: its chunks belong to this owner too
+        for _, c in found.chunks:
+            CHUNK_CACHE.touch((c.text, c.first))
+    return found
+
+
+analyze.cache_clear = ANALYSIS_CACHE.clear  # type: ignore[attr-defined]  # the lru_cache spelling benchmarks use

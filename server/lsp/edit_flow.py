@@ -33,7 +33,7 @@ from server.lsp.judge import (
     whole_lines,
 )
 from server.lsp.progress import WorkProgress, as_finished
-from server.lsp.state import Proposal
+from server.lsp.state import Proposal, owned, same_content
 
 if TYPE_CHECKING:
     from server.lsp.server import EditFidelityServer
@@ -60,6 +60,7 @@ class EditRequest:
     language: str = "python"  # the document's languageId
     answer_language: str | None = None  # the answer's, when not the document's (a translation)
     n: int = 1  # samples per backend, from one request (the endpoint's `n`)
+    generation: int = 0  # the opening of the document the text belongs to (DocState.generation)
 
 
 def parse_request(ls: EditFidelityServer, command: str, arguments, *, allow_backend_choice: bool) -> EditRequest:
@@ -122,7 +123,7 @@ def parse_request(ls: EditFidelityServer, command: str, arguments, *, allow_back
         warnings.append("the buffer does not parse as Python; the fidelity report covers what it can")
     return EditRequest(uri=doc.uri, key=state.uri, version=version, text=text, instruction=instruction,
                        selection=selection, backends=[b for b in chosen if b is not None], style=style,
-                       warnings=warnings, gold=gold, language=language, n=n,
+                       warnings=warnings, gold=gold, language=language, n=n, generation=state.generation,
                        answer_language=answer_language if answer_language != language else None)
 
 
@@ -175,7 +176,7 @@ async def ask_backend(
     def proposal(sample: int) -> Proposal:
         return Proposal(id=uuid.uuid4().hex, uri=req.key, version=req.version, backend=backend.name,
                         instruction=req.instruction, style=style, original=req.text, target=req.selection,
-                        client_uri=req.uri, sample=sample)
+                        client_uri=req.uri, sample=sample, generation=req.generation)
 
     started = time.perf_counter()
     try:
@@ -216,7 +217,8 @@ async def _score(ls: EditFidelityServer, req: EditRequest, backend: OpenAIBacken
         else:
             edited = assemble_selection(req.text, req.selection[0], req.selection[1], code)
         target = range(req.selection[0] + 1, req.selection[1] + 2) if req.selection else None
-        report = await ls.compute(functools.partial(measure, req.text, edited, gold=req.gold, target=target))
+        report = await ls.compute(owned(req.key, functools.partial(measure, req.text, edited, gold=req.gold,
+                                                                   target=target)))
         p.edited = edited
         p.report = report
         p.report_json = report.to_builtins()
@@ -246,8 +248,12 @@ async def run_edit(
     done = [p for ps in await as_finished(progress, tasks, describe) for p in ps]
     order = {b.name: i for i, b in enumerate(req.backends)}
     done.sort(key=lambda p: (order.get(p.backend, 0), p.sample))
-    for p in done:
-        ls.store.add_proposal(p)
+    if req.key in ls.store.docs:
+        for p in done:  # kept even when the buffer moved on: applying one is then refused as stale
+            ls.store.add_proposal(p)
+    else:  # closed while the backends worked: nothing to show them on; applying one is refused as stale
+        ls.store.forget([p.id for p in done], req.key)
+        ls.store.release_document(req.key)
     n_ok = sum(1 for p in done if p.status == "ok")
     progress.end(f"{n_ok} proposal{'s' if n_ok != 1 else ''}, {len(done) - n_ok} error{'s' if len(done) - n_ok != 1 else ''}")
     errors = [p for p in done if p.status == "error"]
@@ -256,3 +262,14 @@ async def run_edit(
     ls.publish(req.key)
     ls.refresh_code_lenses()
     return done
+
+
+def stale_warning(ls: EditFidelityServer, req: EditRequest) -> str | None:
+    """Why the answers no longer belong to the buffer, if they do not."""
+    state = ls.store.docs.get(req.key)
+    if state is None:
+        return "the document was closed while the backends worked: these proposals are stale"
+    if not same_content(state, req.version, req.generation, req.text):
+        return ("the document changed while the backends worked (edited, or closed and reopened with other "
+                "text): these proposals are stale")
+    return None

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import fnmatch
+import functools
 import logging
 import os
 import re
@@ -41,7 +42,7 @@ from server.fidelity.necessity import (
 from server.lsp import args as A
 from server.lsp.progress import WorkProgress
 from server.lsp.settings import NecessitySettings
-from server.lsp.state import DocState, Proposal
+from server.lsp.state import DocState, Proposal, owned, same_content
 
 if TYPE_CHECKING:
     from sandbox import ExecResult, Sandbox
@@ -112,6 +113,13 @@ def _state(ls: EditFidelityServer) -> _ServerState:
     if st is None:
         st = _states[ls] = _ServerState(done={}, running=set())
     return st
+
+
+def forget_analyses(ls: EditFidelityServer, proposal_ids: list[str]) -> None:
+    """The analyses of proposals the store released (their document closed)."""
+    done = _state(ls).done
+    for pid in proposal_ids:
+        done.pop(pid, None)
 
 
 def current_analysis(ls: EditFidelityServer, p: Proposal) -> Analysis | None:
@@ -247,7 +255,7 @@ async def analyze(ls: EditFidelityServer, pid: str, token: Any) -> dict:
     if opened is None:
         raise A.RequestFailed(message=f"{COMMAND}: the document {p.uri} is not open")
     doc, docstate = opened
-    if doc.version != p.version or docstate.text != p.original:
+    if doc.version != p.version or not same_content(docstate, p.version, p.generation, p.original):
         raise A.ContentModified(message=f"{COMMAND}: the document changed since the proposal was computed "
                                         f"(version {p.version}, now {doc.version})")
     settings = ls.settings
@@ -318,7 +326,7 @@ async def _analyze(ls: EditFidelityServer, p: Proposal, root: Path, rel: str, to
     estimate = None
     if result.status in ("minimal", "budget"):
         minimal = sub_edit(original, edits, result.needed)
-        estimate = await ls.compute(reference_free_excess, original, p.edited, minimal)
+        estimate = await ls.compute(owned(p.uri, functools.partial(reference_free_excess, original, p.edited, minimal)))
     full = results.get(frozenset(range(len(edits))))
     record = NecessityRecord(
         id=p.id, status=result.status, message=_describe(result, full, shown), hunks=result.hunks,
@@ -332,7 +340,8 @@ async def _analyze(ls: EditFidelityServer, p: Proposal, root: Path, rel: str, to
     )
     progress.end(record.message.splitlines()[0])
     st = _state(ls)
-    st.done[p.id] = Analysis(proposal_id=p.id, report=report, version=version, result=result, record=record)
+    if ls.store.proposals.get(p.id) is p:  # not released (its document closed) meanwhile
+        st.done[p.id] = Analysis(proposal_id=p.id, report=report, version=version, result=result, record=record)
     for stale in [k for k in st.done if k not in ls.store.proposals]:
         del st.done[stale]  # the store forgot the proposal: forget its analysis too
     ls.publish(p.uri)

@@ -10,6 +10,7 @@ the user dismisses it. Typing never waits for any of this.
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 from typing import TYPE_CHECKING
 
@@ -23,7 +24,7 @@ from server.lsp.judge import (
     measure_windowed,
     split_lines,
 )
-from server.lsp.state import DocState, Observation
+from server.lsp.state import DocState, Observation, owned
 
 if TYPE_CHECKING:
     from server.lsp.server import EditFidelityServer
@@ -75,7 +76,8 @@ async def observe_now(ls: EditFidelityServer, state: DocState) -> None:
         state.observe_baseline = None
         ls.publish(state.uri)
         return
-    report, window = await ls.compute(measure_windowed, baseline, current, ls.settings.thresholds.large_file_lines)
+    report, window = await ls.compute(owned(state.uri, functools.partial(
+        measure_windowed, baseline, current, ls.settings.thresholds.large_file_lines)))
     if ls.store.docs.get(state.uri) is not state or state.version != version:
         return  # closed, or changed again: a newer run is scheduled
     store_observation(ls, state, baseline, current, version, source, report, window)

@@ -75,3 +75,11 @@ class CheckChangeResult(msgspec.Struct, rename="camel"):
     flagged_hunks: list[int] = []
     hunk_messages: list[str] = []
     version: int | None = None
+
+
+class ServerStats(msgspec.Struct, rename="camel"):
+    documents: int  # open
+    proposals: int  # held (pending or not)
+    released: int  # ids of proposals released on didClose, remembered to refuse them
+    caches: dict[str, dict[str, int]]  # per analysis cache: entries, bytes (estimated), max_bytes, owners, ...
+    rss_bytes: int | None

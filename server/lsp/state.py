@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 import time
+from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from server.fidelity import FidelityReport
+from server.fidelity import cache as fidelity_cache
 from server.lsp.judge import HunkView, Window
 
 
@@ -42,6 +46,7 @@ class Proposal:
     expected_budget: int = 0  # didChanges to wait for that text before giving up
     closed: bool = False  # accepted in full, rejected, or superseded
     client_uri: str = ""  # the URI as the client spelled it (`uri` is the normalised key)
+    generation: int = 0  # which opening of the document (`DocState.generation`) it was computed on
 
     @property
     def pending(self) -> bool:
@@ -84,14 +89,64 @@ class DocState:
     dismissed: bool = False
     python: bool = True  # only Python buffers are observed
     bug_marks: list[BugMark] = field(default_factory=list)  # the last locateBug answers (any change clears them)
+    generation: int = 0  # one per didOpen: versions restart on reopen (VS Code starts again at 1)
+
+
+def same_content(state: DocState, version: int, generation: int, text: str) -> bool:
+    """Whether (version, generation, text) is the buffer `state` holds now. A document is its URI, its
+    version and its content: within one opening the version names the content; across openings
+    (versions restart) only equal text is the same document, so a proposal for other text is stale."""
+    if state.version != version:
+        return False
+    return state.generation == generation or (len(state.text) == len(text) and state.text == text)
+
+
+T = TypeVar("T")
+
+
+def owned(owner: str, fn: Callable[[], T]) -> Callable[[], T]:
+    """`fn` with the analysis cache entries it uses tagged as the document's (released on didClose)."""
+
+    @functools.wraps(fn)
+    def run() -> T:
+        with fidelity_cache.owned_by(owner):
+            return fn()
+
+    return run
 
 
 class Store:
     MAX_PROPOSALS = 200  # each holds two versions of a file
+    MAX_RELEASED = 1000  # ids of released proposals remembered, to refuse them as stale (not "unknown")
 
     def __init__(self) -> None:
         self.docs: dict[str, DocState] = {}
         self.proposals: dict[str, Proposal] = {}
+        self.released: OrderedDict[str, str] = OrderedDict()  # proposal id -> uri
+        self._generation = 0
+
+    def next_generation(self) -> int:
+        self._generation += 1
+        return self._generation
+
+    def is_current(self, p: Proposal) -> bool:
+        state = self.docs.get(p.uri)
+        return state is not None and same_content(state, p.version, p.generation, p.original)
+
+    def forget(self, ids: list[str], uri: str) -> None:
+        for pid in ids:
+            self.proposals.pop(pid, None)
+            self.released[pid] = uri
+        while len(self.released) > self.MAX_RELEASED:
+            self.released.popitem(last=False)
+
+    def release_document(self, uri: str) -> list[str]:
+        """didClose: the document's proposals and its analysis cache entries (those no open document
+        shares) go; the ids are remembered so that applying one is refused as stale."""
+        ids = [pid for pid, p in self.proposals.items() if p.uri == uri]
+        self.forget(ids, uri)
+        fidelity_cache.release(uri)
+        return ids
 
     def add_proposal(self, p: Proposal) -> None:
         self.proposals[p.id] = p
@@ -102,9 +157,18 @@ class Store:
                 del self.proposals[pid]
 
     def pending_for(self, uri: str, version: int | None) -> list[Proposal]:
-        return [
-            p for p in self.proposals.values() if p.uri == uri and p.pending and (version is None or p.version == version)
-        ]
+        """Pending proposals of `uri`: for `version` of the buffer it holds now (the current opening and
+        content, see `same_content`), or for any version (None)."""
+        state = self.docs.get(uri)
+
+        def matches(p: Proposal) -> bool:
+            if version is None:
+                return True
+            if state is not None and version == state.version:
+                return same_content(state, p.version, p.generation, p.original)
+            return p.version == version and (state is None or p.generation == state.generation)
+
+        return [p for p in self.proposals.values() if p.uri == uri and p.pending and matches(p)]
 
     def invalidate_actions(self, uri: str) -> None:
         doc = self.docs.get(uri)

@@ -15,6 +15,7 @@ from lsprotocol import types
 from server.fidelity import apply_text_edits
 from server.lsp import args as A
 from server.lsp.records import ApplyResult
+from server.lsp.state import same_content
 from server.lsp.views import _workspace_edit
 
 COMMAND = "editFidelity.applyProposal"
@@ -31,6 +32,12 @@ def register(ls) -> None:
         pid = A.get_str(COMMAND, obj, "id", max_len=200)
         hunks = A.get_int_list(COMMAND, obj, "hunks")
         p = ls.store.proposals.get(pid)
+        if p is None and pid in ls.store.released:  # its document was closed (and maybe reopened) since
+            uri = ls.store.released[pid]
+            if ls.open_document(uri) is None:
+                return _refuse("closed", f"the document {uri} is not open")
+            return _refuse("stale", f"the document {uri} was closed and reopened since proposal {pid} was "
+                                    "computed; nothing was applied")
         if p is None:
             return _refuse("unknown", f"no proposal with id {pid!r} (it may have expired or the server restarted)")
         if p.status != "ok" or p.report is None:
@@ -50,11 +57,13 @@ def register(ls) -> None:
         if opened is None:
             return _refuse("closed", f"the document {p.uri} is not open")
         doc, state = opened
-        if doc.version != p.version or state.text != p.original:
+        if doc.version != p.version or not same_content(state, p.version, p.generation, p.original):
+            reopened = state.generation != p.generation
             return _refuse(
                 "stale",
-                f"the document changed since the proposal was computed (version {p.version}, now {doc.version}); "
-                "nothing was applied",
+                f"the document changed since the proposal was computed (version {p.version}, now {doc.version}"
+                + (", closed and reopened with other text" if reopened and doc.version == p.version else "")
+                + "); nothing was applied",
                 version=doc.version,
             )
         caps = ls.client_capabilities

@@ -8,6 +8,8 @@ Files over `thresholds.largeFileLines` are measured over the top-level blocks th
 
 from __future__ import annotations
 
+import functools
+
 import msgspec
 from lsprotocol import types
 
@@ -16,6 +18,7 @@ from server.lsp.gitbase import head_text
 from server.lsp.judge import measure_windowed
 from server.lsp.observe import store_observation
 from server.lsp.records import CheckChangeResult
+from server.lsp.state import owned
 
 COMMAND = "editFidelity.checkChange"
 MAX_BASELINE = 20_000_000
@@ -59,11 +62,11 @@ def register(ls) -> None:
         else:
             before = baseline["text"]
         version, current = state.version, state.text
-        report, window = await ls.compute(
-            measure_windowed, before, current, ls.settings.thresholds.large_file_lines
-        )
+        report, window = await ls.compute(owned(state.uri, functools.partial(
+            measure_windowed, before, current, ls.settings.thresholds.large_file_lines)))
+        still_open = ls.store.docs.get(state.uri) is state  # not closed (and maybe reopened) meanwhile
         obs = store_observation(ls, state, before, current, version, f"checkChange:{kind}", report, window) \
-            if state.version == version else None
+            if still_open and state.version == version else None
         views = obs.views if obs is not None else []
         result = CheckChangeResult(
             report=report.to_builtins(),

@@ -6,7 +6,7 @@ from __future__ import annotations
 import msgspec
 from lsprotocol import types
 
-from server.lsp.edit_flow import parse_request, run_edit
+from server.lsp.edit_flow import parse_request, run_edit, stale_warning
 from server.lsp.records import CompareResult, CompareRow
 from server.lsp.state import Proposal
 
@@ -50,4 +50,6 @@ def register(ls) -> None:
     async def compare_backends(ls, params: types.ExecuteCommandParams):
         req = parse_request(ls, COMMAND, params.arguments, allow_backend_choice=True)
         proposals = await run_edit(ls, req, params.work_done_token, "Comparing backends")
-        return msgspec.to_builtins(CompareResult(rows=[row(p) for p in proposals], warnings=req.warnings))
+        stale = stale_warning(ls, req)
+        warnings = [*req.warnings, stale] if stale else req.warnings
+        return msgspec.to_builtins(CompareResult(rows=[row(p) for p in proposals], warnings=warnings))

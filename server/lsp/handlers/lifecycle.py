@@ -4,17 +4,36 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 
 from lsprotocol import types
 
-logger = logging.getLogger(__name__)
-
+from server.fidelity import cache as fidelity_cache
 from server.lsp.settings import SECTION, extract_section
+
+logger = logging.getLogger(__name__)
+CACHE_ENV = "EDIT_FIDELITY_CACHE_MB"  # the analysis caches' byte cap (estimated), default 128
+
+
+def configure_caches(ls) -> None:
+    raw = os.environ.get(CACHE_ENV)
+    if raw is None or not raw.strip():
+        return
+    try:
+        mb = float(raw)
+        if not 0 <= mb <= 1_000_000:
+            raise ValueError
+    except ValueError:
+        ls.log(f"edit-fidelity: {CACHE_ENV}={raw!r} is not a size in MB (0 to 1000000): the default "
+               f"{fidelity_cache.DEFAULT_MAX_BYTES >> 20} MB holds", types.MessageType.Warning)
+        return
+    fidelity_cache.configure(int(mb * 1024 * 1024))
 
 
 def register(ls) -> None:
     @ls.feature(types.INITIALIZE)
     def initialize(ls, params: types.InitializeParams):
+        configure_caches(ls)
         ls.init_options = extract_section(params.initialization_options)
         ls.apply_settings(ls.init_options, announce=False)
 

@@ -6,16 +6,21 @@
   (default: the flagged ones) with a versioned workspace/applyEdit
 - `editFidelity.takeSnapshot` {uri} -> {version}: the baseline for checkChange "snapshot"
 - `editFidelity.listBackends` {} -> {backends, problems}: the configuration as the server sees it
+- `editFidelity.serverStats` {} -> {documents, proposals, released, caches, rssBytes}: what the server
+  holds (the soak benchmark and the churn tests read it)
 """
 
 from __future__ import annotations
+
+import os
 
 import msgspec
 from lsprotocol import types
 
 from server.lsp import args as A
 from server.lsp.judge import revert_edit, split_lines
-from server.lsp.records import ApplyResult
+from server.fidelity import cache as fidelity_cache
+from server.lsp.records import ApplyResult, ServerStats
 from server.lsp.views import _workspace_edit
 
 
@@ -95,6 +100,20 @@ def register(ls) -> None:
             "defaultStyle": ls.settings.default_style,
             "problems": list(ls.config_problems),
         }
+
+    @ls.command("editFidelity.serverStats")
+    async def server_stats(ls, params: types.ExecuteCommandParams):
+        return msgspec.to_builtins(ServerStats(
+            documents=len(ls.store.docs), proposals=len(ls.store.proposals), released=len(ls.store.released),
+            caches=fidelity_cache.stats(), rss_bytes=_rss_bytes()))
+
+
+def _rss_bytes() -> int | None:
+    try:
+        with open("/proc/self/statm") as fh:
+            return int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return None  # not Linux
 
 
 def _document(ls, command: str, obj: dict):

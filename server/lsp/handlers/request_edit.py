@@ -5,7 +5,7 @@ from __future__ import annotations
 import msgspec
 from lsprotocol import types
 
-from server.lsp.edit_flow import parse_request, run_edit
+from server.lsp.edit_flow import parse_request, run_edit, stale_warning
 from server.lsp.records import ProposalRecord, RequestEditResult, Usage
 from server.lsp.state import Proposal
 
@@ -40,8 +40,8 @@ def register(ls) -> None:
         req = parse_request(ls, COMMAND, params.arguments, allow_backend_choice=True)
         proposals = await run_edit(ls, req, params.work_done_token, "Requesting edit")
         warnings = list(req.warnings)
-        opened = ls.open_document(req.uri)
-        if opened is None or opened[0].version != req.version:
-            warnings.append("the document changed while the backends worked: these proposals are stale")
+        stale = stale_warning(ls, req)
+        if stale:
+            warnings.append(stale)
         result = RequestEditResult(proposals=[proposal_record(p) for p in proposals], warnings=warnings)
         return msgspec.to_builtins(result)

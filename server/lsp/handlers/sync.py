@@ -17,7 +17,8 @@ from lsprotocol import types
 from server.fidelity import measure
 from server.lsp.judge import flag_hunks, hunk_views
 from server.lsp.observe import changed_lines, schedule
-from server.lsp.state import DocState, Proposal
+from server.lsp.necessity import forget_analyses
+from server.lsp.state import DocState, Proposal, owned
 
 logger = logging.getLogger(__name__)
 
@@ -43,9 +44,10 @@ async def _carry_over(ls, p: Proposal, version: int, text: str) -> None:
         applied = [p.report.edits[i] for i in p.applied_hunks] if p.report else []
         target = _shift_target(p.target, applied)
         rng = range(target[0] + 1, target[1] + 2) if target else None
-        report = await ls.compute(functools.partial(measure, text, p.edited, target=rng))
+        report = await ls.compute(owned(p.uri, functools.partial(measure, text, p.edited, target=rng)))
         state = ls.store.docs.get(p.uri)
-        if state is None or state.version != version:
+        if state is None or state.version != version or state.generation != p.generation \
+                or ls.store.proposals.get(p.id) is not p:
             return
         p.original, p.version, p.target = text, version, target
         p.report, p.report_json = report, report.to_builtins()
@@ -69,7 +71,9 @@ def register(ls) -> None:
         if old is not None and old.observe_task is not None:
             old.observe_task.cancel()
         python = (item.language_id or "").lower() in ("python", "py", "python3", "") or key.endswith((".py", ".pyi"))
-        ls.store.docs[key] = DocState(uri=key, text=item.text, version=item.version, snapshot=item.text, python=python)
+        ls.store.docs[key] = DocState(uri=key, text=item.text, version=item.version, snapshot=item.text, python=python,
+                                      generation=ls.store.next_generation())
+        # opened again without a close: what was computed for other content is stale (versions restart)
         for p in ls.store.proposals.values():
             if p.uri == key:
                 p.closed = p.closed or p.version != item.version or p.original != item.text
@@ -128,9 +132,9 @@ def register(ls) -> None:
         state = ls.store.docs.pop(key, None)
         if state is not None and state.observe_task is not None:
             state.observe_task.cancel()
-        for p in ls.store.proposals.values():
-            if p.uri == key:
-                p.closed = True
+        # everything kept for the document goes: its proposals (and their necessity analyses), its
+        # observation, snapshot and marks (in `state`), and the analysis cache entries only it used
+        forget_analyses(ls, ls.store.release_document(key))
         ls.text_document_publish_diagnostics(
             types.PublishDiagnosticsParams(uri=params.text_document.uri, diagnostics=[])
         )
