@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -18,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 from benchmark import metrics
-from benchmark.datadir import data_dir, require
+from benchmark.datadir import DataError, data_dir, require
 from benchmark.suite import Suite
 from benchmark.suite import Verdict as BaseVerdict
 
@@ -81,9 +82,36 @@ def load(data: str | Path | None = None, limit: int | None = None) -> list[Probl
 
         download(log=lambda msg: print(msg, file=sys.stderr))
     path = require(path, f"CanItEdit problems ({FILE}; `edit-fidelity bench download canitedit` fetches them)")
-    problems = [msgspec.convert(json.loads(line), Problem) for line in path.read_text().splitlines() if line.strip()]
+    problems = parse(path)
     problems.sort(key=lambda p: p.id)
     return problems[:limit] if limit else problems
+
+
+def parse(path: Path) -> list[Problem]:
+    """Every line a problem; a damaged file is refused whole (naming file:line), since a run on part of
+    the problems would report figures that are not CanItEdit's."""
+    fix = "fetch it again with `edit-fidelity bench download canitedit`"
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise DataError(f"{path}: not UTF-8 text (byte {exc.start}); {fix}") from None
+    except OSError as exc:
+        raise DataError(f"{path}: cannot read CanItEdit problems: {exc.strerror or exc}") from None
+    problems: list[Problem] = []
+    bad: list[str] = []
+    for n, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            problems.append(msgspec.convert(json.loads(line), Problem))
+        except (ValueError, msgspec.ValidationError) as exc:  # JSONDecodeError is a ValueError
+            bad.append(f"{path}:{n}: not a CanItEdit problem ({' '.join(str(exc).split())[:200]})")
+    if bad:
+        more = f" (and {len(bad) - 1} more bad lines)" if len(bad) > 1 else ""
+        raise DataError(f"{bad[0]}{more}; {fix}")
+    if not problems:
+        raise DataError(f"{path}: no CanItEdit problems in it; {fix}")
+    return problems
 
 
 def program(completion: str, problem: Problem) -> str:
@@ -128,9 +156,17 @@ async def judge(box, problem: Problem, completion: str) -> Verdict:
     return v
 
 
+# tests that compare timings (47_merge_sort, 55_bm25, 60_unique_number): 10% margins that load can cross
+TIMING = re.compile(r"\btimeit\b|perf_counter|time\.time\(")
+
+
 class CanItEdit(Suite):
     name = NAME
     conditions = CONDITIONS
+    sandbox_env = NAME
+
+    def timing_sensitive(self, task: Problem) -> bool:  # type: ignore[override]
+        return bool(TIMING.search(task.tests))
 
     def load(self, data: str | Path | None, limit: int | None) -> list[Problem]:
         return load(data, limit)

@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from server.errors import UserError
+
 
 def default_cache_dir() -> Path:
     base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
@@ -18,8 +20,9 @@ def data_dir(explicit: str | os.PathLike[str] | None = None) -> Path:
     return Path(configured) if configured else default_cache_dir()
 
 
-class DataError(SystemExit):
-    """Benchmark data that is missing or unreadable (a SystemExit, so scripts end with the message)."""
+class DataError(UserError):
+    """Benchmark data that is missing or unreadable. A plain exception (not SystemExit), so a run's
+    `except Exception` keeps it to the sample or task it concerns; the CLI reports it as one line."""
 
 
 def require(path: Path, what: str) -> Path:

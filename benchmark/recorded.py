@@ -7,11 +7,14 @@ import gzip
 import json
 import re
 import tarfile
+import zlib
 from pathlib import Path
+from typing import Any
 
 import msgspec
 
-from benchmark.store import RESULTS, read_records
+from benchmark.datadir import DataError
+from benchmark.store import RESULTS, RunDirError, read_records
 
 _NAME = re.compile(r"(?:^|/)(?P<full>\d+_[^/]+?)_instruction_(?P<kind>descriptive|lazy)(?P<res>\.results)?\.json\.gz$")
 
@@ -40,8 +43,28 @@ class Recorded(msgspec.Struct, frozen=True):
         return max((len(v) for v in self.completions.values()), default=0)
 
 
-class RecordedError(Exception):
-    pass
+class RecordedError(DataError):
+    """A recorded run that cannot be used: one line naming the file (and member or line) and the fault."""
+
+
+class _Completions(msgspec.Struct):
+    """A MultiPL-E completion file: one entry per sample (not a string: an empty completion)."""
+
+    completions: list[Any]
+
+
+class _Result(msgspec.Struct):
+    status: str | None = None
+    coverage_missing: Any = None
+
+
+class _Results(msgspec.Struct):
+    results: list[_Result]
+
+
+# what a damaged archive raises: cut short (EOFError), not gzip or not tar (ReadError, BadGzipFile),
+# a corrupt stream (zlib.error), a member that is not the JSON we expect
+_DAMAGED = (tarfile.TarError, EOFError, OSError, zlib.error, msgspec.DecodeError, ValueError, TypeError)
 
 
 def load(path: str | Path) -> Recorded:
@@ -71,30 +94,54 @@ def _load_archive(path: Path) -> Recorded:
     completions: dict[str, list[str]] = {}
     verdicts: dict[str, list[bool]] = {}
     missing: dict[str, list[list[int] | None]] = {}
-    with tarfile.open(path, "r:gz") as tar:
-        for member in tar:
-            m = _NAME.search(member.name)
-            if not m or not member.isfile():
-                continue
-            fh = tar.extractfile(member)
-            if fh is None:
-                continue
-            doc = json.loads(gzip.decompress(fh.read()))
-            key = f"{m['full']}/{m['kind']}"
-            if m["res"]:
-                verdicts[key] = [r.get("status") == "OK" for r in doc["results"]]
-                missing[key] = [_missing(r.get("coverage_missing")) for r in doc["results"]]
-            else:
-                completions[key] = [c if isinstance(c, str) else "" for c in doc["completions"]]
+    where = ""
+    try:
+        with tarfile.open(path, "r:gz") as tar:
+            for member in tar:
+                m = _NAME.search(member.name)
+                if not m or not member.isfile():
+                    continue
+                fh = tar.extractfile(member)
+                if fh is None:
+                    continue
+                where = f" (member {member.name})"
+                raw = gzip.decompress(fh.read())
+                key = f"{m['full']}/{m['kind']}"
+                if m["res"]:
+                    results = msgspec.json.decode(raw, type=_Results).results
+                    verdicts[key] = [r.status == "OK" for r in results]
+                    missing[key] = [_missing(r.coverage_missing) for r in results]
+                else:
+                    doc = msgspec.json.decode(raw, type=_Completions)
+                    completions[key] = [c if isinstance(c, str) else "" for c in doc.completions]
+                where = ""
+    except _DAMAGED as exc:
+        if isinstance(exc, (EOFError, tarfile.TarError)):
+            where = ""  # the archive itself is damaged, not the member being read
+        raise RecordedError(f"{path}{where}: not a readable CanItEdit run archive ({_why(exc)}); "
+                            "download it again or pass another recorded:PATH") from None
     if not completions:
         raise RecordedError(f"{path}: no CanItEdit completion files (*_instruction_<kind>.json.gz) inside")
     return Recorded(source=str(path), completions=completions, verdicts=verdicts, missing=missing)
 
 
+def _why(exc: BaseException) -> str:
+    if isinstance(exc, EOFError):
+        return "the file is cut short"
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    return text[:300]
+
+
 def _load_results(path: Path) -> Recorded:
     completions: dict[str, dict[int, str]] = {}
     verdicts: dict[str, dict[int, bool]] = {}
-    for r in read_records(path):
+    try:
+        records = read_records(path)
+    except RunDirError as exc:
+        raise RecordedError(f"{exc}; pass the results.jsonl of a `bench run` as recorded:PATH") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise RecordedError(f"{path}: cannot read: {_why(exc)}") from None
+    for r in records:
         if r.completion is None:
             continue
         key = f"{r.task_id}/{r.condition}"
@@ -113,7 +160,7 @@ def _download(url: str) -> Path:
     """`URL[#sha256=HEX]`: fetched once into DATA/recorded/, checked against the hash when given."""
     from urllib.parse import urlsplit
 
-    from benchmark.datadir import DataError, data_dir
+    from benchmark.datadir import data_dir
     from benchmark.download import fetch
 
     url, _, fragment = url.partition("#")

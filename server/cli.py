@@ -8,12 +8,16 @@ Built-in subcommands live in `server`; `sandbox` and `benchmark` contribute thei
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Callable, Sequence
 from importlib.metadata import entry_points
 from typing import NoReturn
 
 from server import check_cli, serve_cli
+from server.errors import UserError
+
+DEBUG_ENV = "EDIT_FIDELITY_DEBUG"
 
 BUILTIN: dict[str, Callable[[argparse._SubParsersAction], None]] = {
     "check": check_cli.register,
@@ -51,6 +55,22 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return 0
+    except UserError as exc:  # the subcommands report their own; this catches one that escaped a handler
+        if os.environ.get(DEBUG_ENV):
+            raise
+        print(f"{parser.prog} {args.command}: error: {_one_line(exc)}", file=sys.stderr)
+        return 2
+    except Exception as exc:  # a bug: a last resort, so a user never reads a traceback they cannot act on
+        if os.environ.get(DEBUG_ENV):
+            raise
+        print(f"{parser.prog} {args.command}: internal error: {type(exc).__name__}: {_one_line(exc)} "
+              f"(please report it; {DEBUG_ENV}=1 shows the traceback)", file=sys.stderr)
+        return 1
+
+
+def _one_line(exc: BaseException) -> str:
+    text = " ".join(str(exc).split())
+    return text[:500] + ("..." if len(text) > 500 else "")
 
 
 if __name__ == "__main__":

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import errno
 import logging
 import os
 import sys
@@ -52,10 +53,18 @@ class _RefusalsAreNotErrors(logging.Filter):
         return not isinstance(exc, JsonRpcException) or isinstance(exc, JsonRpcInternalError)
 
 
+def _fail(message: str) -> int:
+    print(f"edit-fidelity serve: error: {message}", file=sys.stderr)
+    return 2
+
+
 def run(args: argparse.Namespace) -> int:
     handler: logging.Handler
     if args.log_file:
-        handler = logging.FileHandler(args.log_file, encoding="utf-8")
+        try:
+            handler = logging.FileHandler(args.log_file, encoding="utf-8")
+        except OSError as exc:
+            return _fail(f"--log-file {args.log_file}: {exc.strerror or exc}; name a file in a writable folder")
     else:
         handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
@@ -76,7 +85,14 @@ def run(args: argparse.Namespace) -> int:
     server = create_server()
     if args.tcp:
         host, port = args.tcp
-        server.start_tcp(host, port)
+        try:
+            server.start_tcp(host, port)
+        except OSError as exc:  # raised by the bind, before any client: a port in use, an unknown host
+            # asyncio wraps the bind error with the address in strerror: the errno's own text is enough
+            reason = os.strerror(exc.errno) if exc.errno and exc.errno > 0 else exc.strerror or str(exc)
+            if exc.errno == errno.EADDRINUSE:
+                reason = "the address is already in use; choose another port or stop the process holding it"
+            return _fail(f"cannot listen on {host}:{port}: {reason}")
     else:
         server.start_io()
     return 0

@@ -16,6 +16,7 @@ from pathlib import Path
 import msgspec
 
 from benchmark.canaicode.interview import LANGUAGES, SETS
+from benchmark.recorded import RecordedError
 
 
 class StoredRow(msgspec.Struct, frozen=True, kw_only=True):
@@ -81,8 +82,8 @@ class EvalFile(msgspec.Struct, kw_only=True):
         return 1
 
 
-class RecordedEvalError(ValueError):
-    pass
+class RecordedEvalError(RecordedError, ValueError):
+    """An eval file that cannot be replayed at all (a bad row is a problem of the run, not this)."""
 
 
 def problem_id(line: int) -> str:
@@ -107,8 +108,15 @@ def load(path: str | Path) -> EvalFile:
     p = Path(path)
     try:
         text = p.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise RecordedEvalError(f"recorded eval file {p}: {exc}") from None
+    except FileNotFoundError:
+        raise RecordedEvalError(f"recorded eval file {p}: not found") from None
+    except IsADirectoryError:
+        raise RecordedEvalError(f"recorded eval file {p}: is a directory; pass a can-ai-code eval_*.ndjson") from None
+    except UnicodeDecodeError as exc:
+        raise RecordedEvalError(f"recorded eval file {p}: not UTF-8 text (byte {exc.start}); pass a can-ai-code "
+                                "eval_*.ndjson") from None
+    except OSError as exc:
+        raise RecordedEvalError(f"recorded eval file {p}: cannot read: {exc.strerror or exc}") from None
     rows: list[StoredRow] = []
     problems: list[RowProblem] = []
     for i, line in enumerate(text.splitlines(), start=1):
