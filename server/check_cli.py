@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -107,43 +108,150 @@ def _emit(report: FidelityReport, fmt: str, *, title: str) -> None:
         render_report(report, title=title)
 
 
-def _git(args: list[str], cwd: Path | None = None) -> bytes:
+def _git(args: list[str], cwd: Path | None = None, *, what: str | None = None, fix: str = "") -> bytes:
+    """git's output; on failure a CheckError with what git said (its last stderr line) and `fix`."""
     try:
-        done = subprocess.run(["git", *args], cwd=cwd, capture_output=True, check=False)
+        done = subprocess.run(["git", *args], cwd=cwd, capture_output=True, check=False,
+                              env={**os.environ, "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C"})
     except FileNotFoundError:
-        raise CheckError("git is not installed") from None
+        raise CheckError("git is not installed (--git needs it); install git or compare two files instead") from None
     if done.returncode != 0:
         message = done.stderr.decode(errors="replace").strip().splitlines()
-        raise CheckError(f"git {args[0]}: {message[-1] if message else 'failed'}")
+        said = message[-1] if message else f"exit status {done.returncode}, no message"
+        raise CheckError(f"{what or 'git ' + args[0]}: git said: {said}" + (f"; {fix}" if fix else ""))
     return done.stdout
 
 
+class Change(msgspec.Struct, frozen=True, kw_only=True):
+    """One file that differs between the revision and the working tree."""
+
+    status: str  # git's letter: A(dded, untracked included), M, D, R(enamed), T(ype changed)
+    path: str  # relative to the top of the work tree; for a rename the new path
+    old_path: str | None = None  # a rename's path in the revision
+    similarity: int | None = None  # a rename's, in percent
+
+
 def _check_git(rev: str, paths: list[str], fmt: str, target: range | None) -> int:
-    top = Path(_git(["rev-parse", "--show-toplevel"]).decode().strip())
-    _git(["rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}"])
-    listing = _git(["diff", "--name-status", "--no-renames", "-z", rev, "--", *paths], cwd=None)
-    fields = listing.decode(errors="surrogateescape").split("\0")
+    top = Path(_git(["rev-parse", "--show-toplevel"], what="--git",
+                    fix="run it inside a git work tree, or compare two files").decode().strip())
+    _git(["rev-parse", "--verify", "--end-of-options", f"{rev}^{{commit}}"], what=f"--git {rev}: no such commit",
+         fix="name a commit, branch or tag of this repository (e.g. HEAD)")
+    changes = git_changes(rev, paths, top)
     results: list[dict] = []
-    for status, rel in zip(fields[0::2], fields[1::2]):
-        if not rel:
-            continue
-        before = b"" if status == "A" else _git(["show", f"{rev}:{rel}"], cwd=top)
-        path = top / rel
-        after = b"" if status == "D" or not path.exists() else path.read_bytes()
+    for ch in changes:
+        entry: dict = {"path": ch.path, "status": ch.status}
+        if ch.old_path is not None:
+            entry |= {"old_path": ch.old_path, "similarity": ch.similarity}
         try:
-            report = measure(decode(before, f"{rev}:{rel}"), decode(after, rel), target=target)
+            before = b"" if ch.status == "A" else _git(["show", f"{rev}:{ch.old_path or ch.path}"], cwd=top)
+            after = b"" if ch.status == "D" else _read_worktree(top / ch.path, ch.path)
+            entry["report"] = measure(decode(before, f"{rev}:{ch.old_path or ch.path}"), decode(after, ch.path),
+                                      target=target)
         except CheckError as exc:
-            results.append({"path": rel, "status": status, "error": str(exc)})
-            continue
-        results.append({"path": rel, "status": status, "report": report})
+            entry["error"] = str(exc)
+        results.append(entry)
     if fmt == "json":
         sys.stdout.write(msgspec.json.encode({"revision": rev, "files": results}).decode() + "\n")
         return 0
     if not results:
-        print(f"no changes against {rev}")
+        print(f"no changes against {rev} (untracked files included, ignored ones not)")
     for item in results:
+        renamed = f"renamed from {item['old_path']}; " if "old_path" in item else ""
         if "error" in item:
-            print(f"{item['path']}: skipped: {item['error']}")
+            print(f"{item['path']}: skipped: {renamed}{item['error']}")
         else:
-            render_report(item["report"], title=f"{item['path']} ({rev} -> working tree)")
+            render_report(item["report"], title=f"{item['path']} ({renamed}{rev} -> working tree)")
     return 0
+
+
+def _read_worktree(path: Path, rel: str) -> bytes:
+    if not path.exists() and not path.is_symlink():
+        return b""
+    try:
+        return path.read_bytes()
+    except IsADirectoryError:
+        raise CheckError(f"{rel}: is a directory (a submodule?)") from None
+    except OSError as exc:
+        raise CheckError(f"{rel}: {exc.strerror or exc}") from None
+
+
+def git_changes(rev: str, paths: list[str], top: Path) -> list[Change]:
+    """Tracked changes (renames found by git, `-M`) and untracked files (`.gitignore` respected), an
+    untracked file that is mostly a deleted one's content paired with it as a rename: a plain `mv`
+    is as much a rename as `git mv`, and the user's index is never touched (no `git add -N`)."""
+    listing = _git(["diff", "--name-status", "-M", "-z", rev, "--", *paths])
+    changes = _parse_name_status(listing.decode(errors="surrogateescape"))
+    others = _git(["ls-files", "--others", "--exclude-standard", "--full-name", "-z", "--", *(paths or [":/"])])
+    untracked = [p for p in others.decode(errors="surrogateescape").split("\0") if p]
+    # a file untracked since REV (`git rm --cached`) is still in the working tree: a change, not a deletion
+    changes = [Change(status="M", path=c.path) if c.status == "D" and c.path in untracked else c for c in changes]
+    known = {c.path for c in changes}
+    added = [Change(status="A", path=p) for p in untracked if p not in known]
+    changes, added = _pair_renames(rev, top, changes, added)
+    return sorted([*changes, *added], key=lambda c: c.path)
+
+
+def _parse_name_status(text: str) -> list[Change]:
+    fields = text.split("\0")
+    out: list[Change] = []
+    i = 0
+    while i < len(fields) and fields[i]:
+        status = fields[i]
+        letter = status[0]
+        if letter in "RC":  # a score, then the old and the new path
+            old, new = fields[i + 1], fields[i + 2]
+            out.append(Change(status=letter, path=new, old_path=old, similarity=int(status[1:] or 0)))
+            i += 3
+        else:
+            out.append(Change(status=letter, path=fields[i + 1]))
+            i += 2
+    return out
+
+
+RENAME_SIMILARITY = 0.5  # git's default for -M
+_PAIRING_LIMIT = 10_000  # deleted x untracked comparisons; beyond that, none (they stay delete + add)
+_PAIRING_BYTES = 1 << 20
+
+
+def _pair_renames(rev: str, top: Path, changes: list[Change], added: list[Change]) -> tuple[list[Change], list[Change]]:
+    deleted = [c for c in changes if c.status == "D"]
+    if not deleted or not added or len(deleted) * len(added) > _PAIRING_LIMIT:
+        return changes, added
+    import difflib
+
+    def lines(data: bytes | None) -> list[bytes] | None:
+        return data.splitlines(keepends=True) if data is not None and len(data) <= _PAIRING_BYTES else None
+
+    def old(c: Change) -> bytes | None:
+        try:
+            return _git(["show", f"{rev}:{c.path}"], cwd=top)
+        except CheckError:
+            return None
+
+    def new(c: Change) -> bytes | None:
+        try:
+            return _read_worktree(top / c.path, c.path)
+        except CheckError:
+            return None
+
+    olds = {c.path: lines(old(c)) for c in deleted}
+    news = {c.path: lines(new(c)) for c in added}
+    scored: list[tuple[float, str, str]] = []
+    for d, a in ((d, a) for d in olds for a in news):
+        x, y = olds[d], news[a]
+        if x is None or y is None or (not x and not y):
+            continue
+        m = difflib.SequenceMatcher(None, x, y, autojunk=False)
+        if m.real_quick_ratio() >= RENAME_SIMILARITY and m.quick_ratio() >= RENAME_SIMILARITY:
+            ratio = 1.0 if x == y else m.ratio()
+            if ratio >= RENAME_SIMILARITY:
+                scored.append((-ratio, d, a))
+    renamed: dict[str, tuple[str, int]] = {}  # new path -> (old path, percent)
+    used: set[str] = set()
+    for neg, d, a in sorted(scored):  # best pairs first, then by path: the same tree gives the same pairs
+        if d not in used and a not in renamed:
+            used.add(d)
+            renamed[a] = (d, int(-neg * 100))
+    kept = [c for c in changes if c.path not in used or c.status != "D"]
+    return kept, [Change(status="R", path=c.path, old_path=renamed[c.path][0], similarity=renamed[c.path][1])
+                  if c.path in renamed else c for c in added]

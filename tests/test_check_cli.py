@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -95,3 +96,97 @@ def test_git_mode(tmp_path: Path):
     assert "renamed `a` to `value`" in text.stdout
     bad = run("check", "--git", "no-such-rev", cwd=tmp_path)
     assert bad.returncode == 2 and "git" in bad.stderr
+
+
+GIT_ENV = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
+           "GIT_COMMITTER_EMAIL": "t@t"}
+
+
+def _repo(root: Path, files: dict[str, str]) -> Callable[..., None]:
+    def git(*args: str) -> None:
+        subprocess.run(["git", *args], cwd=root, check=True, capture_output=True, env=GIT_ENV)
+
+    git("init", "-q")
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+    git("add", ".")
+    git("commit", "-qm", "base")
+    return git
+
+
+LONG = "".join(f"def f{i}(x):\n    return x + {i}\n\n\n" for i in range(12))
+
+
+def _files(done: subprocess.CompletedProcess[str]) -> dict[str, dict]:
+    assert done.returncode == 0, done.stderr
+    return {f["path"]: f for f in json.loads(done.stdout)["files"]}
+
+
+def test_git_untracked_files_count_and_gitignore_is_respected(tmp_path: Path):
+    _repo(tmp_path, {"m.py": "x = 1\n", ".gitignore": "build/\n*.log\n"})
+    before = run("check", "--git", "HEAD", cwd=tmp_path)
+    assert before.returncode == 0 and "no changes against HEAD" in before.stdout
+    (tmp_path / "new.py").write_text("def added():\n    return 2\n")
+    (tmp_path / "build").mkdir()
+    (tmp_path / "build" / "out.py").write_text("ignored = True\n")
+    (tmp_path / "run.log").write_text("ignored\n")
+    files = _files(run("check", "--git", "HEAD", "--format", "json", cwd=tmp_path))
+    assert set(files) == {"new.py"}  # an assistant that only added a file made a change
+    assert files["new.py"]["status"] == "A" and files["new.py"]["report"]["distance"]["raw"]["tokens"] > 0
+    assert "new.py (HEAD -> working tree)" in run("check", "--git", "HEAD", cwd=tmp_path).stdout
+    # from a subdirectory: the whole work tree, paths from its top
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "inner.py").write_text("y = 2\n")
+    assert set(_files(run("check", "--git", "HEAD", "--format", "json", cwd=tmp_path / "pkg"))) == {"new.py", "pkg/inner.py"}
+    # a path limits the listing, untracked files included
+    assert set(_files(run("check", "--git", "HEAD", "inner.py", "--format", "json", cwd=tmp_path / "pkg"))) == {"pkg/inner.py"}
+
+
+def test_git_mv_and_plain_mv_are_renames(tmp_path: Path):
+    git = _repo(tmp_path, {"a.py": LONG, "b.py": LONG.replace("x", "y"), "keep.py": "k = 1\n", "gone.py": "g = 1\n"})
+    git("mv", "a.py", "a2.py")  # staged rename, content unchanged
+    (tmp_path / "b.py").rename(tmp_path / "b2.py")  # plain mv, then an edit: untracked, mostly b's text
+    (tmp_path / "b2.py").write_text((tmp_path / "b2.py").read_text().replace("return y + 3", "return y - 3"))
+    (tmp_path / "gone.py").unlink()
+    (tmp_path / "other.py").write_text("completely = 'different'\n")
+    files = _files(run("check", "--git", "HEAD", "--format", "json", cwd=tmp_path))
+    assert {p: (f["status"], f.get("old_path")) for p, f in files.items()} == {
+        "a2.py": ("R", "a.py"), "b2.py": ("R", "b.py"), "gone.py": ("D", None), "other.py": ("A", None)}
+    assert files["a2.py"]["similarity"] == 100 and 50 <= files["b2.py"]["similarity"] < 100
+    assert files["a2.py"]["report"]["distance"]["raw"]["tokens"] == 0  # measured against the old path's text
+    assert files["b2.py"]["report"]["distance"]["raw"]["tokens"] == 1
+    text = run("check", "--git", "HEAD", cwd=tmp_path).stdout
+    assert "a2.py (renamed from a.py; HEAD -> working tree)" in text
+    assert "b2.py (renamed from b.py; HEAD -> working tree)" in text
+
+
+def test_git_errors_say_what_git_said(tmp_path: Path):
+    outside = tmp_path / "plain"
+    outside.mkdir()
+    done = run("check", "--git", "HEAD", cwd=outside)
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert "git said: fatal: not a git repository" in done.stderr and "run it inside a git work tree" in done.stderr
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    _repo(repo, {"m.py": "x = 1\n"})
+    done = run("check", "--git", "nope", cwd=repo)
+    assert done.returncode == 2 and len(done.stderr.strip().splitlines()) == 1, done.stderr
+    assert "--git nope: no such commit: git said: fatal:" in done.stderr and "(e.g. HEAD)" in done.stderr
+    done = run("check", "--git", "HEAD", str(tmp_path / "plain"), cwd=repo)  # a path outside the repository
+    assert done.returncode == 2 and "git said:" in done.stderr and "outside repository" in done.stderr
+
+
+def test_lsp_git_baseline_follows_a_git_mv(tmp_path: Path):
+    import asyncio
+
+    from server.lsp.args import RequestFailed
+    from server.lsp.gitbase import head_text
+
+    git = _repo(tmp_path, {"pkg/old.py": "v = 1\n"})
+    git("mv", "pkg/old.py", "pkg/new.py")
+    (tmp_path / "pkg" / "new.py").write_text("v = 2\n")
+    assert asyncio.run(head_text(str(tmp_path / "pkg" / "new.py"))) == "v = 1\n"
+    (tmp_path / "pkg" / "fresh.py").write_text("w = 1\n")
+    with pytest.raises(RequestFailed, match="no version in git HEAD"):
+        asyncio.run(head_text(str(tmp_path / "pkg" / "fresh.py")))

@@ -37,9 +37,30 @@ async def head_text(path: str | None, *, timeout: float = 10.0) -> str:
         raise RequestFailed(message=f"checkChange: {folder} is not in a git repository")
     prefix = out.decode("utf-8", "replace").strip()
     code, out, err = await git("show", f"HEAD:{prefix}{name}")
+    if code != 0:  # a file moved since HEAD (`git mv`, or `mv` + `git add`): its HEAD version is under the old name
+        old = await _renamed_from(git, f"{prefix}{name}")
+        if old is not None:
+            code, out, err = await git("show", f"HEAD:{old}")
     if code != 0:
         detail = err.decode("utf-8", "replace").strip().splitlines()
         raise RequestFailed(
             message=f"checkChange: {name} has no version in git HEAD ({detail[0] if detail else 'git show failed'})"
         )
     return out.decode("utf-8", "replace")
+
+
+async def _renamed_from(git, rel: str) -> str | None:
+    """The HEAD path of `rel` when git sees it as a rename against HEAD (the index: staged moves)."""
+    code, out, _ = await git("diff", "--cached", "--name-status", "-M", "-z", "HEAD", "--")
+    if code != 0:
+        return None
+    fields = out.decode("utf-8", "surrogateescape").split("\0")
+    i = 0
+    while i < len(fields) and fields[i]:
+        if fields[i][0] in "RC":
+            if fields[i + 2] == rel:
+                return fields[i + 1]
+            i += 3
+        else:
+            i += 2
+    return None
