@@ -222,7 +222,7 @@ async def _score(ls: EditFidelityServer, req: EditRequest, backend: OpenAIBacken
         p.edited = edited
         p.report = report
         p.report_json = report.to_builtins()
-        p.flagged = flag_hunks(report, req.instruction)
+        p.flagged = flag_hunks(report, req.instruction, original=req.text, edited=edited)
         p.views = hunk_views(report, p.flagged, ls.settings.thresholds, edited_side=False)
     except BackendError as exc:
         p.status, p.error, p.error_kind = "error", exc.message, exc.kind

@@ -8,6 +8,7 @@ Also: whole-line selection handling, the per-function window for large files, re
 
 from __future__ import annotations
 
+import keyword
 import re
 import textwrap
 from dataclasses import dataclass
@@ -15,58 +16,162 @@ from dataclasses import dataclass
 import msgspec
 
 from server.fidelity import FidelityReport, Hunk, common_affix, measure
+from server.fidelity.instruction import UnitFacts, Verdict, judge_unit, parse_instruction
+from server.fidelity.instruction import allowed_kinds as _allowed
 from server.fidelity.report import UNREQUESTED_KINDS
 from server.lsp.settings import Thresholds
 
-# Words in an instruction that make a kind of change requested.
-_REQUEST_WORDS: dict[str, tuple[str, ...]] = {
-    "rename": ("rename", "identifier", "variable name", "naming", "better name", "descriptive name"),
-    "formatting_only": ("format", "style", "pep8", "pep 8", "black", "indent", "whitespace", "lint", "tidy",
-                        "clean up", "cleanup", "prettif"),
-    "comment_removed": ("comment", "clean up", "cleanup"),
-    "docstring": ("docstring", "document", "docs"),
-    "signature_change": ("signature", "parameter", "argument", "param ", "params", "type hint", "annotat",
-                         "typing", "keyword", "default value", "rename"),
-    "import_change": ("import", "dependenc", "library", "module"),
-    # Narrow on purpose: "fix the off-by-one error" or "check the loop" ask for no input validation.
-    "defensive": ("validat", "guard", "robust", "defensive", "sanitiz", "assert", "edge case", "raise",
-                  "error handling", "exception handling", "handle error", "handle exception", "handle invalid",
-                  "handle none", "handle empty", "try/except", "try-except", "input check", "check the input",
-                  "check input", "type check", "none check", "null check"),
-    "deletion": ("remove", "delete", "drop", "clean up", "cleanup", "dead code", "unused", "simplif"),
-    "lazy_placeholder": (),  # "rest of the code unchanged" placeholders are never what anyone wants
-    "outside_target": (),  # a change outside the selection is never requested by a selection edit
-}
-
-_REFACTOR = ("refactor", "rewrite", "restructure", "modernize", "modernise", "improve", "optimi", "idiomatic")
-
-
 def allowed_kinds(instruction: str | None) -> set[str]:
-    """Hunk kinds the instruction asks for (a broad request such as "refactor" allows most)."""
-    if not instruction:
-        return set()
-    text = " " + instruction.lower() + " "
-    allowed = {kind for kind, words in _REQUEST_WORDS.items() if any(w in text for w in words)}
-    if any(w in text for w in _REFACTOR):
-        allowed |= {"rename", "formatting_only", "signature_change", "import_change", "deletion", "defensive",
-                    "comment_removed", "docstring"}
-    return allowed
+    """Hunk kinds the instruction asks for in general (a broad request such as "refactor" allows most)."""
+    return _allowed(parse_instruction(instruction)) if instruction else set()
 
 
-def flag_hunks(report: FidelityReport, instruction: str | None) -> list[bool]:
-    """Per hunk: True when it contains a change nobody asked for."""
-    allowed = allowed_kinds(instruction)
-    flagged = []
-    for hunk in report.hunks:
-        unrequested = [k for k in hunk.kinds if k in UNREQUESTED_KINDS]
-        if not hunk.unrequested and not unrequested:
-            flagged.append(False)
-        elif "outside_target" in hunk.kinds or "lazy_placeholder" in hunk.kinds:
-            flagged.append(True)
-        else:
-            remaining = [k for k in unrequested if k not in allowed]
-            flagged.append(bool(remaining) or (hunk.unrequested and not unrequested))
-    return flagged
+class Judgment(list):
+    """Per unit: True when it holds a change nobody asked for (a list of bools, as before), with the
+    verdict behind each one (`verdicts`) for the messages."""
+
+    verdicts: list[Verdict]
+
+
+_KEYWORDS = frozenset(keyword.kwlist) | {"import", "from", "as"}
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def _names(text: str) -> frozenset[str]:
+    return frozenset(n for n in _NAME.findall(text) if n not in _KEYWORDS)
+
+
+def _heads(text: str) -> list[str]:
+    """The first word of each code line: the statements a side holds."""
+    return [ln.split(None, 1)[0].rstrip(":") for ln in split_lines(text) if ln.strip()]
+
+
+def _innermost(report: FidelityReport, hunk: Hunk) -> str | None:
+    """The smallest function (or class method) of the report around the unit, on either side."""
+    sides = [(hunk.new_start_line, hunk.new_end_line, True), (hunk.start_line, hunk.end_line, False)]
+    if hunk.new_end_line < hunk.new_start_line:  # lines removed: they belonged to a function of the original
+        sides.reverse()
+    for lo, hi, new_side in sides:
+        best: tuple[int, str] | None = None
+        for fn in report.functions:
+            a, b = (fn.new_start_line, fn.new_end_line) if new_side else (fn.start_line, fn.end_line)
+            if a is not None and b is not None and a <= lo and max(hi, lo) <= b and (best is None or b - a < best[0]):
+                best = (b - a, fn.name)
+        if best:
+            return best[1]
+    return None
+
+
+def _side_text(lines: list[str] | None, start: int, end: int) -> str | None:
+    return None if lines is None else "".join(lines[start - 1 : max(end, start - 1)])
+
+
+def _renames_rewritten(report: FidelityReport, old_lines: list[str] | None,
+                       new_lines: list[str] | None) -> bool | None:
+    """Whether no original line with a renamed name reappears renamed and otherwise unchanged (then the
+    names belong to rewritten code, not to a rename for its own sake). None without the texts."""
+    if old_lines is None or new_lines is None:
+        return None
+    renames: dict[str, str] = {}
+    for h in report.hunks:
+        renames.update(h.renames)
+    if not renames:
+        return True
+    pattern = re.compile(r"\b(" + "|".join(map(re.escape, renames)) + r")\b")
+    new_set = {ln.strip() for ln in new_lines}
+    for line in old_lines:
+        if pattern.search(line) and pattern.sub(lambda m: renames[m.group(1)], line).strip() in new_set:
+            return False
+    return True
+
+
+def unit_facts(report: FidelityReport, original: str | None = None, edited: str | None = None) -> list[UnitFacts]:
+    """What the judge weighs for each unit. The texts make it precise (old side of a unit, moved code);
+    without them the report's own edits give the edited side."""
+    old_lines = split_lines(original) if original is not None else None
+    new_lines = split_lines(edited) if edited is not None else None
+    aligned = len(report.edits) == len(report.hunks)
+    olds, news = [], []
+    for i, h in enumerate(report.hunks):
+        new_text = _side_text(new_lines, h.new_start_line, h.new_end_line)
+        if new_text is None:
+            new_text = report.edits[i].new_text if aligned else ""
+        news.append(new_text)
+        olds.append(_side_text(old_lines, h.start_line, h.end_line))
+    functions = [_innermost(report, h) for h in report.hunks]
+    logic_in = {functions[i] for i, h in enumerate(report.hunks) if "logic" in h.kinds and functions[i]}
+    changed_names: set[str] = set()
+    for i, h in enumerate(report.hunks):
+        if "import_change" not in h.kinds:
+            changed_names |= _names(news[i])
+    edited_names = _names(edited) if edited is not None else None
+    rewritten = _renames_rewritten(report, old_lines, new_lines)
+    imported = _names("".join(ln for ln in old_lines or () if ln.lstrip().startswith(("import ", "from "))))
+    edited_stripped = {ln.strip() for ln in new_lines} if new_lines is not None else set()
+    facts = []
+    for i, h in enumerate(report.hunks):
+        new_names = _names(news[i])
+        old_names = _names(olds[i]) if olds[i] is not None else frozenset()
+        import_used = False
+        if "import_change" in h.kinds:
+            added, removed = new_names - old_names, old_names - new_names
+            uses_added = not added or bool(added & changed_names)
+            drops_unused = not removed or (edited_names is not None and not (removed & edited_names))
+            import_used = (bool(added) or bool(removed)) and uses_added and drops_unused
+        moved = False
+        if "deletion" in h.kinds and olds[i] is not None:
+            gone = [ln.strip() for ln in split_lines(olds[i]) if ln.strip()]
+            moved = bool(gone) and all(ln in edited_stripped for ln in gone)
+        facts.append(UnitFacts(
+            kinds=tuple(h.kinds),
+            renames=dict(h.renames),
+            function=functions[i],
+            new_names=new_names,
+            old_names=old_names,
+            function_changes_logic=functions[i] in logic_in,
+            docstring_kept=bool(news[i].strip()),
+            import_used=import_used,
+            moved=moved,
+            rename_rewritten=bool(h.renames) and (rewritten if rewritten is not None else "logic" in h.kinds),
+            imported=frozenset(n for n in h.renames if n in imported),
+            same_statements=olds[i] is not None and _heads(olds[i]) == _heads(news[i]) != [],
+        ))
+    return facts
+
+
+def judge_hunks(report: FidelityReport, instruction: str | None, *, original: str | None = None,
+                edited: str | None = None, aware: bool = True) -> list[Verdict]:
+    """A verdict per unit. `instruction` None (an observed change) or `aware` False: the core's view,
+    every change of an unrequested kind counts."""
+    scope = parse_instruction(instruction) if instruction is not None and aware else None
+    return [judge_unit(scope, f, UNREQUESTED_KINDS) for f in unit_facts(report, original, edited)]
+
+
+def flag_hunks(report: FidelityReport, instruction: str | None, *, original: str | None = None,
+               edited: str | None = None, aware: bool = True) -> Judgment:
+    """Per hunk: True when it contains a change nobody asked for (with the verdicts attached)."""
+    verdicts = judge_hunks(report, instruction, original=original, edited=edited, aware=aware)
+    out = Judgment(v.flagged for v in verdicts)
+    out.verdicts = verdicts
+    return out
+
+
+def whitespace_only(hunk: Hunk) -> bool:
+    """Blank lines, trailing spaces, indentation that keeps every token."""
+    return hunk.tokens_changed == 0 and set(hunk.kinds) <= {"formatting_only"}
+
+
+def unit_lines(hunk: Hunk) -> int:
+    return max(hunk.end_line - hunk.start_line + 1, hunk.new_end_line - hunk.new_start_line + 1, 1)
+
+
+def flagged_severity(hunk: Hunk, kinds: tuple[str, ...] | list[str], thresholds: Thresholds) -> int:
+    """The LSP severity of a flagged unit: the loudest of its unrequested kinds' settings; a small
+    whitespace-only unit has the `whitespace` one."""
+    levels = thresholds.severity_levels()
+    if whitespace_only(hunk) and unit_lines(hunk) <= thresholds.whitespace_hint_lines:
+        return levels["whitespace"]
+    return min((levels.get(k, 2) for k in kinds), default=2)
 
 
 @dataclass(frozen=True)
@@ -111,15 +216,22 @@ def hunk_views(
     *,
     edited_side: bool,
 ) -> list[HunkView]:
+    """What the editor shows per unit. `flagged` from `flag_hunks` carries the verdicts: the message
+    then says why a unit is (not) requested."""
+    verdicts: list[Verdict] | None = getattr(flagged, "verdicts", None)
     views = []
     mentioned: set[str] = set()
     for i, hunk in enumerate(report.hunks):
         is_flagged = flagged[i] if i < len(flagged) else hunk.unrequested
+        verdict = verdicts[i] if verdicts is not None and i < len(verdicts) else None
         message = hunk.message or ", ".join(hunk.kinds) or "changed"
         message = message.removesuffix(_NOT_REQUESTED)
         message = message.replace("outside the target lines", "outside the selected lines")
         if is_flagged:
-            message += _NOT_REQUESTED
+            reason = verdict.reason if verdict is not None and verdict.reason else "not requested"
+            message += f" ({reason})"
+        elif verdict is not None and verdict.reason:
+            message += f" ({verdict.reason})"
         delta, fname = _complexity_for(report, hunk, edited_side)
         if fname in mentioned:  # say it once per function, on its first hunk
             delta = None
@@ -127,16 +239,19 @@ def hunk_views(
             mentioned.add(fname)
         if delta is not None and delta >= thresholds.complexity_warning and delta > 0:
             message += f"; +{delta} cognitive complexity in `{fname}`"
+        unrequested = list(verdict.unrequested) if verdict is not None and verdict.unrequested else \
+            [k for k in hunk.kinds if k in UNREQUESTED_KINDS]
         if is_flagged:
+            severity = flagged_severity(hunk, unrequested, thresholds)
             loud = hunk.tokens_changed >= thresholds.hunk_tokens_error or (
                 delta is not None and delta >= thresholds.complexity_error
             )
-            severity = 1 if loud else 2
+            if loud and severity <= 2:
+                severity = 1
         elif delta is not None and delta >= thresholds.complexity_error:
             severity = 2
         else:
             severity = 4 if not (delta is not None and delta >= thresholds.complexity_warning) else 3
-        unrequested = [k for k in hunk.kinds if k in UNREQUESTED_KINDS]
         code = (unrequested[0] if is_flagged and unrequested else (hunk.kinds[0] if hunk.kinds else "change"))
         lo, hi = (hunk.new_start_line, hunk.new_end_line) if edited_side else (hunk.start_line, hunk.end_line)
         views.append(HunkView(i, lo, hi, is_flagged, message, severity, delta, code))

@@ -26,6 +26,7 @@ class ProposalRecord(msgspec.Struct, rename="camel"):
     error_kind: str | None = None
     flagged_hunks: list[int] = []
     hunk_messages: list[str] = []
+    hunk_severities: list[int] = []  # per hunk, the LSP severity its diagnostic has (1 error .. 4 hint)
     usage: Usage | None = None
     attempts: int = 0
     truncated: bool = False
@@ -74,6 +75,7 @@ class CheckChangeResult(msgspec.Struct, rename="camel"):
     baseline: str
     flagged_hunks: list[int] = []
     hunk_messages: list[str] = []
+    hunk_severities: list[int] = []
     version: int | None = None
 
 

@@ -10,7 +10,8 @@ ignored; a wrong value keeps its default and yields a problem message for `windo
       "observeChanges": true,
       "thresholds": {"largeChangeLines": 10, "debounceMs": 300, "largeFileLines": 1500,
                      "complexityWarning": 1, "complexityError": 5, "hunkTokensError": 60,
-                     "distanceWarning": 0.3},
+                     "distanceWarning": 0.3, "whitespaceHintLines": 10},
+      "severity": {"whitespace": "hint", "rename": "warning", ...},  // per unrequested kind
       "sandbox": "auto" | "bwrap" | "unshare" | "docker" | "local" (= "none") | null,  // where tests run
       "testCommand": "python -m pytest -x tests/test_x.py" | ["python", "-m", "unittest"] | null,
       "necessity": {"maxRuns": 32, "parallel": 2, "timeoutS": 60, "environment": null,
@@ -40,6 +41,7 @@ from server.backends.config import (
     parse_backends,
 )
 from server.backends.local_spec import dependency_problem, is_local_spec
+from server.fidelity.report import HUNK_KINDS, UNREQUESTED_KINDS
 
 SECTION = "editFidelity"
 
@@ -52,6 +54,35 @@ class Thresholds(msgspec.Struct, frozen=True):
     complexity_error: float = 5.0  # ... that makes a flagged hunk an error
     hunk_tokens_error: int = 60  # an unrequested hunk this large is an error, not a warning
     distance_warning: float = 0.3  # normalised no_comments distance that marks a proposal as heavy
+    whitespace_hint_lines: int = 10  # a whitespace-only unit spanning more lines than this is not a hint
+    severity: dict[str, int] = {}  # unrequested kind (or "whitespace") -> LSP severity; see SEVERITY_DEFAULTS
+
+    def severity_levels(self) -> dict[str, int]:
+        return {**SEVERITY_DEFAULTS, **self.severity}
+
+
+# How loud a flagged unit is, per kind (LSP DiagnosticSeverity). Whitespace-only units are a hint:
+# layout differences are real but rarely worth a squiggle.
+SEVERITY_NAMES = {"error": 1, "warning": 2, "information": 3, "hint": 4}
+SEVERITY_DEFAULTS = {"whitespace": 4, **{k: 2 for k in HUNK_KINDS if k in UNREQUESTED_KINDS}}
+
+
+def _parse_severity(raw: Any, problems: list[str]) -> dict[str, int]:
+    """`severity: {kind: "error" | "warning" | "information" | "hint"}`; a bad entry keeps its default."""
+    if raw is None:
+        return {}
+    if not isinstance(raw, dict):
+        problems.append(f"severity must be an object of kind: level, got {type(raw).__name__}")
+        return {}
+    out: dict[str, int] = {}
+    for kind, level in raw.items():
+        if kind not in SEVERITY_DEFAULTS:
+            problems.append(f"severity.{kind}: unknown kind; known: {', '.join(SEVERITY_DEFAULTS)}")
+        elif level not in SEVERITY_NAMES:
+            problems.append(f"severity.{kind} must be one of {', '.join(SEVERITY_NAMES)}, got {level!r}")
+        else:
+            out[kind] = SEVERITY_NAMES[level]
+    return out
 
 
 _THRESHOLD_KEYS = {
@@ -62,6 +93,7 @@ _THRESHOLD_KEYS = {
     "complexityError": ("complexity_error", float, 0, 10**6),
     "hunkTokensError": ("hunk_tokens_error", int, 1, 10**9),
     "distanceWarning": ("distance_warning", float, 0, 1),
+    "whitespaceHintLines": ("whitespace_hint_lines", int, 0, 10**7),
 }
 
 
@@ -230,7 +262,7 @@ def parse_settings(raw: Any) -> tuple[Settings, list[str]]:
             backends=backends,
             default_style=style,
             observe_changes=observe,
-            thresholds=Thresholds(**values),
+            thresholds=Thresholds(**values, severity=_parse_severity(raw.get("severity"), problems)),
             sandbox=sandbox,
             local_model=local_model,
             test_command=_parse_test_command(raw.get("testCommand"), problems),

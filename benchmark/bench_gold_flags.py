@@ -1,0 +1,149 @@
+"""How often the judge warns on the reference edits themselves (issue 22).
+
+A reference edit is by definition what its instruction asked for, so every unit flagged on it at
+warning severity is a false alarm. Prints, for the judge with instruction awareness off (the core's
+view, every unrequested-looking kind counts) and on, in the same run:
+
+- CanItEdit gold (`before` -> `after`), per instruction kind (descriptive, lazy): units, flagged units at
+  warning severity (error or warning) and at hint severity (information or hint), then every remaining
+  warning unit with the judge's reason.
+- Over-editing gold (corrupted -> canonical solution), measured on the paper's footing: against the
+  normalised code the model was given (`ast.unparse`, like the paper's distance), so the dataset's
+  layout differences are not counted; the raw texts are shown alongside for reference. Every unit of
+  the normalised comparison is the fix itself, so any flag there is a flagged fix.
+
+It calls the core (`measure`) and the judge (`flag_hunks`, `hunk_views`) directly, without the server:
+the same functions `requestEdit` uses, minus the transport.
+
+    python -m benchmark.bench_gold_flags [--data DIR] [--limit N] [--list-hints]
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+
+from server.fidelity import FidelityReport, measure, normalize
+from server.lsp.judge import flag_hunks, hunk_views
+from server.lsp.settings import Thresholds
+
+WARNING = 2  # LSP severities 1 (error) and 2 (warning) count as warnings; 3 and 4 as hints
+
+
+@dataclass
+class Tally:
+    units: int = 0
+    warn: int = 0
+    hint: int = 0
+    tasks: int = 0
+    tasks_warned: int = 0
+    kinds: Counter = field(default_factory=Counter)
+    listed: list[str] = field(default_factory=list)
+
+    def add(self, name: str, report: FidelityReport, instruction: str | None, *, aware: bool,
+            original: str, edited: str, keep: bool, hints: bool) -> None:
+        flagged = flag_hunks(report, instruction, original=original, edited=edited, aware=aware)
+        views = hunk_views(report, flagged, Thresholds(), edited_side=False)
+        self.tasks += 1
+        self.units += len(views)
+        warned = False
+        for v, verdict in zip(views, flagged.verdicts):
+            if not v.flagged:
+                continue
+            loud = v.severity <= WARNING
+            self.warn += loud
+            self.hint += not loud
+            warned |= loud
+            if loud:
+                self.kinds.update(verdict.unrequested)
+            if keep and (loud or hints):
+                sev = "warning" if loud else "hint"
+                self.listed.append(f"  {name} L{v.start_line}-{v.end_line} [{sev}] {v.message}")
+        self.tasks_warned += warned
+
+    def row(self, label: str) -> str:
+        pct = 100.0 * self.warn / self.units if self.units else 0.0
+        kinds = ", ".join(f"{k} {n}" for k, n in self.kinds.most_common())
+        return (f"{label:<34} {self.units:>5} {self.warn:>5} {pct:>6.1f}% {self.hint:>5} "
+                f"{self.tasks_warned:>4}/{self.tasks:<4} {kinds}")
+
+
+HEADER = f"{'':<34} {'units':>5} {'warn':>5} {'warn%':>7} {'hint':>5} {'tasks warned':>9}  warning kinds"
+
+
+def canitedit_rows(data: str | None, limit: int | None, hints: bool) -> list[str]:
+    from benchmark import canitedit
+
+    problems = canitedit.load(data, limit)
+    out = ["CanItEdit gold (before -> after), 105 problems" if not limit else f"CanItEdit gold, {len(problems)} problems",
+           HEADER]
+    listed: list[str] = []
+    reports = [(p, measure(p.before, p.after)) for p in problems]
+    for condition in canitedit.CONDITIONS:
+        for aware in (False, True):
+            t = Tally()
+            for p, report in reports:
+                t.add(p.full_name, report, p.instruction(condition), aware=aware, original=p.before, edited=p.after,
+                      keep=aware, hints=hints)
+            out.append(t.row(f"{condition}, instruction {'on' if aware else 'off'}"))
+            if aware:
+                listed += [f"{condition}:"] + (t.listed or ["  (none)"])
+    return out + ["", "remaining flagged units (instruction on):", *listed]
+
+
+def overedit_rows(data: str | None, limit: int | None) -> list[str]:
+    from benchmark import overedit
+
+    tasks, errors = overedit.load(data, limit)
+    out = [f"Over-editing gold (corrupted -> canonical), {len(tasks)} tasks" + (f", {len(errors)} bad rows" if errors
+                                                                               else ""), HEADER]
+    condition = overedit.CONDITIONS[0]
+    listed: list[str] = []
+    for footing in ("raw texts", "normalised (paper)"):
+        pairs = []
+        for task in tasks:
+            c, g = task.corrupted_solution, task.canonical_solution
+            if footing != "raw texts":
+                c, g = normalize(c), normalize(g)
+            pairs.append((task, c, g, measure(c, g)))
+        for aware in (False, True):
+            t = Tally()
+            for task, c, g, report in pairs:
+                t.add(task.task_id, report, task.instruction(condition), aware=aware, original=c, edited=g,
+                      keep=aware and footing != "raw texts", hints=True)
+            out.append(t.row(f"{footing}, instruction {'on' if aware else 'off'}"))
+            if aware and footing != "raw texts":
+                listed = t.listed
+    return out + ["", "flagged fix units (normalised, instruction on):", *(listed or ["  (none)"])]
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m benchmark.bench_gold_flags", description=__doc__.split("\n\n")[0])
+    ap.add_argument("--data", help="benchmark data directory (default: EDIT_FIDELITY_DATA)")
+    ap.add_argument("--limit", type=int, help="first N problems / tasks of each suite")
+    ap.add_argument("--suite", choices=("canitedit", "overedit", "both"), default="both")
+    ap.add_argument("--list-hints", action="store_true", help="list CanItEdit units flagged at hint severity too")
+    args = ap.parse_args(argv)
+    if args.limit is not None and args.limit < 1:
+        print("bench_gold_flags: --limit must be a positive number", file=sys.stderr)
+        return 2
+    from benchmark.datadir import DataError
+
+    started = time.perf_counter()
+    try:
+        if args.suite in ("canitedit", "both"):
+            print("\n".join(canitedit_rows(args.data, args.limit, args.list_hints)), end="\n\n")
+        if args.suite in ("overedit", "both"):
+            print("\n".join(overedit_rows(args.data, args.limit)))
+    except DataError as exc:
+        print(f"bench_gold_flags: {exc}", file=sys.stderr)
+        return 2
+    print(f"\n({time.perf_counter() - started:.1f} s)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,280 @@
+"""What an instruction asks for, and whether one change unit is inside that scope.
+
+Pure functions over strings: `parse_instruction` reads the instruction once into a `Scope` (the
+kinds of change it asks for, with the words that asked, and the code names it mentions); `judge_unit`
+weighs one unit's `UnitFacts` against it and says why. The server builds the facts from a fidelity
+report; the rules live here, in the tables below, so they are tested and changed in one place.
+"""
+
+from __future__ import annotations
+
+import keyword
+import re
+
+import msgspec
+
+# Words that ask for a kind of change. Narrow on purpose: "fix the off-by-one error" or "check the
+# loop" ask for no input validation, "return None on a miss" for no defensive code.
+KIND_RULES: tuple[tuple[str, str], ...] = (
+    ("rename", r"\brenam\w*|\bbetter names?\b|\bdescriptive names?\b|\bnaming\b|\bidentifier names?\b"),
+    ("formatting_only", r"\breformat\w*|\bformatting\b|\bformat (?:the|this|my) code\b|\bpep ?8\b|\bblack\b"
+                        r"|\bcode style\b|\bindent\w*|\bwhitespace\b|\blint\w*|\btidy\b|\bprettif\w*"),
+    ("comment_removed", r"\bcomments?\b|\bclean ?up\b"),
+    ("docstring", r"\bdocstrings?\b|\bdocument\w*|\bdocs\b"),
+    ("signature_change", r"\bsignatures?\b|\bparameters?\b|\barguments?\b|\bparams?\b|\btype hints?\b"
+                         r"|\bannotat\w*|\btyping\b|\bkeyword\b|\bdefault values?\b"),
+    ("import_change", r"\bimports?\b|\bdependenc\w*|\blibrar(?:y|ies)\b"),
+    ("defensive", r"\bvalidat\w*|\bguards?\b|\brobust\w*|\bdefensive\w*|\bsanitiz\w*|\bsanitis\w*|\bassert\w*"
+                  r"|\bedge cases?\b|\braises?\b|\bthrows?\b|\bexceptions?\b|\berror handling\b"
+                  r"|\bhandle (?:\w+ )?(?:errors?|exceptions?|invalid|none|empty|malformed)\b|\btry[/-]except\b"
+                  r"|\b(?:check|checks|checking) (?:the |for )?(?:input|type|none|null)s?\b|\bmalformed\b"),
+    ("deletion", r"\bremov\w*|\bdelet\w*|\bdrop\b|\bdead code\b|\bunused\b|\bsimplif\w*|\bmove\b|\bmoving\b"),
+)
+
+# Broad requests: the whole code may change shape. Each allows the kinds listed.
+_BROAD_KINDS = ("rename", "formatting_only", "signature_change", "import_change", "deletion", "defensive",
+                "comment_removed", "docstring")
+BROAD_RULES: tuple[tuple[str, str], ...] = (
+    ("refactor", r"\brefactor\w*|\brestructur\w*|\bobject[- ]oriented\b"),
+    ("rewrite", r"\brewrit\w*|\bre-write\b|\bfrom scratch\b"),
+    ("optimise", r"\boptimi[sz]\w*|\bspeed up\b|\bmake it faster\b"),
+    ("translate", r"\btranslat\w*|\bport (?:it |this |the code )?to\b|\bconvert (?:it |this |the code )?(?:in)?to\b"),
+    ("modernise", r"\bmoderni[sz]\w*|\bidiomatic\b|\bclean ?up\b"),
+)
+
+# Kinds nothing in an instruction excuses: an omission marker, or a change outside the selection.
+NEVER_REQUESTED = frozenset({"lazy_placeholder", "outside_target"})
+
+# Names too common to say anything about scope.
+_COMMON = frozenset({"self", "cls", "none", "true", "false", "int", "str", "float", "list", "dict", "set",
+                     "tuple", "bool", "object", "args", "kwargs", "return", "returns"})
+
+_KIND_RE = tuple((kind, re.compile(rx, re.IGNORECASE)) for kind, rx in KIND_RULES)
+_BROAD_RE = tuple((label, re.compile(rx, re.IGNORECASE)) for label, rx in BROAD_RULES)
+_BACKTICKS = re.compile(r"`([^`\n]{1,300})`")
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_CALL = re.compile(r"\b([A-Za-z_][A-Za-z0-9_]*)\s*\(")
+# "rename X to Y", "change X to Y", "switch X to Y", "replace X with Y" (X, Y optionally in backticks)
+_RENAME = re.compile(
+    r"\b(?:rename|change|switch|replace|turn)\s+(?:the\s+)?(?:\w+\s+)?`?([A-Za-z_][\w.]*)`?(?:\(\))?\s*"
+    r"(?:\w+\s+)?(?:to|into|with|by)\s+(?:be\s+|a\s+|an\s+)?`?([A-Za-z_][\w.]*)`?",
+    re.IGNORECASE,
+)
+
+
+def _code_like(word: str) -> bool:
+    """A plain word that reads as code: snake_case, camelCase, digits, dunder."""
+    return "_" in word or any(c.isdigit() for c in word) or (word[:1].islower() and any(c.isupper() for c in word[1:]))
+
+
+def split_identifier(name: str) -> list[str]:
+    """`find_manager_n` -> find, manager, n; `isPasswordStrong` -> is, password, strong (lower case)."""
+    parts = []
+    for chunk in name.split("_"):
+        parts += re.findall(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+", chunk)
+    return [p.lower() for p in parts if p]
+
+
+def _stem_match(part: str, word: str) -> bool:
+    """`corr` spells "correlation", `names` "name" (a prefix either way, of four letters or more)."""
+    return (len(word) > len(part) and word.startswith(part)) or (len(word) >= 4 and part.startswith(word)
+                                                                  and len(part) - len(word) <= 2)
+
+
+class Scope(msgspec.Struct, frozen=True):
+    """What one instruction asks for."""
+
+    text: str
+    names: frozenset[str]  # code names it mentions: in backticks, code-like plain words, calls (lower case)
+    shown: tuple[str, ...]  # the same as written, in order, for messages
+    words: frozenset[str]  # every word, lower case (weak evidence: "rename to covariance")
+    kinds: dict[str, str]  # kind -> the words that asked for it
+    broad: str | None  # "refactor", "rewrite", ... when the whole code may change shape
+    renames: tuple[tuple[str, str], ...]  # ("x", "y") from "rename x to y" (lower case)
+    signatures: frozenset[str]  # functions it gives a signature for: `f(a, b)` (lower case)
+
+    def mentions(self, name: str) -> bool:
+        """The instruction names this identifier, or spells it out (`corr` for "correlation",
+        `RidgeCV` for "ridge"): every part of three letters or more is a word or a word's prefix."""
+        low = name.lower()
+        if low in self.names or low in self.words:
+            return True
+        parts = [p for p in split_identifier(name) if len(p) >= 3]
+        return bool(parts) and all(p in self.words or any(_stem_match(p, w) for w in self.words) for p in parts)
+
+    def named_strongly(self, name: str) -> bool:
+        return name.lower() in self.names
+
+
+def parse_instruction(text: str | None) -> Scope:
+    text = text or ""
+    shown: list[str] = []
+    signatures: set[str] = set()
+    for span in _BACKTICKS.findall(text):
+        shown += [w for w in _IDENT.findall(span) if not keyword.iskeyword(w)]
+        signatures |= {m.lower() for m in _CALL.findall(span) if re.search(r"\(\s*[A-Za-z_]", span)}
+    plain = _BACKTICKS.sub(" ", text)
+    shown += [w for w in _WORD.findall(plain) if _code_like(w)]
+    # a call written out in plain text with arguments names a signature too: f(a, b)
+    for m in re.finditer(r"\b([A-Za-z_]\w*)\(\s*([A-Za-z_]\w*)(?:\s*[:,)])", plain):
+        shown.append(m.group(1))
+        signatures.add(m.group(1).lower())
+    shown = list(dict.fromkeys(w for w in shown if w.lower() not in _COMMON))
+    kinds: dict[str, str] = {}
+    for kind, rx in _KIND_RE:
+        m = rx.search(text)
+        if m:
+            kinds[kind] = m.group(0).lower()
+    broad = next((label for label, rx in _BROAD_RE if rx.search(text)), None)
+    renames = tuple((a.split(".")[-1].lower(), b.split(".")[-1].lower()) for a, b in _RENAME.findall(text)
+                    if (_code_like(a) or f"`{a}" in text) and a.lower() not in _COMMON)
+    return Scope(
+        text=text,
+        names=frozenset(w.lower() for w in shown),
+        shown=tuple(shown),
+        words=frozenset(w.lower() for w in _WORD.findall(text) if len(w) > 1),
+        kinds=kinds,
+        broad=broad,
+        renames=renames,
+        signatures=frozenset(signatures),
+    )
+
+
+def allowed_kinds(scope: Scope) -> set[str]:
+    """The kinds of change the instruction asks for in general (names aside)."""
+    allowed = set(scope.kinds)
+    if scope.broad:
+        allowed |= set(_BROAD_KINDS)
+    return allowed - NEVER_REQUESTED
+
+
+class UnitFacts(msgspec.Struct, frozen=True):
+    """What the judge needs to know about one change unit (built from a fidelity report)."""
+
+    kinds: tuple[str, ...]
+    renames: dict[str, str] = {}
+    function: str | None = None  # the innermost function around the unit (qualified name)
+    new_names: frozenset[str] = frozenset()  # identifiers on the unit's edited side
+    old_names: frozenset[str] = frozenset()  # identifiers on its original side, when known
+    function_changes_logic: bool = False  # another unit of the same function changes logic
+    docstring_kept: bool = False  # a docstring unit whose edited side still holds a string
+    import_used: bool = False  # an import unit whose new names the changed code uses, or whose
+    # removed names the edited code no longer uses
+    moved: bool = False  # deleted code that reappears elsewhere in the edited text
+    rename_rewritten: bool = False  # no line holding a renamed name survives as a pure rename
+    imported: frozenset[str] = frozenset()  # renamed names an import of the original binds
+    same_statements: bool = False  # both sides hold the same statements (`if a:` -> `if not a:`)
+
+
+class Verdict(msgspec.Struct, frozen=True):
+    flagged: bool
+    reason: str  # for the message: why requested, or why not
+    unrequested: tuple[str, ...] = ()  # the kinds nothing asked for
+
+
+_LABEL = {
+    "rename": "rename", "formatting_only": "reformatting", "comment_removed": "comment removal",
+    "docstring": "docstring change", "signature_change": "signature change", "import_change": "import change",
+    "defensive": "input validation", "deletion": "deletion",
+}
+
+
+# Kinds that come with new or rewritten logic in one unit (guards in new code, a rewritten body's
+# docstring and signature). A rename or a lost comment is a separate choice and judged on its own.
+_WITH_LOGIC = frozenset({"defensive", "docstring", "deletion", "signature_change", "import_change"})
+
+
+def _requested_by(kind: str, scope: Scope, facts: UnitFacts) -> str | None:
+    """Why this kind of change in this unit is requested, or None."""
+    fn = (facts.function or "").split(".")[-1]
+    if kind in scope.kinds:
+        return f"{_LABEL[kind]} requested by the instruction ({scope.kinds[kind]!r})"
+    if scope.broad:
+        return f"{_LABEL[kind]} is part of the requested {scope.broad}"
+    if kind == "rename":
+        why = _rename_reason(scope, facts)
+        if why is None and facts.rename_rewritten:
+            why = "every line the rename touches is rewritten anyway"
+        return why
+    if kind == "defensive" and facts.same_statements:
+        return "changes an existing condition (logic), adds no guard"
+    if "logic" in facts.kinds and kind in _WITH_LOGIC:
+        return "part of a logic change"  # the unit holds the requested change; flagging it would revert that too
+    if kind == "signature_change":
+        if fn and fn.lower() in scope.signatures:
+            return f"the instruction gives the signature of `{fn}`"
+        added = (facts.new_names - facts.old_names) if facts.old_names else facts.new_names - {fn}
+        named = sorted(n for n in added if n.lower() not in _COMMON and n != fn and scope.named_strongly(n))
+        if named:
+            return f"the instruction names the parameter `{named[0]}`"
+        if facts.function_changes_logic and fn:
+            return f"the edit changes the code of `{fn}` too"
+    if kind == "docstring" and facts.docstring_kept:
+        if fn and (facts.function_changes_logic or scope.mentions(fn)):
+            return f"updates the docstring of `{fn}`, whose code the edit changes"
+        added = sorted(n for n in facts.new_names - facts.old_names if len(n) > 1)
+        if facts.old_names and added and all(scope.mentions(n) for n in added):
+            return f"the docstring now says `{added[0]}`, as the instruction does"
+    if kind == "import_change" and facts.import_used:
+        return "the import follows the changed code"
+    if kind == "deletion":
+        if facts.moved:
+            return "the code moved"
+        if facts.function_changes_logic and fn:
+            return f"part of the change to `{fn}`"
+    return None
+
+
+def _follows(old: str, new: str, anchor: tuple[str, str]) -> bool:
+    """`all_managers_names` -> `all_manager_n_names` follows the rename `find_managers` -> `find_manager_n`:
+    it drops the parts the anchor drops and adds the parts it adds."""
+    a_old, a_new = set(split_identifier(anchor[0])), set(split_identifier(anchor[1]))
+    dropped, added = a_old - a_new, a_new - a_old
+    o, n = set(split_identifier(old)), set(split_identifier(new))
+    return bool(dropped or added) and dropped <= o - n and added <= n - o
+
+
+def _rename_reason(scope: Scope, facts: UnitFacts) -> str | None:
+    if not facts.renames:
+        return None
+    reasons = []
+    for old, new in facts.renames.items():
+        if any(a == old.lower() for a, _ in scope.renames):
+            reasons.append(f"the instruction asks to rename `{old}`")
+        elif scope.mentions(new):
+            reasons.append(f"the instruction names `{new}`")
+        elif old in facts.imported:
+            reasons.append(f"uses `{new}` instead of the imported `{old}` (a change of library, not a rename)")
+        elif any(_follows(old.lower(), new.lower(), pair) for pair in scope.renames):
+            reasons.append(f"`{new}` follows the requested rename")
+        else:
+            return None
+    return reasons[0]
+
+
+def not_requested_reason(scope: Scope) -> str:
+    if scope.shown:
+        listed = ", ".join(f"`{n}`" for n in scope.shown[:4]) + (", ..." if len(scope.shown) > 4 else "")
+        return f"not requested: the instruction names only {listed}"
+    return "not requested"
+
+
+def judge_unit(scope: Scope | None, facts: UnitFacts, unrequested_kinds: frozenset[str]) -> Verdict:
+    """Whether a unit holds a change nobody asked for. `scope` None: there is no instruction (an observed
+    change), so every kind in `unrequested_kinds` counts."""
+    suspects = [k for k in facts.kinds if k in unrequested_kinds]
+    if not suspects:
+        return Verdict(False, "")
+    never = [k for k in suspects if k in NEVER_REQUESTED]
+    if never:
+        return Verdict(True, "not requested", tuple(never))
+    if scope is None or not scope.text.strip():
+        return Verdict(True, "not requested", tuple(suspects))
+    reasons, remaining = [], []
+    for kind in suspects:
+        why = _requested_by(kind, scope, facts)
+        (reasons.append(why) if why else remaining.append(kind))
+    if remaining:
+        return Verdict(True, not_requested_reason(scope), tuple(remaining))
+    return Verdict(False, reasons[0])

@@ -1,0 +1,153 @@
+"""The instruction rules: what an instruction asks for and names, and the verdict per unit, both ways."""
+
+from __future__ import annotations
+
+import pytest
+
+from server.fidelity.instruction import (
+    BROAD_RULES,
+    KIND_RULES,
+    UnitFacts,
+    allowed_kinds,
+    judge_unit,
+    parse_instruction,
+    split_identifier,
+)
+from server.fidelity.report import UNREQUESTED_KINDS
+
+
+def verdict(instruction: str | None, **facts):
+    scope = parse_instruction(instruction) if instruction is not None else None
+    return judge_unit(scope, UnitFacts(**facts), UNREQUESTED_KINDS)
+
+
+def test_names_in_backticks_plain_and_calls():
+    s = parse_instruction("Fix the `calculate_all_properties` and multi_apply functions to have the signatures "
+                          "`calculate_all_properties(text, functions)` and `multi_apply(data, col, colnames, functions)`;"
+                          " also check isPasswordStrong and combination_unlimited_rep().")
+    assert {"calculate_all_properties", "multi_apply", "text", "functions", "colnames", "ispasswordstrong",
+            "combination_unlimited_rep"} <= s.names
+    assert s.signatures == {"calculate_all_properties", "multi_apply"}
+    assert "fix" not in s.names and "fix" in s.words  # plain English words are weak evidence only
+    assert s.shown[0] == "calculate_all_properties"
+
+
+def test_rename_phrases():
+    assert parse_instruction("Rename `duplicate` to `peek`").renames == (("duplicate", "peek"),)
+    assert parse_instruction("switch is_alpha to char_count and count mod 3").renames == (("is_alpha", "char_count"),)
+    assert parse_instruction("Change the `find_managers_manager` method to `find_manager_n`").renames == (
+        ("find_managers_manager", "find_manager_n"),)
+    assert parse_instruction("change the loop to a comprehension").renames == ()  # not code
+
+
+def test_mentions_spelled_out_names():
+    s = parse_instruction("Flip the correlation function to compute the covariance, using a ridge regression model")
+    assert s.mentions("covariance") and s.mentions("corr") and s.mentions("RidgeCV")
+    assert not s.mentions("total") and not s.mentions("element_wise_product")
+    assert split_identifier("isPasswordStrong") == ["is", "password", "strong"]
+    assert split_identifier("find_manager_n") == ["find", "manager", "n"]
+
+
+@pytest.mark.parametrize(("kind", "asks", "does_not_ask"), [
+    ("rename", "use descriptive names for the variables", "fix the name lookup"),
+    ("formatting_only", "reformat this file to PEP 8", "return the string in the given format"),
+    ("comment_removed", "drop the outdated comments", "fix the off-by-one"),
+    ("docstring", "add docstrings", "fix the loop"),
+    ("signature_change", "add a `strict` parameter", "fix the loop bound in `f`"),
+    ("import_change", "add the missing imports", "use a set here"),
+    ("defensive", "raise a ValueError on negative input", "return None on a miss"),
+    ("defensive", "add input validation", "check why the loop stops early"),
+    ("deletion", "remove the dead code", "fix the comparison"),
+])
+def test_kind_rules_both_ways(kind, asks, does_not_ask):
+    assert kind in allowed_kinds(parse_instruction(asks))
+    assert kind not in allowed_kinds(parse_instruction(does_not_ask))
+
+
+def test_rule_tables_cover_only_known_kinds():
+    assert {k for k, _ in KIND_RULES} <= UNREQUESTED_KINDS
+    assert {label for label, _ in BROAD_RULES} == {"refactor", "rewrite", "optimise", "translate", "modernise"}
+
+
+@pytest.mark.parametrize("instruction", ["refactor this", "rewrite `f` from scratch", "optimise the loop",
+                                         "translate it to idiomatic Python", "make it object-oriented"])
+def test_broad_requests_allow_most_kinds_but_never_placeholders(instruction):
+    assert verdict(instruction, kinds=("rename",), renames={"a": "b"}).flagged is False
+    assert verdict(instruction, kinds=("lazy_placeholder",)).flagged is True
+    assert verdict(instruction, kinds=("outside_target",)).flagged is True
+
+
+def test_rename_requested_or_not():
+    facts = dict(kinds=("rename",), renames={"duplicate": "peek"})
+    ok = verdict("Remove the `duplicate()` method and add a new method `peek()`", **facts)
+    assert not ok.flagged and "`peek`" in ok.reason
+    asked = verdict("rename duplicate to peek", **facts)
+    assert not asked.flagged and "rename" in asked.reason
+    other = verdict("Compute the `lcm` of the two numbers", **facts)
+    assert other.flagged and other.reason == "not requested: the instruction names only `lcm`"
+    assert other.unrequested == ("rename",)
+    assert verdict(None, **facts).flagged  # an observed change: no instruction, the core's view
+
+
+def test_rename_that_follows_a_requested_rename():
+    instruction = "Change the `find_managers_manager` method to `find_manager_n`"
+    follows = verdict(instruction, kinds=("rename",), renames={"all_managers_managers_names": "all_manager_n_names"})
+    assert not follows.flagged
+    unrelated = verdict(instruction, kinds=("rename",), renames={"total": "acc"})
+    assert unrelated.flagged
+
+
+def test_rename_of_an_imported_name_and_of_rewritten_code():
+    assert not verdict("use L2 regularisation", kinds=("rename",), renames={"LinearRegression": "RidgeCV"},
+                       imported=frozenset({"LinearRegression"})).flagged
+    assert not verdict("fix it", kinds=("rename",), renames={"count": "s"}, rename_rewritten=True).flagged
+    assert verdict("fix it", kinds=("rename",), renames={"count": "s"}).flagged
+
+
+def test_signature_given_named_parameter_or_code_change():
+    facts = dict(kinds=("signature_change",), function="multi_apply", new_names=frozenset({"multi_apply", "functions"}),
+                 old_names=frozenset({"multi_apply"}))
+    assert not verdict("to have the signature `multi_apply(data, col, colnames, functions)`", **facts).flagged
+    assert not verdict("pass `functions` through", **facts).flagged
+    assert verdict("fix `multi_apply`", **facts).flagged  # named function, but nothing asks for its interface
+    assert not verdict("fix `multi_apply`", **facts, function_changes_logic=True).flagged
+
+
+def test_validation_requested_or_not():
+    facts = dict(kinds=("defensive",))
+    assert not verdict("raise a ValueError when the input is malformed", **facts).flagged
+    assert verdict("fix the comparison bug", **facts).flagged
+    # `if a:` -> `if not a:` changes a condition; it adds no guard
+    assert not verdict("fix the comparison bug", **facts, same_statements=True).flagged
+
+
+def test_docstring_update_and_removal():
+    edit = dict(kinds=("docstring",), function="solve", docstring_kept=True)
+    assert not verdict("use A* in `solve`", **edit).flagged
+    assert not verdict("fix it", **edit, function_changes_logic=True).flagged
+    assert verdict("fix it", **edit).flagged
+    removal = dict(kinds=("docstring",), function="solve", docstring_kept=False, function_changes_logic=True)
+    assert verdict("use A* in `solve`", **removal).flagged
+    assert not verdict("remove the docstrings", **removal).flagged
+    renamed = dict(kinds=("docstring",), docstring_kept=True, old_names=frozenset({"group", "C4"}),
+                   new_names=frozenset({"group", "C8"}))
+    assert not verdict("Edit the C4 class to represent the class C8", **renamed).flagged
+    assert verdict("Fix the group product", **renamed).flagged
+
+
+def test_imports_deletions_comments():
+    assert not verdict("fix it", kinds=("import_change",), import_used=True).flagged
+    assert verdict("fix it", kinds=("import_change",)).flagged
+    assert not verdict("fix it", kinds=("deletion",), moved=True).flagged
+    assert not verdict("fix it", kinds=("deletion",), function="f", function_changes_logic=True).flagged
+    assert verdict("fix it", kinds=("deletion",), function="f").flagged
+    assert verdict("fix `f`", kinds=("comment_removed",)).flagged
+    assert not verdict("remove the comments", kinds=("comment_removed",)).flagged
+
+
+def test_logic_units_carry_their_guards_but_not_their_renames():
+    assert not verdict("fix it", kinds=("defensive", "logic")).flagged
+    assert verdict("fix it", kinds=("rename", "logic"), renames={"v": "value"}).flagged
+    assert verdict("fix it", kinds=("logic", "comment_removed")).flagged
+    assert verdict("fix it", kinds=("logic", "outside_target")).flagged
+    assert not verdict("fix it", kinds=("logic",)).flagged
