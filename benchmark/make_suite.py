@@ -20,7 +20,8 @@ import argparse
 import ast
 import asyncio
 import sys
-from collections.abc import Sequence
+from collections import deque
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -220,20 +221,51 @@ async def make_suite(box: Any, srcs: Sequence[Source], families: Sequence[Family
                      seed: int = 0, variants: int = 1, attempts: int = 3, max_tasks: int | None = None,
                      timeout_s: float = DEFAULT_TIMEOUT_S, memory_mb: int | None = None,
                      functions: Literal["first", "all"] = "first", concurrency: int = 4,
-                     load_errors: Sequence[str] = ()) -> MadeSuite:
-    """Tasks in source order; with `max_tasks`, sources are taken in batches until that many are kept."""
-    outcomes: list[Outcome] = []
-    batch = max(1, concurrency)
-    for start in range(0, len(srcs), batch):
-        got = await asyncio.gather(*(make_one(box, s, families, max_corruptions=max_corruptions, seed=seed,
-                                              variants=variants, attempts=attempts, timeout_s=timeout_s,
-                                              memory_mb=memory_mb, functions=functions)
-                                     for s in srcs[start:start + batch]))
-        outcomes += got
-        if max_tasks is not None and sum(len(o.kept) for o in outcomes) >= max_tasks:
-            break
+                     load_errors: Sequence[str] = (), done: Sequence[Outcome] = (),
+                     on_outcome: Callable[[Outcome], None] | None = None) -> MadeSuite:
+    """Tasks in source order, the first `max_tasks` when given. `done`: the outcomes of the first
+    sources, made by an earlier run (resumed): not made again. `on_outcome` sees each further outcome
+    in source order as soon as it and those before it are made (its `kept` cut to `max_tasks`), so a
+    caller can write the suite as it grows. Each source's corruptions depend only on the seed and its
+    id, so skipping the sources done gives what an uninterrupted run gives."""
+    outcomes: list[Outcome] = list(done)
+    kept = sum(len(o.kept) for o in outcomes)
+    todo = iter(srcs[len(outcomes):])
+    gate = asyncio.Semaphore(max(1, concurrency))
+
+    async def one(src: Source) -> Outcome:
+        async with gate:
+            return await make_one(box, src, families, max_corruptions=max_corruptions, seed=seed, variants=variants,
+                                  attempts=attempts, timeout_s=timeout_s, memory_mb=memory_mb, functions=functions)
+
+    # a window of sources in flight beyond the running ones, so a slow source holds up the writing only
+    window: deque[asyncio.Task[Outcome]] = deque()
+
+    def refill() -> None:
+        while len(window) < 4 * max(1, concurrency):
+            src = next(todo, None)
+            if src is None:
+                return
+            window.append(asyncio.ensure_future(one(src)))
+
+    try:
+        while max_tasks is None or kept < max_tasks:
+            refill()
+            if not window:
+                break
+            outcome = await window.popleft()
+            if max_tasks is not None:
+                outcome.kept = outcome.kept[:max_tasks - kept]
+            kept += len(outcome.kept)
+            outcomes.append(outcome)
+            if on_outcome is not None:
+                on_outcome(outcome)
+    finally:
+        for pending in window:
+            pending.cancel()
+        await asyncio.gather(*window, return_exceptions=True)
     tasks = [t for o in outcomes for t in o.kept]
-    return MadeSuite(tasks[:max_tasks] if max_tasks is not None else tasks, outcomes, list(load_errors))
+    return MadeSuite(tasks, outcomes, list(load_errors))
 
 
 def encode(tasks: Sequence[Task]) -> bytes:
@@ -242,7 +274,19 @@ def encode(tasks: Sequence[Task]) -> bytes:
 
 # ------------------------------------------------------------------ command line
 
+def _identity(args: argparse.Namespace, families: Sequence[Family], srcs: Sequence[Source]) -> dict[str, Any]:
+    """Everything that changes which tasks a run keeps (not --workers: concurrency changes no verdict)."""
+    from benchmark.suite_writer import sources_digest
+
+    return {"from": args.source, "families": [f.name for f in families], "max_corruptions": args.max_corruptions,
+            "functions": args.functions, "seed": args.seed, "variants": args.variants, "attempts": args.attempts,
+            "max_tasks": args.max_tasks, "timeout_s": args.timeout, "memory_mb": args.memory,
+            "sources": len(srcs), "sources_sha256": sources_digest(
+                [(s.task_id, s.solution, s.tests, s.kind, s.env or "", s.prompt) for s in srcs])}
+
+
 def _make_suite_cli(args: argparse.Namespace) -> int:
+    from benchmark.suite_writer import Progress, SuiteWriter, progress_path
     from sandbox import Sandbox
 
     def fail(msg: str) -> int:
@@ -255,28 +299,74 @@ def _make_suite_cli(args: argparse.Namespace) -> int:
         return fail(str(exc))
     if args.max_corruptions < 1 or args.variants < 1 or args.attempts < 1:
         return fail("--max-corruptions, --variants and --attempts must be >= 1")
+    if args.max_tasks is not None and args.max_tasks < 1 or args.limit is not None and args.limit < 1:
+        return fail("--max-tasks and --limit must be >= 1")
+    out: Path = args.out
+    state = progress_path(out)
+    if out.is_dir():
+        return fail(f"--out {out}: is a directory; name the suite file (e.g. {out / 'suite.jsonl'})")
+    if state.exists() and not args.resume:
+        return fail(f"{out} is an unfinished run ({state.name} beside it): pass --resume to continue it, "
+                    "or remove both to start again")
+    if args.resume and out.exists() and not state.exists():
+        print(f"make-suite: {out} is complete (no {state.name}): nothing to resume", file=sys.stderr)
+        return 0
     try:
         srcs, errors = sources(args.source, args.data, env=args.env, limit=args.limit)
     except DataError as exc:
         return fail(str(exc))
+    identity = _identity(args, families, srcs)
+    try:
+        writer = SuiteWriter.resume(out, identity) if state.exists() else SuiteWriter.start(out, identity)
+    except DataError as exc:
+        return fail(str(exc))
+    except OSError as exc:
+        return fail(f"--out {out}: {exc.strerror or exc}")
+    done = _outcomes(srcs, writer)
+    if done:
+        print(f"make-suite: resuming {out}: {len(done)} of {len(srcs)} source tasks already done "
+              f"({len(writer.tasks)} tasks kept)", file=sys.stderr)
+    show = Progress(len(srcs), already=len(done), kept=len(writer.tasks))
+
+    def record(o: Outcome) -> None:
+        writer.add(o.source.task_id, o.kept, o.notes)
+        show.update(len(o.kept))
+
     box = Sandbox(workers=args.workers)
     try:
         made = asyncio.run(make_suite(box, srcs, families, max_corruptions=args.max_corruptions, seed=args.seed,
                                       variants=args.variants, attempts=args.attempts, max_tasks=args.max_tasks,
                                       timeout_s=args.timeout, memory_mb=args.memory, functions=args.functions,
-                                      concurrency=box.workers * 2,
-                                      load_errors=errors))
+                                      concurrency=box.workers * 2, load_errors=errors, done=done,
+                                      on_outcome=record))
+    except KeyboardInterrupt:
+        show.close()
+        writer.close()
+        print(f"make-suite: interrupted; {show.done} of {len(srcs)} source tasks are kept in {out}: "
+              "continue with the same arguments and --resume", file=sys.stderr)
+        return 130
     finally:
         box.close()
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_bytes(encode(made.tasks))
+    show.close()
+    writer.finish()
     for line in made.problems():
         print(f"make-suite: {line}", file=sys.stderr)
     n_corr = sum(len(t.corruptions) for t in made.tasks)
     used = sum(1 for o in made.outcomes if o.kept)
     print(f"make-suite: {len(made.tasks)} tasks ({n_corr} corruptions) from {used} of the {len(made.outcomes)} source "
-          f"tasks tried ({len(srcs)} given) -> {args.out}", file=sys.stderr)
+          f"tasks tried ({len(srcs)} given) -> {out}", file=sys.stderr)
     return 0 if made.tasks else 1
+
+
+def _outcomes(srcs: Sequence[Source], writer: Any) -> list[Outcome]:
+    """The outcomes an earlier run recorded: they cover the first sources, in order."""
+    by_id = {t.task_id: t for t in writer.tasks}
+    done: list[Outcome] = []
+    for src, rec in zip(srcs, writer.done, strict=False):
+        if rec.source != src.task_id:
+            raise DataError(f"{writer.state}: lists {rec.source} where the sources have {src.task_id}")
+        done.append(Outcome(src, kept=[by_id[i] for i in rec.kept], notes=list(rec.notes)))
+    return done
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -20,7 +20,10 @@ def register_make_suite(commands: argparse._SubParsersAction) -> None:  # type: 
     p.add_argument("--functions", choices=("first", "all"), default="first",
                    help="corrupt the first function (the paper) or any function (class-based code, e.g. canitedit)")
     p.add_argument("--seed", type=int, default=0, metavar="S")
-    p.add_argument("--out", required=True, type=Path, metavar="FILE", help="the suite (JSON lines)")
+    p.add_argument("--out", required=True, type=Path, metavar="FILE",
+                   help="the suite (JSON lines), written as tasks are kept; FILE.progress marks it unfinished")
+    p.add_argument("--resume", action="store_true",
+                   help="continue the unfinished run in FILE (same arguments): the result equals an uninterrupted run")
     p.add_argument("--data", help="benchmark data directory (default: EDIT_FIDELITY_DATA)")
     p.add_argument("--variants", type=int, default=1, metavar="K", help="corrupted versions per source task (default 1)")
     p.add_argument("--attempts", type=int, default=3, help="corruptions tried per variant until the tests fail")
