@@ -33,7 +33,30 @@ export interface Thresholds {
   complexityError: number;
   hunkTokensError: number;
   distanceWarning: number;
+  whitespaceHintLines: number;
 }
+
+/** LSP severities by name, as the server's `severity` setting takes them. */
+export type SeverityLevel = "error" | "warning" | "information" | "hint";
+export const SEVERITY_LEVELS: readonly SeverityLevel[] = ["error", "warning", "information", "hint"];
+
+/** How loud a flagged unit is, per unrequested kind ("whitespace": whitespace-only units); the server's
+ * SEVERITY_DEFAULTS. */
+export const SEVERITY_DEFAULTS = {
+  whitespace: "hint",
+  formatting_only: "warning",
+  comment_removed: "warning",
+  rename: "warning",
+  docstring: "warning",
+  signature_change: "warning",
+  import_change: "warning",
+  defensive: "warning",
+  lazy_placeholder: "warning",
+  deletion: "warning",
+  outside_target: "warning",
+} as const satisfies Record<string, SeverityLevel>;
+
+export type Severity = Record<keyof typeof SEVERITY_DEFAULTS, SeverityLevel>;
 
 /** Where the server runs the test command; `local` and `none` are the same level (no isolation). */
 export type Sandbox = "auto" | "bwrap" | "unshare" | "docker" | "local" | "none";
@@ -57,6 +80,7 @@ export interface ServerConfig {
   defaultStyle: Style;
   observeChanges: boolean;
   thresholds: Thresholds;
+  severity: Severity;
   sandbox: Sandbox;
   /** The workspace's tests, run in the sandbox only: a string (split by the server, no shell) or an argv. */
   testCommand: string | string[] | null;
@@ -75,6 +99,7 @@ const THRESHOLDS: Record<keyof Thresholds, Range> = {
   complexityError: [false, 0, 1e6, 5],
   hunkTokensError: [true, 1, 1e9, 60],
   distanceWarning: [false, 0, 1, 0.3],
+  whitespaceHintLines: [true, 0, 1e7, 10],
 };
 
 type NecessityNumber = "maxRuns" | "parallel" | "timeoutS" | "maxFiles" | "maxBytes";
@@ -272,6 +297,18 @@ export function mapTestCommand(raw: unknown, problems: string[]): string | strin
   return null;
 }
 
+/** `severity.<kind>`: one of SEVERITY_LEVELS; anything else keeps the default, with a problem. */
+function mapSeverity(cfg: ConfigReader, problems: string[]): Severity {
+  const out = { ...SEVERITY_DEFAULTS } as Severity;
+  for (const kind of Object.keys(SEVERITY_DEFAULTS) as (keyof Severity)[]) {
+    const raw = cfg.get<unknown>(`severity.${kind}`);
+    if (raw === undefined || raw === null) continue;
+    if (typeof raw === "string" && SEVERITY_LEVELS.includes(raw as SeverityLevel)) out[kind] = raw as SeverityLevel;
+    else problems.push(`editFidelity.severity.${kind} must be one of ${SEVERITY_LEVELS.join(", ")}; using ${SEVERITY_DEFAULTS[kind]}.`);
+  }
+  return out;
+}
+
 function mapNecessity(cfg: ConfigReader, problems: string[]): Necessity {
   const numbers = mapRanges(cfg, "necessity", NECESSITY, problems);
   const rawEnv = cfg.get<unknown>("necessity.environment");
@@ -315,6 +352,7 @@ export function mapSettings(cfg: ConfigReader): MappedConfig {
     defaultStyle: STYLES.includes(style as Style) ? (style as Style) : "minimal",
     observeChanges: cfg.get<boolean>("observeChanges") !== false,
     thresholds,
+    severity: mapSeverity(cfg, problems),
     sandbox: mapSandbox(cfg.get<unknown>("sandbox"), problems),
     testCommand: mapTestCommand(cfg.get<unknown>("testCommand"), problems),
     necessity: mapNecessity(cfg, problems),
@@ -350,6 +388,7 @@ export function needsRestart(affects: (section: string) => boolean): boolean {
     "editFidelity.backends",
     "editFidelity.defaultStyle",
     "editFidelity.thresholds",
+    "editFidelity.severity",
     "editFidelity.observeChanges",
     "editFidelity.sandbox",
     "editFidelity.testCommand",

@@ -2,6 +2,8 @@ import { beforeEach, describe, expect, it } from "vitest";
 import {
   NECESSITY_INCLUDE,
   SANDBOXES,
+  SEVERITY_DEFAULTS,
+  SEVERITY_LEVELS,
   initializationOptions,
   launchSettings,
   mapSettings,
@@ -36,7 +38,9 @@ describe("settings -> initialization options", () => {
           complexityError: 5,
           hunkTokensError: 60,
           distanceWarning: 0.3,
+          whitespaceHintLines: 10,
         },
+        severity: { ...SEVERITY_DEFAULTS },
         sandbox: "auto",
         testCommand: null,
         necessity: {
@@ -336,6 +340,18 @@ describe("package.json contributions", () => {
   it("declares the same threshold defaults the mapping falls back to", () => {
     const fallback = mapSettings({ get: () => "not a number" as any }).config.thresholds;
     for (const [k, v] of Object.entries(fallback)) expect(props[`editFidelity.thresholds.${k}`].default, k).toBe(v);
+  });
+
+  it("maps per-kind severities, keeps the default for a bad one and declares the same defaults", () => {
+    const { config, problems } = mapSettings(reader({ "severity.rename": "error", "severity.whitespace": "loud" }));
+    expect(config.severity.rename).toBe("error");
+    expect(config.severity.whitespace).toBe("hint");
+    expect(problems).toEqual(["editFidelity.severity.whitespace must be one of error, warning, information, hint; using hint."]);
+    for (const [k, v] of Object.entries(SEVERITY_DEFAULTS)) {
+      expect(props[`editFidelity.severity.${k}`].default, k).toBe(v);
+      expect(props[`editFidelity.severity.${k}`].enum, k).toEqual([...SEVERITY_LEVELS]);
+    }
+    expect(needsRestart((s) => s === "editFidelity" || s === "editFidelity.severity")).toBe(true);
   });
 
   it("declares the same necessity defaults the mapping falls back to, within the same ranges", () => {

@@ -16,7 +16,8 @@ import msgspec
 # Words that ask for a kind of change. Narrow on purpose: "fix the off-by-one error" or "check the
 # loop" ask for no input validation, "return None on a miss" for no defensive code.
 KIND_RULES: tuple[tuple[str, str], ...] = (
-    ("rename", r"\brenam\w*|\bbetter names?\b|\bdescriptive names?\b|\bnaming\b|\bidentifier names?\b"),
+    ("rename", r"\brenam\w*|\b(?:better|descriptive|clearer|meaningful) (?:\w+ )?names?\b|\bnaming\b"
+               r"|\b(?:identifier|variable) names\b"),
     ("formatting_only", r"\breformat\w*|\bformatting\b|\bformat (?:the|this|my) code\b|\bpep ?8\b|\bblack\b"
                         r"|\bcode style\b|\bindent\w*|\bwhitespace\b|\blint\w*|\btidy\b|\bprettif\w*"),
     ("comment_removed", r"\bcomments?\b|\bclean ?up\b"),
@@ -57,7 +58,7 @@ _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _CALL = re.compile(r"\b([A-Za-z_][A-Za-z0-9_]*)\s*\(")
 # "rename X to Y", "change X to Y", "switch X to Y", "replace X with Y" (X, Y optionally in backticks)
 _RENAME = re.compile(
-    r"\b(?:rename|change|switch|replace|turn)\s+(?:the\s+)?(?:\w+\s+)?`?([A-Za-z_][\w.]*)`?(?:\(\))?\s*"
+    r"\b(rename|change|switch|replace|turn)\s+(?:the\s+)?(?:\w+\s+)?`?([A-Za-z_][\w.]*)`?(?:\(\))?\s*"
     r"(?:\w+\s+)?(?:to|into|with|by)\s+(?:be\s+|a\s+|an\s+)?`?([A-Za-z_][\w.]*)`?",
     re.IGNORECASE,
 )
@@ -127,8 +128,8 @@ def parse_instruction(text: str | None) -> Scope:
         if m:
             kinds[kind] = m.group(0).lower()
     broad = next((label for label, rx in _BROAD_RE if rx.search(text)), None)
-    renames = tuple((a.split(".")[-1].lower(), b.split(".")[-1].lower()) for a, b in _RENAME.findall(text)
-                    if (_code_like(a) or f"`{a}" in text) and a.lower() not in _COMMON)
+    renames = tuple((a.split(".")[-1].lower(), b.split(".")[-1].lower()) for verb, a, b in _RENAME.findall(text)
+                    if (verb.lower() == "rename" or _code_like(a) or f"`{a}" in text) and a.lower() not in _COMMON)
     return Scope(
         text=text,
         names=frozenset(w.lower() for w in shown),
@@ -187,11 +188,19 @@ _WITH_LOGIC = frozenset({"defensive", "docstring", "deletion", "signature_change
 
 def _requested_by(kind: str, scope: Scope, facts: UnitFacts) -> str | None:
     """Why this kind of change in this unit is requested, or None."""
-    fn = (facts.function or "").split(".")[-1]
+    specific = _evidence(kind, scope, facts)
+    if specific:
+        return specific
     if kind in scope.kinds:
         return f"{_LABEL[kind]} requested by the instruction ({scope.kinds[kind]!r})"
     if scope.broad:
         return f"{_LABEL[kind]} is part of the requested {scope.broad}"
+    return None
+
+
+def _evidence(kind: str, scope: Scope, facts: UnitFacts) -> str | None:
+    """What the instruction names, or the rest of the edit does, that makes this unit's change requested."""
+    fn = (facts.function or "").split(".")[-1]
     if kind == "rename":
         why = _rename_reason(scope, facts)
         if why is None and facts.rename_rewritten:
@@ -211,8 +220,10 @@ def _requested_by(kind: str, scope: Scope, facts: UnitFacts) -> str | None:
         if facts.function_changes_logic and fn:
             return f"the edit changes the code of `{fn}` too"
     if kind == "docstring" and facts.docstring_kept:
-        if fn and (facts.function_changes_logic or scope.mentions(fn)):
+        if fn and facts.function_changes_logic:
             return f"updates the docstring of `{fn}`, whose code the edit changes"
+        if fn and scope.mentions(fn):
+            return f"updates the docstring of `{fn}`, which the instruction names"
         added = sorted(n for n in facts.new_names - facts.old_names if len(n) > 1)
         if facts.old_names and added and all(scope.mentions(n) for n in added):
             return f"the docstring now says `{added[0]}`, as the instruction does"
