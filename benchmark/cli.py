@@ -11,11 +11,6 @@ import platform
 import sys
 from importlib import metadata
 from pathlib import Path
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from rich.progress import TaskID
-
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]  # server/cli.py's signature
     parser = sub.add_parser("bench", help="replay benchmark suites through the server and report")
@@ -58,6 +53,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     run.add_argument("--concurrency", type=int, default=8, help="requests in flight to the server/backend (default 8)")
     run.add_argument("--workers", type=int, help="sandbox slots (default: CPU count)")
     run.add_argument("--quiet", action="store_true", help="no progress output")
+    run.add_argument("--allow-errors", action="store_true",
+                     help="exit 0 even when samples ended in an error (the scores stay marked incomplete)")
     run.set_defaults(handler=_run)
 
     rep = commands.add_parser("report", help="summarise a run directory (writes RUN_DIR/summary.json)")
@@ -100,12 +97,21 @@ def _fail(msg: str, code: int = 2) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from benchmark import backends, suites
+    from server.errors import UserError
+
+    try:
+        return _run_checked(args)
+    except UserError as exc:  # bad input or data, a failed preflight, a run directory that cannot be used
+        return _fail(" ".join(str(exc).split()))
+
+
+def _run_checked(args: argparse.Namespace) -> int:
+    from benchmark import backends, preflight, suites
     from benchmark.engine import Engine
     from benchmark.records import RunConfig
-    from benchmark.report import render_text, report
+    from benchmark.report import render_text, report, state_lines
     from benchmark.session import ServerError
-    from benchmark.store import ResultsStore, RunDirError
+    from benchmark.store import ResultsStore
 
     suite = suites.get(args.suite)
     options = {}
@@ -144,28 +150,37 @@ def _run(args: argparse.Namespace) -> int:
     samples = args.samples or default_samples
     if isinstance(backend, backends.Replay) and backend.recorded is not None and samples > default_samples:
         return _fail(f"the recorded run has {default_samples} samples per task; --samples {samples} asks for more")
-    from benchmark.datadir import DataError, data_dir
+    from benchmark.datadir import data_dir
 
+    # preflight: what would fail every sample fails here, before anything is written
+    preflight.check_key(backend)
+    tasks = suite.load(args.data, args.limit)
+    pairs = preflight.check_tasks(suite, tasks, conditions)
+    preflight.check_recorded(suite, backend, tasks, conditions, samples, args.backend)
+    preflight.check_envs(suite, tasks)
+    box = _sandbox(args.workers)
     try:
-        tasks = suite.load(args.data, args.limit)
-    except DataError as exc:
-        return _fail(str(exc))
-    config = RunConfig(suite=args.suite, backend=args.backend, samples=samples, limit=args.limit,
-                       conditions=conditions, options=options, necessity_runs=args.necessity, base_url=args.base_url, model=args.model, api_key_env=args.api_key_env,
-                       style=args.style, temperature=args.temperature, top_p=args.top_p, max_tokens=args.max_tokens,
-                       data_dir=str(data_dir(args.data)), versions=_versions(),
-                       serve={"tensor_parallel": str(args.tensor_parallel), "seed": str(args.seed),
-                              "extra": " ".join(args.vllm_arg)} if args.serve_vllm else {},
-                       created=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"))
-    try:
+        if not (isinstance(backend, backends.OpenAI) and backend.serve_vllm):
+            preflight.check_backend(backend)
+        config = RunConfig(suite=args.suite, backend=args.backend, samples=samples, limit=args.limit,
+                           conditions=conditions, options=options, necessity_runs=args.necessity, base_url=args.base_url,
+                           model=args.model, api_key_env=args.api_key_env, style=args.style,
+                           temperature=args.temperature, top_p=args.top_p, max_tokens=args.max_tokens,
+                           data_dir=str(data_dir(args.data)), tasks_digest=preflight.tasks_digest(suite, tasks, conditions),
+                           backend_digest=preflight.backend_digest(args.backend),
+                           sandbox=preflight.sandbox_identity(suite, tasks, box.level), planned=pairs * samples,
+                           versions=_versions(),
+                           serve={"tensor_parallel": str(args.tensor_parallel), "seed": str(args.seed),
+                                  "extra": " ".join(args.vllm_arg)} if args.serve_vllm else {},
+                           created=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"))
         store = ResultsStore(args.out, config, resume=args.resume, retry_errors=not args.keep_errors)
-    except RunDirError as exc:
-        return _fail(str(exc))
-    from sandbox import Sandbox
-
-    box = Sandbox(workers=args.workers)
+    except BaseException:
+        box.close()
+        raise
     store.config.versions.setdefault("sandbox_level", box.level)
-    show = None if args.quiet else _RichProgress()
+    from benchmark.progress import for_stderr
+
+    show = None if args.quiet else for_stderr()
     vllm = None
     try:
         if isinstance(backend, backends.OpenAI) and backend.serve_vllm:
@@ -177,8 +192,9 @@ def _run(args: argparse.Namespace) -> int:
             except VllmError as exc:
                 return _fail(str(exc), 1)
             backend.base_url = vllm.base_url
+            preflight.check_backend(backend)
         engine = Engine(store.config, suite, tasks, backend, store, box, concurrency=args.concurrency, progress=show,
-                        necessity_runs=args.necessity)
+                        necessity_runs=args.necessity, retries=0 if args.keep_errors else 1)
         progress = asyncio.run(engine.run())
     except ServerError as exc:
         return _fail(f"{exc}; {len(store.records)} records kept in {args.out}: continue with --resume "
@@ -199,36 +215,28 @@ def _run(args: argparse.Namespace) -> int:
     summary = report(args.out)
     if not args.quiet:
         print(render_text(summary))
+    if not summary.get("complete", True):
+        if args.allow_errors:
+            return 0
+        reason = "; ".join(line.strip() for line in state_lines(summary)[:2])
+        return _fail(f"{reason} (--allow-errors accepts a run with errors)", 1)
     return 0
 
 
-class _RichProgress:
-    """A rich progress bar on stderr: records done, pass rate so far, ETA."""
+def _sandbox(workers: int | None):  # noqa: ANN202  # sandbox.Sandbox, imported on use
+    """The sandbox for the run, or a PreflightError naming what the requested isolation lacks."""
+    import os
 
-    def __init__(self) -> None:
-        from rich.console import Console
-        from rich.progress import (
-            BarColumn,
-            MofNCompleteColumn,
-            Progress,
-            TextColumn,
-            TimeRemainingColumn,
-        )
+    from benchmark.preflight import PreflightError, check_sandbox_level
+    from sandbox import IsolationUnavailable, Sandbox
+    from sandbox.core import LEVEL_ENV
 
-        self.bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                            TextColumn("pass {task.fields[rate]}"), TimeRemainingColumn(),
-                            console=Console(stderr=True), transient=False)
-        self.task: TaskID | None = None
-
-    def __call__(self, p) -> None:
-        if self.task is None:
-            self.bar.start()
-            self.task = self.bar.add_task("replay", total=p.total, rate="-")
-        self.bar.update(self.task, completed=p.done, rate=f"{100 * p.passed / max(p.done, 1):.1f}%")
-
-    def close(self) -> None:
-        if self.task is not None:
-            self.bar.stop()
+    if os.environ.get(LEVEL_ENV):
+        check_sandbox_level(os.environ[LEVEL_ENV])
+    try:
+        return Sandbox(workers=workers)
+    except (IsolationUnavailable, ValueError, OSError) as exc:
+        raise PreflightError(f"sandbox: {exc}") from None
 
 
 def _report(args: argparse.Namespace) -> int:
@@ -335,7 +343,12 @@ def main(argv: list[str] | None = None) -> int:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     register(sub)
     args = parser.parse_args(argv)
-    return int(args.handler(args) or 0)
+    from server.errors import UserError
+
+    try:
+        return int(args.handler(args) or 0)
+    except UserError as exc:  # `edit-fidelity` reports these the same way (server/cli.py)
+        return _fail(" ".join(str(exc).split()))
 
 
 if __name__ == "__main__":

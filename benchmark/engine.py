@@ -3,7 +3,12 @@
 runs in the sandbox, and one `SampleRecord` is appended as soon as it is complete.
 
 Backend failures are records (outcome `backend_error`/`no_code`, as the server reports them); a failure
-of the server itself (`ServerError`) ends the run, so that `--resume` runs those samples again.
+of the server itself (`ServerError`) ends the run, so that `--resume` runs those samples again. Samples
+that ended in a retryable error (backend or sandbox) run once more at the end of the run (`retries`).
+
+Timing-sensitive tasks (`Suite.timing_sensitive`): a verdict that differs from the recorded run's (or
+any, without one) is judged again alone (no other program of the run beside it), up to three runs, and
+the majority counts; the votes are stored, so a split vote reaches the report as a flaky verdict.
 
 Concurrency: at most `concurrency` requests in flight towards the server/backend; sandbox runs go to
 the sandbox's own worker pool (`workers` slots, one uid each) and overlap with the requests.
@@ -14,15 +19,18 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
+import msgspec
+
 from benchmark.backends import Backend, Replay
 from benchmark.endpoint import ReplayEndpoint
-from benchmark.records import RunConfig, SampleRecord
+from benchmark.records import RunConfig, SampleRecord, is_error
 from benchmark.session import ServerSession
-from benchmark.store import ResultsStore
+from benchmark.store import ResultsStore, retryable
 from benchmark.suite import Answer, Suite, Task, Verdict
 from server.fidelity import measure
 
@@ -55,14 +63,58 @@ class Progress:
     total: int
     done: int = 0
     passed: int = 0
+    errors: int = 0  # samples whose latest record is an error (a retry that succeeds takes one off)
     started: float = field(default_factory=time.monotonic)
     on_update: Callable[[Progress], None] | None = None
+    input_kinds: frozenset[str] = frozenset()
 
-    def add(self, rec: SampleRecord) -> None:
+    def add(self, rec: SampleRecord, *, retried: bool = False) -> None:
         self.done += 1
         self.passed += rec.passed
+        self.errors += is_error(rec, self.input_kinds) - retried
+        self.update()
+
+    def update(self) -> None:
         if self.on_update:
             self.on_update(self)
+
+
+class Gate:
+    """Ordinary judgements share the sandbox; a timing-sensitive re-run has it alone (writer first)."""
+
+    def __init__(self) -> None:
+        self._cond = asyncio.Condition()
+        self._readers = 0
+        self._writer = False
+        self._waiting = 0
+
+    @asynccontextmanager
+    async def shared(self) -> AsyncIterator[None]:
+        async with self._cond:
+            await self._cond.wait_for(lambda: not self._writer and not self._waiting)
+            self._readers += 1
+        try:
+            yield
+        finally:
+            async with self._cond:
+                self._readers -= 1
+                self._cond.notify_all()
+
+    @asynccontextmanager
+    async def exclusive(self) -> AsyncIterator[None]:
+        async with self._cond:
+            self._waiting += 1
+            try:
+                await self._cond.wait_for(lambda: not self._writer and self._readers == 0)
+            finally:
+                self._waiting -= 1
+            self._writer = True
+        try:
+            yield
+        finally:
+            async with self._cond:
+                self._writer = False
+                self._cond.notify_all()
 
 
 def plan(suite: Suite, tasks: Sequence[Task], conditions: list[str], samples: int, backend_name: str,
@@ -118,7 +170,7 @@ class Engine:
     def __init__(self, config: RunConfig, suite: Suite, tasks: Sequence[Task], backend: Backend,
                  store: ResultsStore, box: Any, *, concurrency: int = 8,
                  progress: Callable[[Progress], None] | None = None, server_command: list[str] | None = None,
-                 necessity_runs: int = 0) -> None:
+                 necessity_runs: int = 0, retries: int = 1) -> None:
         self.config = config
         self.suite = suite
         self.tasks = tasks
@@ -134,13 +186,18 @@ class Engine:
         self._gold: dict[str, asyncio.Future[Gold]] = {}
         # identical programs of a task run once per run (recorded runs repeat many completions)
         self._verdicts: dict[tuple[str, str, str], asyncio.Future[Verdict]] = {}
+        self._voted: dict[tuple[str, str, str], asyncio.Future[Verdict]] = {}
+        self._gate = Gate()
+        self.retries = retries  # passes over the samples that ended in a retryable error
         self.reused = 0
 
     async def run(self) -> Progress:
         per_request = self.backend.samples_per_request(self.config.samples)
         jobs = plan(self.suite, self.tasks, self.config.conditions, self.config.samples, self.config.backend,
                     self.store.done, per_request=per_request)
-        progress = Progress(total=sum(len(j.samples) for j in jobs), on_update=self.on_progress)
+        progress = Progress(total=sum(len(j.samples) for j in jobs), on_update=self.on_progress,
+                            input_kinds=self.suite.input_error_kinds)
+        progress.update()
         if not jobs:
             return progress
         log = self.store.run_dir / "server.log"
@@ -148,21 +205,41 @@ class Engine:
             with ReplayEndpoint(self.backend.book) as ep:
                 backends = self.backend.server_backends(ep.base_url, self.config.samples, self.concurrency)
                 async with ServerSession(backends, log_file=log, command=self.server_command) as session:
-                    await self._all(session, jobs, progress)
+                    await self._passes(session, jobs, progress)
         else:
             backends = self.backend.server_backends(self.concurrency, self.config.style)
             async with ServerSession(backends, log_file=log, command=self.server_command) as session:
-                await self._all(session, jobs, progress)
+                await self._passes(session, jobs, progress)
         return progress
 
-    async def _all(self, session: ServerSession, jobs: list[Job], progress: Progress) -> None:
+    async def _passes(self, session: ServerSession, jobs: list[Job], progress: Progress) -> None:
+        """The planned jobs, then up to `retries` passes over the samples of this run that ended in a
+        retryable error (a backend that dropped a request, a sandbox hiccup on a loaded machine)."""
+        await self._all(session, jobs, progress)
+        planned = {(j.task.task_id, j.condition, s) for j in jobs for s in j.samples}
+        by_id = {t.task_id: t for t in self.tasks}
+        for _ in range(self.retries):
+            failed = [r for r in self.store.records if retryable(r) and (r.task_id, r.condition, r.sample) in planned]
+            if not failed:
+                return
+            self.store.retry(r.key for r in failed)
+            for r in failed:  # a verdict cached for an identical program must not answer the retry
+                self._verdicts.pop(self._key(by_id[r.task_id], r.condition, r.completion or ""), None)
+            groups: dict[tuple[str, str], list[int]] = {}
+            for r in failed:
+                groups.setdefault((r.task_id, r.condition), []).append(r.sample)
+            again = [Job(by_id[tid], cond, tuple(sorted(samples))) for (tid, cond), samples in groups.items()]
+            progress.total += len(failed)
+            await self._all(session, again, progress, retried=True)
+
+    async def _all(self, session: ServerSession, jobs: list[Job], progress: Progress, *, retried: bool = False) -> None:
         sem = asyncio.Semaphore(self.concurrency)
         tasks = [asyncio.create_task(self._one(session, sem, job)) for job in jobs]
         try:
             for fut in asyncio.as_completed(tasks):
                 for rec in await fut:
                     self.store.append(rec)
-                    progress.add(rec)
+                    progress.add(rec, retried=retried)
         finally:
             for t in tasks:
                 t.cancel()
@@ -185,15 +262,49 @@ class Engine:
             logger.warning("gold numbers of %s: %s", task.task_id, exc)
             return Gold(None, None)
 
+    def _key(self, task: Task, condition: str, completion: str) -> tuple[str, str, str]:
+        return (task.task_id, condition if self.suite.judge_by_condition else "", completion)
+
     async def _judge(self, task: Task, condition: str, completion: str) -> tuple[Verdict, bool]:
-        key = (task.task_id, condition if self.suite.judge_by_condition else "", completion)
+        key = self._key(task, condition, completion)
         fut = self._verdicts.get(key)
         if fut is not None:
             self.reused += 1
             return await asyncio.shield(fut), True
-        fut = asyncio.ensure_future(self._judged(task, condition, completion))
+        fut = asyncio.ensure_future(self._shared_judged(task, condition, completion))
         self._verdicts[key] = fut
         return await asyncio.shield(fut), False
+
+    async def _shared_judged(self, task: Task, condition: str, completion: str) -> Verdict:
+        async with self._gate.shared():
+            return await self._judged(task, condition, completion)
+
+    async def _robust(self, task: Task, condition: str, completion: str, first: Verdict,
+                      expected: bool | None) -> Verdict:
+        """A timing-sensitive task's verdict, voted on when it differs from `expected` (or always without)."""
+        if not self.suite.timing_sensitive(task) or first.votes is not None or \
+                first.sandbox_error is not None and not first.passed or expected is not None and first.passed == expected:
+            return first
+        key = self._key(task, condition, completion)
+        fut = self._voted.get(key)
+        if fut is None:
+            fut = self._voted[key] = asyncio.ensure_future(self._vote(task, condition, completion, first))
+        return await asyncio.shield(fut)
+
+    async def _vote(self, task: Task, condition: str, completion: str, first: Verdict) -> Verdict:
+        """Runs alone until two agree (at most three in all); the majority's verdict, with every vote."""
+        runs = [first]
+        while len(runs) < 3 and not (len(runs) == 2 and runs[0].passed == runs[1].passed):
+            async with self._gate.exclusive():
+                v = await self._judged(task, condition, completion)
+            if v.sandbox_error is not None and not v.passed:
+                break  # the sandbox failed: not a vote
+            runs.append(v)
+        votes = [r.passed for r in runs]
+        passed = sum(votes) * 2 > len(votes) if len(votes) % 2 else runs[-1].passed  # a tie: the run alone
+        if len(set(votes)) > 1:
+            logger.warning("flaky verdict of %s (%s): votes %s", task.task_id, condition, votes)
+        return msgspec.structs.replace(next(r for r in runs if r.passed == passed), votes=votes)
 
     async def _judged(self, task: Task, condition: str, completion: str) -> Verdict:
         """The suite's verdict; a judge that fails is a sandbox error of this sample (retried on --resume),
@@ -211,9 +322,13 @@ class Engine:
         from benchmark.necessity_study import reference_free_metrics
 
         t0 = time.perf_counter()
+        async def passes(text: str) -> bool | None:
+            async with self._gate.shared():
+                return await self.suite.passes(self.box, task, condition, text)
+
         try:
             return await reference_free_metrics(
-                task.before, completion, lambda text: self.suite.passes(self.box, task, condition, text),
+                task.before, completion, passes,
                 max_runs=self.necessity_runs, parallel=2, full_passed=True)
         except Exception as exc:  # noqa: BLE001  # the analysis is an extra: its failure costs its numbers only
             logger.warning("necessity analysis of %s: %s", task.task_id, exc)
@@ -269,7 +384,11 @@ class Engine:
                 rec.recorded_missing = recorded.recorded_missing(t.task_id, job.condition, sample)
         if rec.completion is not None:
             v, reused = await self._judge(t, job.condition, rec.completion)
+            voted = await self._robust(t, job.condition, rec.completion, v, rec.recorded_pass)
+            reused = reused and voted is v
+            v = voted
             v.fill(rec)
+            rec.votes = v.votes
             rec.sandbox_ms, rec.reused_verdict = (0.0 if reused else v.sandbox_ms), reused
             if v.sandbox_error is not None and not v.passed:
                 rec.outcome, rec.error = "sandbox_error", v.sandbox_error

@@ -81,9 +81,21 @@ def page(summary: dict, body: str) -> str:
 <style>body{{font-family:sans-serif;margin:2em}}table{{border-collapse:collapse}}td,th{{border:1px solid #ccc;padding:4px 8px;text-align:right}}
 svg{{margin:8px;border:1px solid #eee}}</style></head><body>
 <h1>{_esc(summary['suite'])}: {_esc(summary['backend'])}</h1>
+{state_banner(summary)}
 {body}
 </body></html>
 """
+
+
+def state_banner(summary: dict) -> str:
+    """Errors and flaky verdicts above every table: a reader must not take incomplete scores for final."""
+    from benchmark.report import state_lines
+
+    lines = state_lines(summary)
+    if not lines:
+        return f'<p class="state">Complete: scores {_esc(summary.get("scores", ""))}.</p>'
+    items = "".join(f"<li>{_esc(line.strip())}</li>" for line in lines)
+    return f'<div class="state" style="border:2px solid #c00;padding:4px 12px;margin:1em 0"><ul>{items}</ul></div>'
 
 
 def metrics_table(summary: dict) -> str:

@@ -6,11 +6,13 @@ every line number inside it, so a non-statement line (blank, `else:`, a comment)
 statements counts as missing. `strict` (`excess_code_strict`) counts missing statements only.
 
 `by_condition`, `by_task` and `pass_counts` are the record grouping the suites' summaries share.
+Sums are exact (`math.fsum`), so a summary does not depend on the order its records were written in.
 """
 
 from __future__ import annotations
 
 import difflib
+import math
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING
@@ -83,7 +85,7 @@ def excess_code(missing: Sequence[int], before: str, completion: str) -> float:
 
 
 def mean(xs: Sequence[float]) -> float | None:
-    return sum(xs) / len(xs) if xs else None
+    return math.fsum(xs) / len(xs) if xs else None
 
 
 def suite_pass_at_k(counts: Sequence[tuple[int, int]], k: int) -> float | None:
@@ -91,7 +93,7 @@ def suite_pass_at_k(counts: Sequence[tuple[int, int]], k: int) -> float | None:
     usable = [(n, c) for n, c in counts if n >= k]
     if not usable or len(usable) != len(counts):
         return None
-    return 100.0 * sum(pass_at_k(n, c, k) for n, c in usable) / len(usable)
+    return 100.0 * math.fsum(pass_at_k(n, c, k) for n, c in usable) / len(usable)
 
 
 def by_condition(records: Iterable[SampleRecord]) -> dict[str, list[SampleRecord]]:
@@ -118,5 +120,5 @@ def pass_counts(per_task: Mapping[str, Sequence[SampleRecord]]) -> list[tuple[in
 def suite_excess_code(per_problem: Sequence[Sequence[float]]) -> float | None:
     """ExcessCode: per problem the mean over its passing completions; the mean over problems with at
     least one passing completion, times 100 (None when no problem has one)."""
-    means = [sum(xs) / len(xs) for xs in per_problem if xs]
-    return 100.0 * sum(means) / len(means) if means else None
+    means = [math.fsum(xs) / len(xs) for xs in per_problem if xs]
+    return 100.0 * math.fsum(means) / len(means) if means else None

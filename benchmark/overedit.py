@@ -253,6 +253,9 @@ class OverEdit(Suite):
     def env_for(self, task: Task) -> str:
         return self.env or task.env or ENV
 
+    def sandbox_envs(self, tasks: Sequence[Task]) -> list[str]:  # type: ignore[override]
+        return sorted({self.env_for(t) for t in tasks})
+
     async def judge(self, box: Any, task: Task, condition: str, completion: str) -> Verdict:  # type: ignore[override]
         run = await run_tests(box, completion, task.test_code, kind=task.kind, env=self.env_for(task),
                               timeout_s=self.timeout_s, memory_mb=self.memory_mb)

@@ -28,13 +28,23 @@ class RunConfig(msgspec.Struct, kw_only=True):
     necessity_runs: int = 0  # --necessity MAX_RUNS: reference-free excess of passing completions
     serve: dict[str, str] = {}  # --serve-vllm settings (tensor parallel, seed, extra arguments)
     data_dir: str = ""
+    # what else decides a verdict, so that `--resume` cannot mix two runs: a digest of the tasks and their
+    # tests as loaded, the recorded run's bytes, the sandbox environments' stamps and isolation level
+    tasks_digest: str = ""
+    backend_digest: str = ""
+    sandbox: dict[str, str] = {}
+    planned: int = 0  # samples the run asks for (tasks x conditions x samples); 0: unknown
     versions: dict[str, str] = {}
     created: str = ""
 
-    def identity(self) -> tuple:
-        """The fields that must match for `--resume` to continue this run."""
-        return (self.suite, self.backend, self.samples, self.limit, tuple(self.conditions), self.base_url,
-                self.model, self.style, self.temperature, self.top_p, self.max_tokens, tuple(sorted(self.options.items())))
+    def identity(self) -> dict[str, object]:
+        """The fields that must match for `--resume` to continue this run (name -> value)."""
+        return {"suite": self.suite, "backend": self.backend, "samples": self.samples, "limit": self.limit,
+                "conditions": list(self.conditions), "base_url": self.base_url, "model": self.model,
+                "style": self.style, "temperature": self.temperature, "top_p": self.top_p,
+                "max_tokens": self.max_tokens, "options": dict(sorted(self.options.items())),
+                "necessity_runs": self.necessity_runs, "tasks_digest": self.tasks_digest,
+                "backend_digest": self.backend_digest, "sandbox": dict(sorted(self.sandbox.items()))}
 
 
 class SampleRecord(msgspec.Struct, kw_only=True):
@@ -73,6 +83,8 @@ class SampleRecord(msgspec.Struct, kw_only=True):
     recorded_pass: bool | None = None
     recorded_missing: list[int] | None = None
     metrics: dict[str, Any] = {}  # suite-specific numbers (the suite's Verdict.metrics)
+    # a timing-sensitive task's verdicts, one per run (majority taken); not unanimous: a flaky verdict
+    votes: list[bool] | None = None
     server_ms: float = 0.0
     sandbox_ms: float = 0.0
     scoring_ms: float = 0.0
@@ -84,3 +96,16 @@ class SampleRecord(msgspec.Struct, kw_only=True):
     @property
     def passed(self) -> bool:
         return self.outcome == "pass"
+
+    @property
+    def flaky(self) -> bool:
+        return bool(self.votes) and len(set(self.votes)) > 1  # type: ignore[arg-type]
+
+
+def is_error(rec: SampleRecord, input_kinds: frozenset[str] = frozenset()) -> bool:
+    """A sample that ended without a verdict on the model: the backend did not answer, the sandbox or the
+    judge failed. `input_kinds`: a suite's errorKinds for tasks it reports as unusable input (their own
+    rows, as the suite's papers count them), which are not errors of the run."""
+    if rec.outcome == "sandbox_error":
+        return True
+    return rec.outcome == "backend_error" and rec.error_kind not in input_kinds

@@ -3,6 +3,12 @@
 Each suite sums up its own records (`Suite.summarise`); this module holds CanItEdit's summary (the
 model for edit suites), the generic tables and the run-directory plumbing.
 
+Every suite's scores are over the samples that got a verdict only: a sample that ended in an error of
+the machinery (backend, sandbox, judge) is left out of them and counted in `errors` per condition, and
+`complete` is false while any remains (or while samples of the run are still to do). Records are summed
+in a fixed order (task, condition, backend, sample), so the summary's bytes do not depend on the order
+results.jsonl was written in (a killed and resumed run gives the same summary.json as an uninterrupted one).
+
 CanItEdit: `conditions[cond]` holds exactly `pass@1`, `excess_code`, `n_tasks`, `n_samples` (samples per task);
 everything else (pass@k for other k, our fidelity metrics over passing completions,
 agreement with a recorded run's verdicts, outcome counts) is under `details[cond]`.
@@ -13,9 +19,10 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from pathlib import Path
 from statistics import median
+from typing import Any
 
 from benchmark import metrics
-from benchmark.records import RunConfig, SampleRecord
+from benchmark.records import RunConfig, SampleRecord, is_error
 from benchmark.store import RESULTS, read_config, read_records, write_summary
 
 
@@ -26,8 +33,46 @@ def _round(x: float | None, nd: int) -> float | None:
 def summarise(config: RunConfig, records: list[SampleRecord]) -> dict:
     from benchmark import suites
 
-    body = suites.get(config.suite).summarise(config, records)
-    return {"suite": config.suite, "backend": config.backend, **body}
+    suite = suites.get(config.suite)
+    ordered = sorted(records, key=lambda r: r.key)
+    errors = [r for r in ordered if is_error(r, suite.input_error_kinds)]
+    verdicts = [r for r in ordered if not is_error(r, suite.input_error_kinds)]
+    body = suite.summarise(config, verdicts)
+    return {"suite": config.suite, "backend": config.backend, **body, **run_state(config, body, verdicts, errors)}
+
+
+def _error_kind(r: SampleRecord) -> str:
+    return f"{r.outcome}/{r.error_kind}" if r.error_kind else r.outcome
+
+
+def run_state(config: RunConfig, body: dict, verdicts: list[SampleRecord], errors: list[SampleRecord]) -> dict[str, Any]:
+    """What the scores are over: errors per condition (with their kinds and the first message), verdicts
+    that split under repeated runs (flaky), samples not run yet, and whether the scores are complete."""
+    conds = list(body.get("conditions") or {})
+    conds += sorted({r.condition for r in errors} - set(conds))
+    n_err = Counter(r.condition for r in errors)
+    missing = max(config.planned - len(verdicts) - len(errors), 0) if config.planned else None
+    flaky: dict[str, list[dict]] = {}
+    for r in verdicts:
+        if r.flaky:
+            flaky.setdefault(r.condition, []).append({"task": r.task_id, "sample": r.sample, "outcome": r.outcome,
+                                                      "votes": list(r.votes or [])})
+    complete = not errors and not missing
+    left = [f"{len(errors)} ended in an error"] if errors else []
+    left += [f"{missing} not run yet"] if missing else []
+    return {
+        "complete": complete,
+        "errors": {c: n_err.get(c, 0) for c in conds},
+        "error_kinds": {c: dict(sorted(Counter(_error_kind(r) for r in errors if r.condition == c).items()))
+                        for c in conds if n_err.get(c)},
+        "first_error": {c: next(f"{r.task_id} sample {r.sample}: {_error_kind(r)}: {' '.join((r.error or '').split())[:200]}"
+                                for r in errors if r.condition == c) for c in conds if n_err.get(c)},
+        "flaky": flaky,
+        "n_verdicts": len(verdicts),
+        "missing": missing,
+        "scores": f"over the {len(verdicts)} samples with a verdict" + ("" if complete else
+                  f"; INCOMPLETE: {' and '.join(left)} and are left out"),
+    }
 
 
 def summarise_canitedit(config: RunConfig, records: list[SampleRecord]) -> dict:
@@ -140,13 +185,35 @@ def _fmt(x: object, nd: int = 2) -> str:
 
 
 def render_text(summary: dict) -> str:
+    """The suite's table, then what its scores leave out (errors, samples not run, flaky verdicts)."""
     from benchmark import suites
 
     own = suites.get(summary["suite"]).render_text(summary)
-    if own is not None:
-        return own
-    if summary["suite"] != "canitedit":
-        return render_generic(summary)
+    if own is None:
+        own = render_generic(summary) if summary["suite"] != "canitedit" else _render_canitedit(summary)
+    footer = state_lines(summary)
+    return own + ("\n\n" + "\n".join(footer) if footer else "")
+
+
+def state_lines(summary: dict) -> list[str]:
+    """The lines a reader must not miss: why the scores are incomplete, which verdicts were flaky."""
+    lines = []
+    errors = summary.get("errors") or {}
+    if summary.get("complete") is False:
+        lines.append(f"INCOMPLETE: every score above is {summary.get('scores', '')}.")
+        for cond, n in errors.items():
+            if n:
+                kinds = ", ".join(f"{k} {v}" for k, v in (summary.get("error_kinds") or {}).get(cond, {}).items())
+                lines.append(f"  {cond}: {n} error(s) ({kinds}); first: {(summary.get('first_error') or {}).get(cond, '')}")
+        lines.append("  `bench run ... --resume` with the same options runs the errors and the missing samples again.")
+    for cond, items in (summary.get("flaky") or {}).items():
+        lines.append(f"FLAKY verdicts ({cond}): " + ", ".join(
+            f"{f['task']} sample {f['sample']} ({sum(f['votes'])} of {len(f['votes'])} runs passed: {f['outcome']})"
+            for f in items) + "; the majority is counted (timing-sensitive tests).")
+    return lines
+
+
+def _render_canitedit(summary: dict) -> str:
     lines = [f"suite {summary['suite']}   backend {summary['backend']}", ""]
     head = f"{'condition':<12} {'pass@1':>7} {'ExcessCode':>10} {'tasks':>6} {'n':>4} {'passing':>8} {'ELev':>8} {'addCC':>7} {'flagged':>8} {'agree':>7}"
     lines += [head, "-" * len(head)]
@@ -235,15 +302,27 @@ def _suite_compare(suite: str, group: list[dict]) -> tuple[dict, str] | None:
 
 
 def _compare_canitedit(summaries: list[dict]) -> str:
-    head = f"{'backend':<48} {'condition':<12} {'pass@1':>7} {'ExcessCode':>10} {'tasks':>6} {'n':>4} {'ELev':>8}"
+    head = (f"{'backend':<48} {'condition':<12} {'pass@1':>7} {'ExcessCode':>10} {'tasks':>6} {'n':>4} {'ELev':>8} "
+            f"{'errors':>7}")
     lines = [head, "-" * len(head)]
     for s in summaries:
         name = _run_name(s)
         for cond, m in s["conditions"].items():
             d = s["details"].get(cond, {})
             lines.append(f"{name:<48} {cond:<12} {_fmt(m['pass@1'], 1):>7} {_fmt(m['excess_code']):>10} "
-                         f"{m['n_tasks']:>6} {m['n_samples']:>4} {_fmt(d.get('excess_lev_mean'), 4):>8}")
-    return "\n".join(lines)
+                         f"{m['n_tasks']:>6} {m['n_samples']:>4} {_fmt(d.get('excess_lev_mean'), 4):>8} "
+                         f"{_errors_cell(s, cond):>7}")
+    return "\n".join(lines + _incomplete_notes(summaries))
+
+
+def _errors_cell(summary: dict, cond: str) -> str:
+    """A run's errors in a condition, marked `!` when its scores are incomplete."""
+    n = (summary.get("errors") or {}).get(cond, 0)
+    return f"{n}!" if summary.get("complete") is False else str(n)
+
+
+def _incomplete_notes(summaries: list[dict]) -> list[str]:
+    return [f"! {_run_name(s)}: INCOMPLETE, scores {s.get('scores', '')}" for s in summaries if s.get("complete") is False]
 
 
 def _compare_generic(suite: str, summaries: list[dict]) -> str:
@@ -251,9 +330,10 @@ def _compare_generic(suite: str, summaries: list[dict]) -> str:
     for s in summaries:
         for m in s["conditions"].values():
             names += [k for k in m if k not in names]
-    head = f"{'backend':<48} {'condition':<12}" + "".join(f" {n:>12}" for n in names)
+    head = f"{'backend':<48} {'condition':<12}" + "".join(f" {n:>12}" for n in names) + f" {'run errors':>10}"
     lines = [f"suite {suite}", head, "-" * len(head)]
     for s in summaries:
         for cond, m in s["conditions"].items():
-            lines.append(f"{_run_name(s):<48} {cond:<12}" + "".join(f" {_fmt(m.get(n), 4):>12}" for n in names))
-    return "\n".join(lines)
+            lines.append(f"{_run_name(s):<48} {cond:<12}" + "".join(f" {_fmt(m.get(n), 4):>12}" for n in names)
+                         + f" {_errors_cell(s, cond):>10}")
+    return "\n".join(lines + _incomplete_notes(summaries))

@@ -19,13 +19,14 @@ from typing import Self
 import msgspec
 
 from benchmark.records import RunConfig, SampleRecord
+from server.errors import UserError
 
 CONFIG = "config.json"
 RESULTS = "results.jsonl"
 SUMMARY = "summary.json"
 
 
-class RunDirError(Exception):
+class RunDirError(UserError):
     """A run directory that cannot be used as asked (exists without --resume, config mismatch...)."""
 
 
@@ -33,7 +34,23 @@ def read_config(run_dir: Path) -> RunConfig:
     path = run_dir / CONFIG
     if not path.exists():
         raise RunDirError(f"{run_dir} is not a run directory (no {CONFIG})")
-    return msgspec.json.decode(path.read_bytes(), type=RunConfig)
+    try:
+        return msgspec.json.decode(path.read_bytes(), type=RunConfig)
+    except (msgspec.DecodeError, OSError) as exc:
+        raise RunDirError(f"{path} is damaged ({' '.join(str(exc).split())[:200]}): restore it, or start the "
+                          "run again in a new --out") from None
+
+
+def _short(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:16] + "..." + text[-8:]
+
+
+def identity_mismatch(old: RunConfig, new: RunConfig) -> str | None:
+    """What differs between the stored run and the one asked for, in one line; None when they match."""
+    a, b = old.identity(), new.identity()
+    diff = [f"{k} {_short(a[k])} there, {_short(b[k])} asked" for k in a if a[k] != b.get(k)]
+    return "; ".join(diff) or None
 
 
 def read_records(path: Path) -> list[SampleRecord]:
@@ -78,15 +95,21 @@ class ResultsStore:
     def __init__(self, run_dir: Path, config: RunConfig, *, resume: bool, retry_errors: bool = True) -> None:
         self.run_dir = run_dir
         self.path = run_dir / RESULTS
-        run_dir.mkdir(parents=True, exist_ok=True)
+        if run_dir.exists() and not run_dir.is_dir():
+            raise RunDirError(f"--out {run_dir} is a file, not a run directory: choose another --out")
+        try:
+            run_dir.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise RunDirError(f"--out {run_dir}: cannot create it ({exc.strerror or exc})") from None
         cfg_path = run_dir / CONFIG
         if cfg_path.exists():
             if not resume:
                 raise RunDirError(f"{run_dir} already holds a run: pass --resume to continue it, or choose another --out")
             old = read_config(run_dir)
-            if old.identity() != config.identity():
-                raise RunDirError(f"{run_dir} holds a different run ({old.suite}, {old.backend}, samples={old.samples}, "
-                                  f"limit={old.limit}); --resume needs the same suite, backend and sampling")
+            mismatch = identity_mismatch(old, config)
+            if mismatch:
+                raise RunDirError(f"{run_dir} holds a different run ({mismatch}); --resume needs what decides its "
+                                  "verdicts unchanged: repeat its options, or choose another --out")
             self.config = old
         else:
             if self.path.exists() and self.path.stat().st_size:
@@ -97,6 +120,7 @@ class ResultsStore:
         self.records = read_records(self.path)
         self.done = {r.key for r in self.records if not (retry_errors and retryable(r))}
         self.retrying = sum(1 for r in self.records if r.key not in self.done)
+        self._superseded = {r.key for r in self.records if r.key not in self.done}
         self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
         self._encoder = msgspec.json.Encoder()
 
@@ -117,8 +141,16 @@ class ResultsStore:
             raise OSError(f"short write to {self.path} ({written} of {len(line)} bytes)")
         os.fsync(self._fd)
         self.done.add(record.key)
-        self.records = [r for r in self.records if r.key != record.key] if self.retrying else self.records
+        if record.key in self._superseded:  # a retry of a failed sample replaces it (as read_records does)
+            self.records = [r for r in self.records if r.key != record.key]
+            self._superseded.discard(record.key)
         self.records.append(record)
+
+    def retry(self, keys: Iterable[tuple]) -> None:
+        """Make failed samples (retryable records) due again, within the same run."""
+        for key in keys:
+            self.done.discard(key)
+            self._superseded.add(key)
 
     def close(self) -> None:
         if self._fd >= 0:

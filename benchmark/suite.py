@@ -50,6 +50,7 @@ class Verdict(msgspec.Struct, kw_only=True):
     sandbox_ms: float = 0.0  # the programs' own wall time, without queueing
     sandbox_error: str | None = None  # the sandbox itself failed (not the program)
     metrics: dict[str, Any] = {}  # suite-specific numbers, copied to SampleRecord.metrics
+    votes: list[bool] | None = None  # set by the engine: the verdicts of repeated runs (timing-sensitive tasks)
 
     def fill(self, rec: SampleRecord) -> None:
         """Copy the verdict into the record (subclasses add their own fields)."""
@@ -78,6 +79,10 @@ class Suite:
     judge_by_condition: ClassVar[bool] = False
     # completions are edits of `before` whose hunks the tests can be asked about (`bench run --necessity`)
     necessity: ClassVar[bool] = True
+    # the sandbox environment (`edit-fidelity sandbox prepare --suite NAME`) the judge runs programs in
+    sandbox_env: ClassVar[str | None] = None
+    # proposal errorKinds of tasks the suite reports as unusable input (a row of their own): not run errors
+    input_error_kinds: ClassVar[frozenset[str]] = frozenset()
 
     def configure(self, options: dict[str, str]) -> None:
         """Suite options from `bench run --suite-option KEY=VALUE` (stored in the run's config);
@@ -100,6 +105,15 @@ class Suite:
     @classmethod
     def offers(cls, hook: str) -> bool:
         return getattr(cls, hook) is not getattr(Suite, hook)
+
+    def sandbox_envs(self, tasks: Sequence[Task]) -> list[str]:
+        """The sandbox environments these tasks are judged in (the run's preflight checks each is prepared)."""
+        return [self.sandbox_env] if self.sandbox_env else []
+
+    def timing_sensitive(self, task: Task) -> bool:
+        """Whether the task's tests compare timings, so that a verdict depends on the machine's load: the
+        engine then judges it alone, by majority of up to three runs, and records a split vote as flaky."""
+        return False
 
     def gold_answer(self, task: Task, condition: str) -> str | None:
         """The model answer that the `gold` backend replays (the full edited document by default)."""

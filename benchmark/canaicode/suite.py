@@ -90,6 +90,7 @@ class CanAiCode(Suite):
     language = "python"
     judge_by_condition = True  # the same code is judged as Python or as JavaScript
     necessity = False  # answers, not edits of a document
+    input_error_kinds = frozenset({BAD_QUESTION, BAD_INPUT})  # rows of their own, as upstream scores them
     # the rendered template is the whole prompt, as can-ai-code sends it; the first code block is the answer
     styles: ClassVar[dict[str, str]] = {"python": "bare", "javascript": "bare"}
 
