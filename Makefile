@@ -26,6 +26,7 @@ example: setup
 
 test: setup
 	$(BIN)/python -m pytest -q
+	@scripts/ci-docker
 	@if [ -x scripts/test-vscode ]; then scripts/test-vscode; fi
 
 bench: setup

@@ -29,8 +29,16 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     run.add_argument("--require-isolation", action="store_true", help="refuse to run without isolation")
     run.set_defaults(handler=_run)
 
-    prep = commands.add_parser("prepare", help="build a suite's environment (idempotent)")
-    prep.add_argument("--suite", required=True, help="suite name, e.g. canitedit or base")
+    prep = commands.add_parser("prepare", help="build a suite's environment or the docker image (idempotent)")
+    prep.add_argument("--suite", action="append", help="suite name, e.g. canitedit or base (with --docker: "
+                      "repeat for each suite to put in the image; default canitedit)")
+    prep.add_argument("--docker", action="store_true", help="build the docker level's image instead")
+    prep.add_argument("--base-image", default=None, help="with --docker: a Debian bookworm base image "
+                      "(default debian:bookworm-slim; without a registry, one made with debootstrap)")
+    prep.add_argument("--build-network", default=None, help="with --docker: network for the build, e.g. host")
+    prep.add_argument("--wheels", action="append", type=Path, help="with --docker: a folder of wheels to "
+                      "install from (e.g. a CPU torch wheel; default: the find-links folders of pip's config)")
+    prep.add_argument("--index-url", help="with --docker: the package index (default $PIP_INDEX_URL or PyPI)")
     prep.set_defaults(handler=_prepare)
 
     doctor = commands.add_parser("doctor", help="report which isolation levels and languages work here")
@@ -38,18 +46,27 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     doctor.set_defaults(handler=_doctor)
 
 
+def _fail(message: str) -> int:
+    print(f"edit-fidelity sandbox: {message}", file=sys.stderr)
+    return 2
+
+
 def _run(args: argparse.Namespace) -> int:
     from sandbox.core import IsolationUnavailable, Sandbox
 
     try:
+        source = args.file.read_bytes()
+        stdin = args.stdin.read_bytes() if args.stdin else None
+    except OSError as exc:
+        return _fail(f"cannot read {exc.filename}: {exc.strerror}")
+    try:
         box = Sandbox(args.level, workers=1, require_isolation=args.require_isolation or None)
-    except IsolationUnavailable as exc:
-        print(f"edit-fidelity sandbox: {exc}", file=sys.stderr)
-        return 3
-    stdin = args.stdin.read_bytes() if args.stdin else None
-    result = box.run({args.file.name: args.file.read_bytes()}, args.file.name, language=args.language,
-                     stdin=stdin, timeout_s=args.timeout, memory_mb=args.memory,
-                     output_limit=args.output_limit, coverage=args.coverage, suite=args.suite)
+    except (IsolationUnavailable, ValueError) as exc:
+        return _fail(str(exc))
+    with box:
+        result = box.run({args.file.name: source}, args.file.name, language=args.language,
+                         stdin=stdin, timeout_s=args.timeout, memory_mb=args.memory,
+                         output_limit=args.output_limit, coverage=args.coverage, suite=args.suite)
     sys.stdout.buffer.write(msgspec.json.format(result.to_json()) + b"\n")
     return 0 if result.status == "ok" else 1
 
@@ -57,14 +74,44 @@ def _run(args: argparse.Namespace) -> int:
 def _prepare(args: argparse.Namespace) -> int:
     from sandbox import envs
 
-    if args.suite not in envs.SUITES:
-        print(f"unknown suite {args.suite!r}; known: {', '.join(envs.SUITES)}", file=sys.stderr)
-        return 2
-    envs.prepare(args.suite)
-    for module, reason in envs.SUITES[args.suite].stubs.items():
+    suites = args.suite or []
+    for name in suites:
+        if name not in envs.SUITES:
+            return _fail(f"unknown suite {name!r}; known: {', '.join(envs.SUITES)}")
+    if args.docker:
+        return _prepare_docker(args, tuple(suites))
+    if len(suites) != 1:
+        return _fail("say which suite to prepare: --suite NAME (or --docker for the image)")
+    envs.prepare(suites[0])
+    for module, reason in envs.SUITES[suites[0]].stubs.items():
         print(f"note: {module} is an import stub: {reason}")
-    for module, reason in envs.missing_modules(args.suite).items():  # the suite's tasks that need it are listed by the suite
+    for module, reason in envs.missing_modules(suites[0]).items():  # the suite's tasks that need it are listed by the suite
         print(f"missing: {module}: {reason}")
+    return 0
+
+
+def _prepare_docker(args: argparse.Namespace, suites: tuple[str, ...]) -> int:
+    import docker
+
+    from sandbox import docker_image
+
+    for folder in args.wheels or []:
+        if not folder.is_dir():
+            return _fail(f"--wheels {folder}: not a folder")
+    try:
+        client = docker.from_env(timeout=600)
+        client.ping()
+    except Exception as exc:  # noqa: BLE001 - any failure means no engine
+        return _fail(f"no docker engine answers ({type(exc).__name__}); start one or set DOCKER_HOST")
+    try:
+        docker_image.prepare(client, suites=suites or docker_image.DEFAULT_SUITES,
+                             base=args.base_image or docker_image.DEFAULT_BASE, network=args.build_network,
+                             wheel_dirs=args.wheels, index_url=args.index_url)
+    except docker_image.ImageError as exc:
+        print(f"edit-fidelity sandbox: {exc}", file=sys.stderr)
+        return 1
+    finally:
+        client.close()
     return 0
 
 

@@ -36,7 +36,7 @@ class Backend(Protocol):
 
 
 class IsolationUnavailable(RuntimeError):
-    pass
+    """No level that was asked for works here; the message says why (one line)."""
 
 
 def detect(levels: tuple[Level, ...] = LEVELS) -> dict[Level, str | None]:
@@ -69,6 +69,12 @@ class Sandbox:
             level = self._choose()
         elif level not in LEVELS:
             raise ValueError(f"unknown isolation level {level!r}; known: {', '.join(LEVELS)}")
+        elif level == "docker":
+            # Asked for by name (argument or EDIT_FIDELITY_SANDBOX_LEVEL): fail now, in one line,
+            # rather than return an `error` for every run.
+            reason = DockerBackend.available()
+            if reason is not None:
+                raise IsolationUnavailable(f"docker level asked for but not usable: {reason}")
         if level == "none" and require_isolation:
             raise IsolationUnavailable("isolation required but no level works here: "
                                        + "; ".join(f"{k}: {v}" for k, v in self.skipped.items()))
@@ -123,7 +129,14 @@ class Sandbox:
                 self._executor = ThreadPoolExecutor(self.workers, thread_name_prefix="sandbox")
             return self._executor
 
+    def __enter__(self) -> Sandbox:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
     def close(self) -> None:
+        """Idempotent: stops the thread pool, removes the docker level's containers, frees the uids."""
         if self._executor is not None:
             self._executor.shutdown(wait=True)
         close = getattr(self.backend, "close", None)

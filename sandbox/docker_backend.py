@@ -1,70 +1,116 @@
 """The docker level: a pool of long-lived locked-down containers, one per slot, driven by the SDK.
 
-Chosen only when `docker.from_env().ping()` answers. Containers are started once (`sleep infinity`)
-and reused: each run copies its files into a fresh dir on the container's tmpfs, execs the command
-under `timeout` as the unprivileged user, then kills every process of that user and removes the dir.
+Chosen only when an engine answers and the image built by `sandbox prepare --docker` from this
+checkout is there (`available`); nothing is pulled. Each container's keep-alive is a root shell
+(all capabilities dropped) reading the stdin this process holds open: when the owner exits, even on
+SIGKILL, its stdin closes, the shell ends and the engine removes the container (`auto_remove`).
+Programs never run as root: every run execs as uid 65534, so the end-of-run `kill -9 -1` (as that
+uid, inside the container's pid namespace) reaches every process the run left and never the
+keep-alive. Files go in and reports come out through exec streams, since the engine's archive API
+refuses a read-only container and cannot see its tmpfs.
 """
 
 from __future__ import annotations
 
 import io
+import os
+import selectors
 import shlex
+import socket
+import struct
 import tarfile
 import threading
 import time
 import uuid
-from pathlib import Path
+import weakref
+from dataclasses import dataclass
 from typing import Any
 
 import msgspec
 
+from sandbox import docker_image
 from sandbox.config import Limits
 from sandbox.languages import PYTHON_FLAGS, Plan
 from sandbox.process import Outcome
-from sandbox.request import (
-    COVERAGE_REPORT,
-    Request,
-    error_result,
-    parse_coverage,
-    to_result,
-)
-from sandbox.result import ExecResult, FileCoverage, Level
+from sandbox.request import COVERAGE_REPORT, Request, error_result, parse_coverage, to_result
+from sandbox.result import ExecResult, Level
 
-IMAGE = "edit-fidelity-sandbox:latest"
-IMAGES_DIR = Path(__file__).parent / "images"
+IMAGE = docker_image.IMAGE
 USER = "65534:65534"
 WORK = "/work"
-CONTAINER_PYTHON = "/opt/venv/bin/python"
+ROOT = docker_image.ROOT_IN_IMAGE
+BASE_PYTHON = "/usr/bin/python3.11"
 LABEL = "edit-fidelity.sandbox"
+OWNER_LABEL = "edit-fidelity.owner"
+KEEPALIVE = ["/bin/sh", "-c", "read _ ; exit 0"]  # ends when the owner's attach socket closes
+# kill(-1) reports success while any process is merely not ours (the root keep-alive), so the loop
+# checks /proc for a live (not zombie) process of this uid other than itself and its own helpers;
+# forks racing the kill get another round.
+SWEEP = ('i=0; while :; do kill -9 -1 2>/dev/null; left=0; for p in /proc/[0-9]*; do '
+         '[ "$p" = /proc/$$ ] && continue; [ -O "$p" ] || continue; '
+         '{{ read -r st < "$p/stat"; }} 2>/dev/null || continue; st=${{st##*) }}; rest=${{st#* }}; '
+         '[ "${{st%% *}}" = Z ] || [ "${{rest%% *}}" = $$ ] && continue; '
+         'left=1; break; done; [ $left = 0 ] && break; '
+         'i=$((i+1)); [ $i -ge 300 ] && exit 1; [ $i -ge 3 ] && sleep 0.01; done; rm -rf {dir}')
+_REPORT_CAP = 8 << 20
+CONTAINER_MIN_MB = 4096
 
 
-def container_config(slot: int, limits: Limits, image: str = IMAGE, cpus: float = 1.0) -> dict[str, Any]:
-    """Keyword arguments for `client.containers.run` (pure, so it is testable without an engine)."""
+def host_config(limits: Limits, cpus: float = 1.0) -> dict[str, Any]:
+    """Keyword arguments for `api.create_host_config` (pure, so it is testable without an engine)."""
     return {
-        "image": image,
-        "command": ["sleep", "infinity"],
-        "name": f"edit-fidelity-sandbox-{slot}-{uuid.uuid4().hex[:6]}",
-        "detach": True,
-        "auto_remove": False,
+        "auto_remove": True,
         "network_mode": "none",
         "read_only": True,
-        "tmpfs": {WORK: f"rw,exec,nosuid,size={limits.file_size_mb * 4}m,mode=1777",
+        "tmpfs": {WORK: f"rw,exec,nosuid,nodev,size={limits.work_mb}m,mode=1777",
                   "/tmp": f"rw,nosuid,nodev,size={limits.tmp_mb}m,mode=1777"},
-        "user": USER,
         "cap_drop": ["ALL"],
         "security_opt": ["no-new-privileges"],
         "pids_limit": limits.nproc,
-        "mem_limit": f"{limits.memory_mb + 256}m",
-        "memswap_limit": f"{limits.memory_mb + 256}m",
+        # A backstop for the whole slot; each run's own limit is its `ulimit -v`, which may be set
+        # per run above the pool's default (CanItEdit's torch programs run with 4 GiB).
+        "mem_limit": f"{max(limits.memory_mb, CONTAINER_MIN_MB) + 256}m",
+        "memswap_limit": f"{max(limits.memory_mb, CONTAINER_MIN_MB) + 256}m",
         "nano_cpus": int(cpus * 1e9),
-        "ulimits": [{"name": "core", "soft": 0, "hard": 0},
-                    {"name": "nofile", "soft": limits.open_files, "hard": limits.open_files},
-                    {"name": "fsize", "soft": limits.file_size_mb << 20, "hard": limits.file_size_mb << 20}],
-        "environment": {"HOME": WORK, "LANG": "C.UTF-8", "OMP_NUM_THREADS": "1",
-                        "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "MPLBACKEND": "Agg"},
-        "labels": {LABEL: "1"},
+        "ulimits": [{"Name": "core", "Soft": 0, "Hard": 0},
+                    {"Name": "nofile", "Soft": limits.open_files, "Hard": limits.open_files},
+                    {"Name": "fsize", "Soft": limits.file_size_mb << 20, "Hard": limits.file_size_mb << 20}],
         "init": True,
     }
+
+
+def owner_id() -> str:
+    """This process, as stamped on its containers: host, pid and start time (pids are reused)."""
+    return f"{socket.gethostname()}:{os.getpid()}:{_start_time(os.getpid())}"
+
+
+def _start_time(pid: int) -> str:
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[19]
+    except (OSError, IndexError):
+        return ""
+
+
+def _owner_gone(owner: str) -> bool:
+    host, _, rest = owner.partition(":")
+    pid, _, started = rest.partition(":")
+    if host != socket.gethostname() or not pid.isdigit():
+        return False  # another machine's containers on a shared engine: not ours to judge
+    return _start_time(int(pid)) != started
+
+
+def reap_stale(client: Any) -> int:
+    """Remove sandbox containers whose owning process is gone (a killed run's); returns how many."""
+    removed = 0
+    for box in client.containers.list(all=True, filters={"label": LABEL}):
+        if _owner_gone(box.labels.get(OWNER_LABEL, "")):
+            try:
+                box.remove(force=True)
+                removed += 1
+            except Exception:  # noqa: BLE001 - auto_remove may have won the race
+                pass
+    return removed
 
 
 def exec_command(cmd: list[str], run_dir: str, timeout_s: float, as_mb: int, limits: Limits) -> list[str]:
@@ -76,163 +122,287 @@ def exec_command(cmd: list[str], run_dir: str, timeout_s: float, as_mb: int, lim
     return ["/bin/sh", "-c", inner]
 
 
-def build_context() -> bytes:
-    """The image's build context: the Dockerfile plus files generated from the same sources the
-    local levels use (suite requirements, the vllm stub, the coverage driver), so they cannot drift."""
-    from sandbox import envs
+def python_for(suite: str | None) -> str:
+    return f"{ROOT}/envs/{suite}/bin/python" if suite else BASE_PYTHON
 
-    files = {
-        "Dockerfile": (IMAGES_DIR / "Dockerfile").read_bytes(),
-        "requirements-canitedit.txt": "\n".join(envs.CANITEDIT_REQUIREMENTS).encode() + b"\n",
-        "vllm_stub.py": envs.VLLM_STUB.encode(),
-        "covdriver.py": (Path(__file__).parent / "covdriver.py").read_bytes(),
-    }
+
+def _tar(files: dict[str, bytes]) -> bytes:
     buf = io.BytesIO()
     with tarfile.open(fileobj=buf, mode="w") as tar:
         for name, data in files.items():
             info = tarfile.TarInfo(name)
-            info.size, info.mode = len(data), 0o644
+            info.size, info.mode, info.mtime = len(data), 0o644, int(time.time())
             tar.addfile(info, io.BytesIO(data))
     return buf.getvalue()
 
 
-def _tar(files: dict[str, bytes], root: str) -> bytes:
-    buf = io.BytesIO()
-    with tarfile.open(fileobj=buf, mode="w") as tar:
-        for name, data in files.items():
-            info = tarfile.TarInfo(f"{root}/{name}")
-            info.size, info.mode, info.uid, info.gid = len(data), 0o644, 65534, 65534
-            tar.addfile(info, io.BytesIO(data))
-    return buf.getvalue()
+@dataclass
+class _Box:
+    id: str
+    keepalive: Any  # the attach socket whose closing ends the container
 
 
 class DockerBackend:
     level: Level = "docker"
     isolated = True
 
-    def __init__(self, slots: int, limits: Limits, image: str = IMAGE) -> None:
+    def __init__(self, slots: int, limits: Limits, image: str | None = None) -> None:
         import docker  # deferred: only needed when an engine answers
 
-        self.client = docker.from_env(timeout=10)
-        self.image = image
+        self.client = docker.from_env(timeout=60)
+        self.image = image = image or docker_image.image_name()
         self.limits = limits
-        self._containers: dict[int, Any] = {}
-        self._lock = threading.Lock()
         self.slots = slots
+        self.owner = owner_id()
+        labels = docker_image.image_labels(self.client, image) or {}
+        self.suites = {s for s in labels.get(docker_image.SUITES_LABEL, "").split(",") if s} | {"base"}
+        self._boxes: dict[int, _Box] = {}
+        self._lock = threading.Lock()
+        reap_stale(self.client)
+        # Containers go at interpreter exit even if nobody calls close(); a SIGKILL is the keep-alive's job.
+        self._finalizer = weakref.finalize(self, _remove_all, self.client, self._boxes, self._lock)
 
     @staticmethod
-    def available() -> str | None:
-        """None when an engine answers ping(), else the reason it does not."""
+    def available(image: str | None = None) -> str | None:
+        """None when an engine answers and `image` is built from this checkout, else why not."""
         try:
             import docker
 
-            docker.from_env(timeout=2).ping()
-            return None
+            client = docker.from_env(timeout=3)
         except Exception as exc:  # noqa: BLE001 - any failure means "no engine here"
-            return f"no docker engine: {type(exc).__name__}: {str(exc)[:200]}"
-
-    def build_image(self) -> None:
-        self.client.images.build(fileobj=io.BytesIO(build_context()), custom_context=True,
-                                 tag=self.image, rm=True)
-
-    def _container(self, slot: int) -> Any:
-        with self._lock:
-            box = self._containers.get(slot)
-            if box is None:
-                box = self.client.containers.run(**container_config(slot, self.limits, self.image,
-                                                                     cpus=1.0))
-                self._containers[slot] = box
-            return box
+            return f"no docker engine answers: {type(exc).__name__}: {str(exc)[:160]}"
+        try:
+            client.ping()
+            return docker_image.unusable_reason(client, image or docker_image.image_name())
+        except Exception as exc:  # noqa: BLE001
+            return f"no docker engine answers: {type(exc).__name__}: {str(exc)[:160]}"
+        finally:
+            client.close()
 
     def close(self) -> None:
+        self._finalizer()
+
+    def leftovers(self) -> list[str]:
+        """Processes of the program uid still alive in any slot's container (tests use this)."""
+        found = []
         with self._lock:
-            for box in self._containers.values():
-                try:
-                    box.remove(force=True)
-                except Exception:  # noqa: BLE001 - best effort at shutdown
-                    pass
-            self._containers.clear()
+            boxes = list(self._boxes.items())
+        for slot, box in boxes:
+            top = self.client.api.top(box.id, ps_args="-eo pid,uid,stat,comm")
+            for row in top.get("Processes") or []:
+                if row[1] == USER.split(":")[0] and not row[2].startswith("Z"):
+                    found.append(f"slot {slot}: pid {row[0]} ({row[3]})")
+        return found
+
+    # -- containers ------------------------------------------------------------------------------
+
+    def _box(self, slot: int) -> _Box:
+        with self._lock:
+            box = self._boxes.get(slot)
+            if box is None:
+                box = self._boxes[slot] = self._start(slot)
+            return box
+
+    def _start(self, slot: int) -> _Box:
+        api = self.client.api
+        cid = api.create_container(
+            self.image, command=KEEPALIVE, user="0:0", stdin_open=True, detach=False,
+            name=f"edit-fidelity-sandbox-{slot}-{uuid.uuid4().hex[:8]}",
+            environment={"HOME": WORK, "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8", "TMPDIR": "/tmp",
+                         "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
+                         "MPLBACKEND": "Agg", "PATH": "/usr/local/bin:/usr/bin:/bin"},
+            labels={LABEL: "1", OWNER_LABEL: self.owner},
+            host_config=api.create_host_config(**host_config(self.limits)))["Id"]
+        keepalive = api.attach_socket(cid, params={"stdin": 1, "stream": 1})
+        api.start(cid)
+        return _Box(cid, keepalive)
+
+    def _replace(self, slot: int) -> None:
+        """Drop a slot's container (dead, or with processes the sweep could not kill)."""
+        with self._lock:
+            box = self._boxes.pop(slot, None)
+        if box is not None:
+            _remove(self.client, box)
+
+    # -- one run ---------------------------------------------------------------------------------
 
     def execute(self, req: Request, uid: int) -> ExecResult:
         slot = uid  # one container per leased slot
-        try:
-            box = self._container(slot)
-        except Exception as exc:  # noqa: BLE001
-            return error_result(f"docker: {exc}", level="docker", isolated=True, language=req.language.name)
+        lang = req.language.name
+        if req.suite and req.suite not in self.suites:
+            return error_result(f"suite {req.suite!r} is not in image {self.image} (it has {', '.join(sorted(self.suites))}): "
+                                f"run `edit-fidelity sandbox prepare --docker --suite {req.suite}`",
+                                level="docker", isolated=True, language=lang)
+        if req.coverage and lang != "python":
+            return error_result("coverage is only available for Python", level="docker", isolated=True, language=lang)
         run_dir = f"{WORK}/{uuid.uuid4().hex[:12]}"
+        for attempt in (0, 1):  # a container found dead is replaced once
+            try:
+                box = self._box(slot)
+                self._put_files(box, run_dir, req.files)
+                break
+            except Exception as exc:  # noqa: BLE001 - engine errors become error results
+                self._replace(slot)
+                if attempt:
+                    return error_result(f"docker: {type(exc).__name__}: {str(exc)[:300]}", level="docker",
+                                        isolated=True, language=lang)
         try:
-            box.put_archive(WORK, _tar(req.files, run_dir.rsplit("/", 1)[1]))
-            plan = req.language.plan(req.entry, req.limits, CONTAINER_PYTHON)
-            if req.command:
-                plan = Plan(run=[CONTAINER_PYTHON if a == "python" else a for a in req.command],
-                            run_as_mb=plan.run_as_mb)
-            if req.coverage:
-                plan = Plan(run=[CONTAINER_PYTHON, *PYTHON_FLAGS, "/opt/edit-fidelity/covdriver.py",
-                                 COVERAGE_REPORT, req.entry], run_as_mb=plan.run_as_mb)
-            if plan.compile:
-                out = self._exec(box, exec_command(plan.compile, run_dir, 30.0, plan.compile_as_mb, req.limits),
-                                 None, 35.0, req.limits.output_limit)
-                if out.timed_out or out.returncode != 0:
-                    return to_result(out, level="docker", isolated=True, language=req.language.name,
-                                     phase="compile", signal_from_code=True, cpu_limit_s=30.0)
-            out = self._exec(box, exec_command(plan.run, run_dir, req.limits.timeout_s, plan.run_as_mb, req.limits),
-                             req.stdin, req.limits.timeout_s + 5.0, req.limits.output_limit)
-            # `timeout -s KILL` exits 137 when it had to kill.
-            out.timed_out = out.timed_out or (out.returncode == 137 and out.wall_s >= req.limits.timeout_s)
-            result = to_result(out, level="docker", isolated=True, language=req.language.name, phase="run",
-                               signal_from_code=True, cpu_limit_s=req.limits.timeout_s)
-            if req.coverage and result.status in ("ok", "failed"):
-                result = msgspec.structs.replace(result, coverage=self._coverage(box, run_dir))
-            return result
+            return self._run(box, run_dir, req)
         except Exception as exc:  # noqa: BLE001 - engine errors become error results, never hangs
-            return error_result(f"docker: {exc}", level="docker", isolated=True, language=req.language.name)
+            return error_result(f"docker: {type(exc).__name__}: {str(exc)[:300]}", level="docker",
+                                isolated=True, language=lang)
         finally:
-            try:  # no survivors: kill every process of the user except init, then drop the dir
-                box.exec_run(["/bin/sh", "-c", f"kill -9 -1; rm -rf {shlex.quote(run_dir)}"], user=USER)
-            except Exception:  # noqa: BLE001
-                pass
+            self._sweep(slot, box, run_dir)
 
-    def _coverage(self, box: Any, run_dir: str) -> dict[str, FileCoverage] | None:
-        stream, _ = box.get_archive(f"{run_dir}/{COVERAGE_REPORT}")
-        with tarfile.open(fileobj=io.BytesIO(b"".join(stream))) as tar:
-            member = tar.next()
-            fh = tar.extractfile(member) if member is not None and member.isfile() else None
-            return parse_coverage(fh.read()) if fh else None
+    def _put_files(self, box: _Box, run_dir: str, files: dict[str, bytes]) -> None:
+        cmd = ["/bin/sh", "-c", f"mkdir -m 700 {run_dir} && tar -x -o -m -C {run_dir} -f -"]
+        out = self._exec(box, cmd, _tar(files), 30.0, 1 << 16)
+        if out.returncode != 0:
+            raise RuntimeError(f"could not write the files: {out.stderr.decode(errors='replace')[-300:]}")
 
-    def _exec(self, box: Any, cmd: list[str], stdin: bytes | None, hard_timeout: float, cap: int) -> Outcome:
+    def _run(self, box: _Box, run_dir: str, req: Request) -> ExecResult:
+        python = python_for(req.suite)
+        plan = req.language.plan(req.entry, req.limits, python)
+        if req.command:
+            plan = Plan(run=[python if a == "python" else a for a in req.command], run_as_mb=plan.run_as_mb)
+        if req.coverage:
+            plan = Plan(run=[python, *PYTHON_FLAGS, f"{ROOT}/covdriver.py", COVERAGE_REPORT, req.entry],
+                        run_as_mb=plan.run_as_mb)
+        lang = req.language.name
+        if plan.compile:
+            compile_s = max(req.limits.timeout_s, 30.0)
+            out = self._exec(box, exec_command(plan.compile, run_dir, compile_s, plan.compile_as_mb, req.limits),
+                             None, compile_s + 5.0, req.limits.output_limit)
+            if out.timed_out or out.returncode != 0:
+                return to_result(out, level="docker", isolated=True, language=lang, phase="compile",
+                                 signal_from_code=True, cpu_limit_s=compile_s)
+        out = self._exec(box, exec_command(plan.run, run_dir, req.limits.timeout_s, plan.run_as_mb, req.limits),
+                         req.stdin, req.limits.timeout_s + 5.0, req.limits.output_limit)
+        # `timeout -s KILL` exits 137 when it had to kill.
+        out.timed_out = out.timed_out or (out.returncode == 137 and out.wall_s >= req.limits.timeout_s)
+        result = to_result(out, level="docker", isolated=True, language=lang, phase="run",
+                           signal_from_code=True, cpu_limit_s=req.limits.timeout_s)
+        if req.coverage and result.status in ("ok", "failed"):
+            report = self._exec(box, ["cat", f"{run_dir}/{COVERAGE_REPORT}"], None, 30.0, _REPORT_CAP)
+            coverage = parse_coverage(report.stdout) if report.returncode == 0 else None
+            result = msgspec.structs.replace(result, coverage=coverage)
+        return result
+
+    def _sweep(self, slot: int, box: _Box, run_dir: str) -> None:
+        """Kill every process of the program uid in the container (loop until `kill -1` finds none,
+        so forks racing the kill are caught too) and remove the run dir. A container where that
+        fails, or where the exec cannot even start (pids exhausted), is replaced."""
+        try:
+            out = self._exec(box, ["/bin/sh", "-c", SWEEP.format(dir=shlex.quote(run_dir))], None, 15.0, 1 << 16)
+            if out.returncode == 0:
+                return
+        except Exception:  # noqa: BLE001 - handled by replacing the container
+            pass
+        self._replace(slot)
+
+    def _exec(self, box: _Box, cmd: list[str], stdin: bytes | None, hard_timeout: float, cap: int) -> Outcome:
+        """One exec as the program uid, read through its raw stream with a deadline and an output
+        cap; on either, the stream is closed at once (the sweep then kills what still runs)."""
         api = self.client.api
         started = time.monotonic()
         exec_id = api.exec_create(box.id, cmd, user=USER, stdin=stdin is not None, workdir=WORK)["Id"]
+        conn = api.exec_start(exec_id, socket=True)
+        raw: socket.socket = getattr(conn, "_sock", conn)
         out = Outcome()
-        sock = api.exec_start(exec_id, socket=stdin is not None, stream=stdin is None, demux=True)
-        if stdin is not None:  # raw socket: send stdin, then read the multiplexed stream
-            raw = getattr(sock, "_sock", sock)
-            raw.sendall(stdin)
-            raw.shutdown(1)
-            from docker.utils.socket import (
-                consume_socket_output,
-                demux_adaptor,
-                frames_iter,
-            )
-
-            stream = (demux_adaptor(*frame) for frame in frames_iter(sock, tty=False))
-            chunks = consume_socket_output(stream, demux=True)
-            pairs = [chunks]
-        else:
-            pairs = sock
-        stdout, stderr = bytearray(), bytearray()
-        for pair in pairs:
-            o, e = pair if isinstance(pair, tuple) else (pair, None)
-            stdout += o or b""
-            stderr += e or b""
-            if len(stdout) + len(stderr) > cap:
-                out.output_exceeded = True
-                break
-            if time.monotonic() - started > hard_timeout:
-                out.timed_out = True
-                break
-        info = api.exec_inspect(exec_id)
-        out.returncode = info.get("ExitCode")
-        out.stdout, out.stderr = bytes(stdout[:cap]), bytes(stderr[:cap])
+        buffers = {1: bytearray(), 2: bytearray()}
+        total = 0
+        pending = memoryview(stdin or b"")
+        pending_header = bytearray()
+        frame_left = frame_stream = 0
+        raw.setblocking(False)
+        sel = selectors.DefaultSelector()
+        sel.register(raw, selectors.EVENT_READ | (selectors.EVENT_WRITE if stdin is not None else 0))
+        if stdin is not None and not pending:
+            raw.shutdown(socket.SHUT_WR)
+            sel.modify(raw, selectors.EVENT_READ)
+        try:
+            while True:
+                left = started + hard_timeout - time.monotonic()
+                if left <= 0:
+                    out.timed_out = True
+                    break
+                events = sel.select(left)
+                if any(mask & selectors.EVENT_WRITE for _, mask in events):
+                    try:
+                        pending = pending[raw.send(pending[:1 << 16]):]
+                    except (BlockingIOError, InterruptedError):
+                        pass
+                    except OSError:  # the program closed its stdin
+                        pending = memoryview(b"")
+                    if not pending:
+                        try:
+                            raw.shutdown(socket.SHUT_WR)
+                        except OSError:
+                            pass
+                        sel.modify(raw, selectors.EVENT_READ)
+                if not any(mask & selectors.EVENT_READ for _, mask in events):
+                    continue
+                try:
+                    data = raw.recv(1 << 16)
+                except (BlockingIOError, InterruptedError):
+                    continue
+                if not data:
+                    break
+                # The engine multiplexes stdout and stderr: 8-byte headers (stream, 0, 0, 0, size).
+                view = memoryview(data)
+                while view:
+                    if frame_left == 0:
+                        need = 8 - len(pending_header)
+                        pending_header += view[:need]
+                        view = view[need:]
+                        if len(pending_header) == 8:
+                            frame_stream, frame_left = pending_header[0], struct.unpack(">I", pending_header[4:])[0]
+                            pending_header.clear()
+                        continue
+                    piece = view[:frame_left]
+                    view, frame_left = view[len(piece):], frame_left - len(piece)
+                    keep = max(0, cap - total)
+                    buffers[2 if frame_stream == 2 else 1] += piece[:keep]
+                    total += len(piece)
+                if total > cap:
+                    out.output_exceeded = True
+                    break
+        finally:
+            sel.close()
+            conn.close()
+            raw.close()
         out.wall_s = time.monotonic() - started
+        out.stdout, out.stderr = bytes(buffers[1]), bytes(buffers[2])
+        if not (out.timed_out or out.output_exceeded):
+            out.returncode = _exit_code(api, exec_id)
         return out
+
+
+def _exit_code(api: Any, exec_id: str) -> int | None:
+    """The exec's exit code; the engine may mark it finished a moment after the stream ends."""
+    for _ in range(200):
+        info = api.exec_inspect(exec_id)
+        if not info.get("Running"):
+            return info.get("ExitCode")
+        time.sleep(0.005)
+    return None
+
+
+def _remove(client: Any, box: _Box) -> None:
+    try:
+        box.keepalive.close()
+    except Exception:  # noqa: BLE001 - best effort
+        pass
+    try:
+        client.api.remove_container(box.id, force=True)
+    except Exception:  # noqa: BLE001 - auto_remove may have removed it already
+        pass
+
+
+def _remove_all(client: Any, boxes: dict[int, _Box], lock: threading.Lock) -> None:
+    with lock:
+        taken = list(boxes.values())
+        boxes.clear()
+    for box in taken:
+        _remove(client, box)
+    client.close()

@@ -52,17 +52,17 @@ class Report(msgspec.Struct):
 def diagnose() -> Report:
     found = detect(LEVELS)
     chosen: Level = next((lvl for lvl in LEVELS if found[lvl] is None), "none")
-    box = Sandbox(chosen, workers=1)
     langs = []
-    for name, (entry, source) in HELLO.items():
-        lang = languages.LANGUAGES[name]
-        if not languages.available(lang):
-            langs.append(LanguageReport(name, False, f"{lang.tool} not installed"))
-            continue
-        res = box.run({entry: source}, timeout_s=30)
-        ok = res.status == "ok" and res.stdout.strip() == "hello"
-        langs.append(LanguageReport(name, ok, f"{res.wall_s * 1000:.0f} ms" if ok else
-                                    f"{res.status}: {(res.error or res.stderr)[-300:]}"))
+    with Sandbox(chosen, workers=1) as box:
+        for name, (entry, source) in HELLO.items():
+            lang = languages.LANGUAGES[name]
+            if not languages.available(lang):
+                langs.append(LanguageReport(name, False, f"{lang.tool} not installed"))
+                continue
+            res = box.run({entry: source}, timeout_s=30)
+            ok = res.status == "ok" and res.stdout.strip() == "hello"
+            langs.append(LanguageReport(name, ok, f"{res.wall_s * 1000:.0f} ms" if ok else
+                                        f"{res.status}: {(res.error or res.stderr)[-300:]}"))
     suites = [SuiteReport(name, envs.is_prepared(name), str(envs.env_dir(name)), dict(s.stubs),
                           envs.pth_files(name) if envs.is_prepared(name) else [])
               for name, s in envs.SUITES.items() if s.requirements]
@@ -77,7 +77,11 @@ def diagnose() -> Report:
 def render(report: Report) -> str:
     lines = [f"isolation chosen: {report.chosen}" + ("  (NOT ISOLATED)" if report.chosen == "none" else ""),
              f"running as root: {report.root}; sandbox uids from {report.uid_base}; home {report.home}",
-             f"base interpreter: {report.base_python}", "levels:"]
+             f"base interpreter: {report.base_python}"]
+    docker = next((r for r in report.levels if r.level == "docker"), None)
+    if docker is not None and report.chosen != "docker":
+        lines.append(f"docker not used: {docker.reason}")
+    lines.append("levels:")
     lines += [f"  {'ok ' if r.works else 'no '} {r.level:8} {r.reason}" for r in report.levels]
     lines.append("languages:")
     lines += [f"  {'ok ' if r.works else 'no '} {r.language:10} {r.detail}" for r in report.languages]
