@@ -53,6 +53,8 @@ SWEEP = ('i=0; while :; do kill -9 -1 2>/dev/null; left=0; for p in /proc/[0-9]*
          'left=1; break; done; [ $left = 0 ] && break; '
          'i=$((i+1)); [ $i -ge 300 ] && exit 1; [ $i -ge 3 ] && sleep 0.01; done; rm -rf {dir}')
 _REPORT_CAP = 8 << 20
+SETUP_FAILED = 125
+SETUP_MARKER = "edit-fidelity: could not write the run's files"
 CONTAINER_MIN_MB = 4096
 
 
@@ -113,12 +115,21 @@ def reap_stale(client: Any) -> int:
     return removed
 
 
-def exec_command(cmd: list[str], run_dir: str, timeout_s: float, as_mb: int, limits: Limits) -> list[str]:
-    """The shell line run by `exec`: per-run rlimits, then `timeout -s KILL` around the command."""
+def exec_command(cmd: list[str], run_dir: str, timeout_s: float, as_mb: int, limits: Limits, *,
+                 setup: bool = False, stdin_file: str | None = None) -> list[str]:
+    """The shell line run by `exec`: with `setup`, first the run's files from the tar on the exec's
+    stdin (one exec fewer per run); then per-run rlimits and `timeout -s KILL` around the command,
+    its stdin a file (like the local levels) or /dev/null."""
     ulimits = f"ulimit -t {max(1, int(timeout_s + 1))}"
     if as_mb:
         ulimits += f" && ulimit -v {as_mb * 1024}"
-    inner = f"cd {shlex.quote(run_dir)} && {ulimits} && exec timeout -s KILL {timeout_s:.3f} {shlex.join(cmd)}"
+    prefix = ""
+    if setup:
+        prefix = (f"{{ mkdir -m 700 {shlex.quote(run_dir)} && tar -x -o -m -C {WORK} -f - ; }} || "
+                  f"{{ echo {shlex.quote(SETUP_MARKER)} >&2; exit {SETUP_FAILED}; }}; ")
+    source = shlex.quote(stdin_file) if stdin_file else "/dev/null"
+    inner = (f"{prefix}cd {shlex.quote(run_dir)} && {ulimits} && "
+             f"exec timeout -s KILL {timeout_s:.3f} {shlex.join(cmd)} < {source}")
     return ["/bin/sh", "-c", inner]
 
 
@@ -126,14 +137,23 @@ def python_for(suite: str | None) -> str:
     return f"{ROOT}/envs/{suite}/bin/python" if suite else BASE_PYTHON
 
 
-def _tar(files: dict[str, bytes]) -> bytes:
+def _tar(files: dict[str, bytes], run_id: str, stdin: bytes | None) -> bytes:
+    """The run's files under RUN_ID/, and its stdin as RUN_ID.in next to them."""
     buf = io.BytesIO()
+    now = int(time.time())
+    members = {f"{run_id}/{name}": data for name, data in files.items()}
+    if stdin is not None:
+        members[f"{run_id}.in"] = stdin
     with tarfile.open(fileobj=buf, mode="w") as tar:
-        for name, data in files.items():
+        for name, data in members.items():
             info = tarfile.TarInfo(name)
-            info.size, info.mode, info.mtime = len(data), 0o644, int(time.time())
+            info.size, info.mode, info.mtime = len(data), 0o644, now
             tar.addfile(info, io.BytesIO(data))
     return buf.getvalue()
+
+
+class _NotStarted(Exception):
+    """The engine refused the exec before anything ran (e.g. the container is gone)."""
 
 
 @dataclass
@@ -235,32 +255,28 @@ class DockerBackend:
                                 level="docker", isolated=True, language=lang)
         if req.coverage and lang != "python":
             return error_result("coverage is only available for Python", level="docker", isolated=True, language=lang)
-        run_dir = f"{WORK}/{uuid.uuid4().hex[:12]}"
-        for attempt in (0, 1):  # a container found dead is replaced once
-            try:
-                box = self._box(slot)
-                self._put_files(box, run_dir, req.files)
-                break
-            except Exception as exc:  # noqa: BLE001 - engine errors become error results
-                self._replace(slot)
-                if attempt:
-                    return error_result(f"docker: {type(exc).__name__}: {str(exc)[:300]}", level="docker",
-                                        isolated=True, language=lang)
+        run_id = uuid.uuid4().hex[:12]
+        run_dir = f"{WORK}/{run_id}"
+        box: _Box | None = None
         try:
-            return self._run(box, run_dir, req)
+            for attempt in (0, 1):  # a container found dead is replaced once
+                try:
+                    box = self._box(slot)
+                    return self._run(box, run_dir, req, _tar(req.files, run_id, req.stdin))
+                except _NotStarted:
+                    self._replace(slot)
+                    box = None
+                    if attempt:
+                        raise
+            raise AssertionError("unreachable")
         except Exception as exc:  # noqa: BLE001 - engine errors become error results, never hangs
             return error_result(f"docker: {type(exc).__name__}: {str(exc)[:300]}", level="docker",
                                 isolated=True, language=lang)
         finally:
-            self._sweep(slot, box, run_dir)
+            if box is not None:
+                self._sweep(slot, box, run_dir)
 
-    def _put_files(self, box: _Box, run_dir: str, files: dict[str, bytes]) -> None:
-        cmd = ["/bin/sh", "-c", f"mkdir -m 700 {run_dir} && tar -x -o -m -C {run_dir} -f -"]
-        out = self._exec(box, cmd, _tar(files), 30.0, 1 << 16)
-        if out.returncode != 0:
-            raise RuntimeError(f"could not write the files: {out.stderr.decode(errors='replace')[-300:]}")
-
-    def _run(self, box: _Box, run_dir: str, req: Request) -> ExecResult:
+    def _run(self, box: _Box, run_dir: str, req: Request, files: bytes) -> ExecResult:
         python = python_for(req.suite)
         plan = req.language.plan(req.entry, req.limits, python)
         if req.command:
@@ -269,15 +285,21 @@ class DockerBackend:
             plan = Plan(run=[python, *PYTHON_FLAGS, f"{ROOT}/covdriver.py", COVERAGE_REPORT, req.entry],
                         run_as_mb=plan.run_as_mb)
         lang = req.language.name
+        stdin_file = f"{run_dir}.in" if req.stdin is not None else None
         if plan.compile:
             compile_s = max(req.limits.timeout_s, 30.0)
-            out = self._exec(box, exec_command(plan.compile, run_dir, compile_s, plan.compile_as_mb, req.limits),
-                             None, compile_s + 5.0, req.limits.output_limit)
+            out = self._exec(box, exec_command(plan.compile, run_dir, compile_s, plan.compile_as_mb, req.limits,
+                                               setup=True), files, compile_s + 5.0, req.limits.output_limit)
+            self._check_setup(out)
+            files = b""
             if out.timed_out or out.returncode != 0:
                 return to_result(out, level="docker", isolated=True, language=lang, phase="compile",
                                  signal_from_code=True, cpu_limit_s=compile_s)
-        out = self._exec(box, exec_command(plan.run, run_dir, req.limits.timeout_s, plan.run_as_mb, req.limits),
-                         req.stdin, req.limits.timeout_s + 5.0, req.limits.output_limit)
+        out = self._exec(box, exec_command(plan.run, run_dir, req.limits.timeout_s, plan.run_as_mb, req.limits,
+                                           setup=bool(files), stdin_file=stdin_file),
+                         files or None, req.limits.timeout_s + 5.0, req.limits.output_limit)
+        if files:
+            self._check_setup(out)
         # `timeout -s KILL` exits 137 when it had to kill.
         out.timed_out = out.timed_out or (out.returncode == 137 and out.wall_s >= req.limits.timeout_s)
         result = to_result(out, level="docker", isolated=True, language=lang, phase="run",
@@ -288,12 +310,18 @@ class DockerBackend:
             result = msgspec.structs.replace(result, coverage=coverage)
         return result
 
+    @staticmethod
+    def _check_setup(out: Outcome) -> None:
+        if out.returncode == SETUP_FAILED and SETUP_MARKER.encode() in out.stderr:
+            raise RuntimeError(f"could not write the files: {out.stderr.decode(errors='replace')[-300:]}")
+
     def _sweep(self, slot: int, box: _Box, run_dir: str) -> None:
         """Kill every process of the program uid in the container (loop until `kill -1` finds none,
         so forks racing the kill are caught too) and remove the run dir. A container where that
         fails, or where the exec cannot even start (pids exhausted), is replaced."""
         try:
-            out = self._exec(box, ["/bin/sh", "-c", SWEEP.format(dir=shlex.quote(run_dir))], None, 15.0, 1 << 16)
+            out = self._exec(box, ["/bin/sh", "-c", SWEEP.format(dir=f"{shlex.quote(run_dir)} {shlex.quote(run_dir)}.in")],
+                             None, 15.0, 1 << 16)
             if out.returncode == 0:
                 return
         except Exception:  # noqa: BLE001 - handled by replacing the container
@@ -303,9 +331,14 @@ class DockerBackend:
     def _exec(self, box: _Box, cmd: list[str], stdin: bytes | None, hard_timeout: float, cap: int) -> Outcome:
         """One exec as the program uid, read through its raw stream with a deadline and an output
         cap; on either, the stream is closed at once (the sweep then kills what still runs)."""
+        import docker.errors
+
         api = self.client.api
         started = time.monotonic()
-        exec_id = api.exec_create(box.id, cmd, user=USER, stdin=stdin is not None, workdir=WORK)["Id"]
+        try:
+            exec_id = api.exec_create(box.id, cmd, user=USER, stdin=stdin is not None, workdir=WORK)["Id"]
+        except docker.errors.APIError as exc:
+            raise _NotStarted(str(exc)) from exc
         conn = api.exec_start(exec_id, socket=True)
         raw: socket.socket = getattr(conn, "_sock", conn)
         out = Outcome()

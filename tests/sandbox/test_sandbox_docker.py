@@ -93,6 +93,13 @@ def test_exec_command_has_rlimits_and_a_hard_timeout() -> None:
     line = argv[2]
     assert "ulimit -t 3" in line and f"ulimit -v {256 * 1024}" in line
     assert "timeout -s KILL 2.500" in line and shlex.quote("a b.py") in line and line.startswith("cd /work/r1")
+    assert line.endswith("< /dev/null")
+    # The first exec of a run also unpacks its files (the tar on the exec's stdin); the program's
+    # stdin is then a file, never the exec's stream.
+    first = exec_command(["python3", "p.py"], "/work/r1", 2.5, 0, Limits(), setup=True, stdin_file="/work/r1.in")[2]
+    assert first.startswith("{ mkdir -m 700 /work/r1 && tar -x -o -m -C /work -f - ; } || ")
+    assert first.index("tar -x") < first.index("ulimit -t") < first.index("timeout -s KILL")
+    assert first.endswith("p.py < /work/r1.in") and "ulimit -v" not in first
 
 
 def test_build_context_is_generated_from_the_local_sources(tmp_path: Path) -> None:
