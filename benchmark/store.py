@@ -106,6 +106,11 @@ class ResultsStore:
             if not resume:
                 raise RunDirError(f"{run_dir} already holds a run: pass --resume to continue it, or choose another --out")
             old = read_config(run_dir)
+            if not old.tasks_digest:  # written before the identity covered tasks, recorded bytes, sandbox
+                old = msgspec.structs.replace(old, tasks_digest=config.tasks_digest, planned=config.planned,
+                                              backend_digest=config.backend_digest, sandbox=config.sandbox)
+                if identity_mismatch(old, config) is None:
+                    _atomic_write(cfg_path, msgspec.json.format(msgspec.json.encode(old)) + b"\n")
             mismatch = identity_mismatch(old, config)
             if mismatch:
                 raise RunDirError(f"{run_dir} holds a different run ({mismatch}); --resume needs what decides its "
