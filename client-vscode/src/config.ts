@@ -67,8 +67,11 @@ export interface Necessity {
   maxRuns: number;
   parallel: number;
   timeoutS: number;
-  /** A prepared sandbox environment (`edit-fidelity sandbox prepare --suite NAME`); null: the base one. */
+  /** A prepared sandbox environment (`edit-fidelity sandbox prepare --suite NAME`); null: the server's own
+   * test environment (pytest and `packages`). */
   environment: string | null;
+  /** pip requirements for the server's own test environment (not with `environment`); the server validates them. */
+  packages: string[];
   include: string[];
   maxFiles: number;
   maxBytes: number;
@@ -324,7 +327,14 @@ function mapNecessity(cfg: ConfigReader, problems: string[]): Necessity {
   } else if (rawInclude !== undefined && rawInclude !== null) {
     problems.push(`editFidelity.necessity.include must be a non-empty list of file patterns; using ${NECESSITY_INCLUDE.join(", ")}.`);
   }
-  return { ...numbers, environment, include };
+  const rawPackages = cfg.get<unknown>("necessity.packages");
+  let packages: string[] = [];
+  if (Array.isArray(rawPackages) && rawPackages.every((p) => typeof p === "string" && p.trim() && !p.trim().startsWith("-"))) {
+    packages = (rawPackages as string[]).map((p) => p.trim());
+  } else if (rawPackages !== undefined && rawPackages !== null) {
+    problems.push('editFidelity.necessity.packages must be a list of pip requirements like "numpy==2.4.6" (no pip options); using none.');
+  }
+  return { ...numbers, environment, packages, include };
 }
 
 export function mapSettings(cfg: ConfigReader): MappedConfig {

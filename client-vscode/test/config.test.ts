@@ -48,6 +48,7 @@ describe("settings -> initialization options", () => {
           parallel: 2,
           timeoutS: 60,
           environment: null,
+          packages: [],
           include: ["*.py", "*.pyi", "pyproject.toml", "setup.cfg", "pytest.ini", "tox.ini"],
           maxFiles: 2000,
           maxBytes: 20000000,
@@ -240,6 +241,7 @@ describe("settings -> initialization options", () => {
         "necessity.timeoutS": 0.5,
         "necessity.environment": " canitedit ",
         "necessity.include": ["src/*.py", "conftest.py"],
+        "necessity.packages": [" numpy==2.4.6 ", "requests[socks]>=2"],
         "necessity.maxFiles": 10,
         "necessity.maxBytes": 1e10,
       }),
@@ -250,6 +252,7 @@ describe("settings -> initialization options", () => {
       parallel: 1,
       timeoutS: 0.5,
       environment: "canitedit",
+      packages: ["numpy==2.4.6", "requests[socks]>=2"],
       include: ["src/*.py", "conftest.py"],
       maxFiles: 10,
       maxBytes: 1e10,
@@ -289,6 +292,13 @@ describe("settings -> initialization options", () => {
       expect(bad.problems, JSON.stringify(include)).toHaveLength(1);
     }
     expect(mapSettings(reader({ "necessity.environment": "" })).problems).toEqual([]);
+    for (const packages of ["numpy", ["-r", "requirements.txt"], ["numpy", ""], [3], {}]) {
+      const bad = mapSettings(reader({ "necessity.packages": packages }));
+      expect(bad.config.necessity.packages, JSON.stringify(packages)).toEqual([]);
+      expect(bad.problems, JSON.stringify(packages)).toEqual([
+        'editFidelity.necessity.packages must be a list of pip requirements like "numpy==2.4.6" (no pip options); using none.',
+      ]);
+    }
   });
 
   it("reads the launch settings", () => {

@@ -40,6 +40,7 @@ from server.fidelity.necessity import (
     sub_edit,
 )
 from server.lsp import args as A
+from server.lsp.necessity_env import EnvironmentProblem, ensure_environment, requirements, start_failure, start_hint
 from server.lsp.progress import WorkProgress
 from server.lsp.settings import NecessitySettings
 from server.lsp.state import DocState, Proposal, owned, same_content
@@ -68,7 +69,9 @@ class NecessityRecord(msgspec.Struct, rename="camel", frozen=True):
     """The command's result."""
 
     id: str
-    status: str  # minimal | budget | full_fails | unresolved | no_hunks (server.fidelity.necessity)
+    # minimal | budget | full_fails | unresolved | no_hunks (server.fidelity.necessity), or
+    # command_failed: the test command could not start (a module or program missing), whatever the hunks
+    status: str
     message: str
     hunks: int
     needed: list[int]
@@ -83,7 +86,8 @@ class NecessityRecord(msgspec.Struct, rename="camel", frozen=True):
     probes: list[RunRecord]
     test_command: list[str]
     isolation: str
-    environment: str | None
+    environment: str | None  # the sandbox environment the runs used
+    requirements: list[str]  # what the server's own environment holds ([] for a configured one)
     files: int  # workspace files copied into each run
     elapsed_ms: float
 
@@ -285,25 +289,36 @@ async def _analyze(ls: EditFidelityServer, p: Proposal, root: Path, rel: str, to
     base = await ls.compute(collect_files, root, cfg.include, cfg.max_files, cfg.max_bytes, overrides)
     argv = sandbox_argv(command)
     shown = " ".join(command)
+    progress = WorkProgress(ls, token, "Which hunks do the tests need?")
+    await progress.start(f"{len(edits)} hunks, at most {cfg.max_runs} runs of `{shown}`")
+    try:
+        progress.report("the test environment: " + (cfg.environment or ", ".join(requirements(cfg))))
+        env = await asyncio.to_thread(ensure_environment, cfg)  # made once (pip), then instant
+    except EnvironmentProblem as exc:
+        progress.end("no test environment")
+        raise A.RequestFailed(message=f"{COMMAND}: {exc}") from exc
+    except BaseException:
+        progress.end("cancelled")
+        raise
     making = asyncio.ensure_future(ls.compute(make_sandbox, sandbox_setting, min(cfg.parallel, cfg.max_runs)))
     try:
         box = await asyncio.shield(making)
     except asyncio.CancelledError:  # the pool is made in a thread all the same: release it when it is
         making.add_done_callback(lambda f: None if f.cancelled() or f.exception() else f.result().close())
+        progress.end("cancelled")
         raise
     except (ValueError, RuntimeError) as exc:  # IsolationUnavailable is a RuntimeError
+        progress.end("no sandbox")
         raise A.RequestFailed(message=f"{COMMAND}: no sandbox to run the tests in: {exc}") from exc
     results: dict[frozenset[int], ExecResult] = {}
 
     async def check(keep: frozenset[int]) -> bool | None:
         files: dict[str, str | bytes] = dict(base)
         files[rel] = sub_edit(original, edits, keep)
-        res = await box.arun(files, rel, language="python", command=argv, suite=cfg.environment,
+        res = await box.arun(files, rel, language="python", command=argv, suite=env,
                              timeout_s=cfg.timeout_s)
         results[keep] = res
         return None if res.status == "error" else res.status == "ok"
-
-    progress = WorkProgress(ls, token, "Which hunks do the tests need?")
 
     def on_probe(probe: Probe, runs: int, max_runs: int) -> None:
         verdict = {True: "pass", False: "fail", None: "could not run"}[probe.passed]
@@ -311,7 +326,6 @@ async def _analyze(ls: EditFidelityServer, p: Proposal, root: Path, rel: str, to
                         int(100 * runs / max_runs))
 
     try:
-        await progress.start(f"{len(edits)} hunks, at most {cfg.max_runs} runs of `{shown}`")
         result = await find_needed_hunks(len(edits), check, max_runs=cfg.max_runs, parallel=cfg.parallel,
                                          on_probe=on_probe)
     except asyncio.CancelledError:
@@ -328,14 +342,20 @@ async def _analyze(ls: EditFidelityServer, p: Proposal, root: Path, rel: str, to
         minimal = sub_edit(original, edits, result.needed)
         estimate = await ls.compute(owned(p.uri, functools.partial(reference_free_excess, original, p.edited, minimal)))
     full = results.get(frozenset(range(len(edits))))
+    status, message = result.status, _describe(result, full, shown)
+    cannot_start = start_failure(full, base) if status == "full_fails" else None
+    if cannot_start is not None:  # the command, not the proposal: nothing ran of the workspace
+        status = "command_failed"
+        message = f"`{shown}` cannot start in the test environment {env!r}: {cannot_start}; {start_hint(cannot_start, cfg)}"
     record = NecessityRecord(
-        id=p.id, status=result.status, message=_describe(result, full, shown), hunks=result.hunks,
-        needed=result.needed, unnecessary=result.unnecessary, runs=result.runs, max_runs=result.max_runs,
+        id=p.id, status=status, message=message, hunks=result.hunks,
+        needed=[] if cannot_start else result.needed, unnecessary=[] if cannot_start else result.unnecessary, runs=result.runs, max_runs=result.max_runs,
         cache_hits=result.cache_hits, one_minimal=result.one_minimal,
         distance=estimate.distance if estimate else None, d_min=estimate.d_min if estimate else None,
         excess_ref_free=estimate.excess if estimate else None,
         probes=[_run_record(pr, results.get(frozenset(pr.hunks))) for pr in result.probes],
-        test_command=command, isolation=box.level, environment=cfg.environment, files=len(base),
+        test_command=command, isolation=box.level, environment=env,
+        requirements=[] if cfg.environment else list(requirements(cfg)), files=len(base),
         elapsed_ms=round((time.perf_counter() - started) * 1000.0, 1),
     )
     progress.end(record.message.splitlines()[0])

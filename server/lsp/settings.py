@@ -15,6 +15,7 @@ ignored; a wrong value keeps its default and yields a problem message for `windo
       "sandbox": "auto" | "bwrap" | "unshare" | "docker" | "local" (= "none") | null,  // where tests run
       "testCommand": "python -m pytest -x tests/test_x.py" | ["python", "-m", "unittest"] | null,
       "necessity": {"maxRuns": 32, "parallel": 2, "timeoutS": 60, "environment": null,
+                    "packages": ["numpy==2.4.6", ...],  // into the server's test environment (has pytest)
                     "include": ["*.py", ...], "maxFiles": 2000, "maxBytes": 20000000},
       "localModel": "local" | "local:PATH" | "local:HUB_ID" | null
     }
@@ -28,6 +29,7 @@ that off.
 from __future__ import annotations
 
 import math
+import re
 import shlex
 from typing import Any
 
@@ -109,6 +111,8 @@ class NecessitySettings(msgspec.Struct, frozen=True):
     parallel: int = 2  # runs at once
     timeout_s: float = 60.0  # per run
     environment: str | None = None  # a prepared sandbox environment (`sandbox prepare --suite NAME`)
+    # pip requirements for the server's own test environment (pytest is always in it); not with `environment`
+    packages: tuple[str, ...] = ()
     include: tuple[str, ...] = NECESSITY_INCLUDE
     max_files: int = 2000
     max_bytes: int = 20_000_000
@@ -144,12 +148,42 @@ def _parse_necessity(raw: Any, problems: list[str]) -> NecessitySettings:
         problems.append(f"necessity.environment must be a sandbox environment name, got {env!r}")
     elif env is not None:
         values["environment"] = env.strip()
+    packages = raw.get("packages")
+    if packages is not None:
+        bad = _bad_requirement(packages)
+        if bad:
+            problems.append(bad)
+        elif packages and values.get("environment"):
+            problems.append("necessity.packages go into the server's own test environment: leave "
+                            "necessity.environment unset to use them (a prepared environment is used as it is)")
+        else:
+            values["packages"] = tuple(p.strip() for p in packages)
     include = raw.get("include")
     if include is not None and not (isinstance(include, list) and include and all(isinstance(x, str) and x for x in include)):
         problems.append("necessity.include must be a non-empty array of file patterns")
     elif include is not None:
         values["include"] = tuple(include)
     return NecessitySettings(**values)
+
+
+# A PEP 508 requirement: a name, extras, version specifiers or `@ URL`, markers. No pip options
+# (`-r`, `--index-url`, `-e`): the packages are requirements, not a pip command line.
+_VERSION = r"(?:===|==|!=|<=|>=|~=|<|>)\s*[A-Za-z0-9.*+!_-]+"
+_REQUIREMENT = re.compile(
+    r"[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?(?:\s*\[\s*[A-Za-z0-9._-]+(?:\s*,\s*[A-Za-z0-9._-]+)*\s*\])?"
+    rf"\s*(?:{_VERSION}(?:\s*,\s*{_VERSION})*|@\s*\S+)?\s*(?:;[^\n]*)?")
+
+
+def _bad_requirement(packages: Any) -> str | None:
+    if not isinstance(packages, list) or not all(isinstance(p, str) for p in packages):
+        return f"necessity.packages must be an array of pip requirements like \"numpy==2.4.6\", got {packages!r}"[:200]
+    if len(packages) > 200:
+        return "necessity.packages: at most 200 requirements"
+    for p in packages:
+        if len(p) > 500 or not _REQUIREMENT.fullmatch(p.strip()):
+            return (f"necessity.packages: {p[:80]!r} is not a pip requirement (a name with optional extras, "
+                    "versions or `@ URL`; no pip options)")
+    return None
 
 
 def _parse_test_command(raw: Any, problems: list[str]) -> tuple[str, ...] | None:

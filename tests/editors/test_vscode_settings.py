@@ -86,7 +86,8 @@ def test_necessity_keys_defaults_and_ranges_match_the_server():
     client = {k.removeprefix("editFidelity.necessity."): v for k, v in PROPS.items() if k.startswith("editFidelity.necessity.")}
     server_defaults = settings.NecessitySettings()
     assert {_snake(k) for k in client} == set(settings.NecessitySettings.__struct_fields__), "necessity keys differ"
-    assert sorted(k for k in client if k not in ("environment", "include")) == sorted(settings._NECESSITY_KEYS)
+    assert sorted(k for k in client if k not in ("environment", "include", "packages")) == sorted(settings._NECESSITY_KEYS)
+    assert client["packages"]["default"] == list(server_defaults.packages) == []
     for key, (field, kind, lo, hi) in settings._NECESSITY_KEYS.items():
         schema = client[key]
         assert schema["default"] == getattr(server_defaults, field), key

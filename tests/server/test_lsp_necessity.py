@@ -15,6 +15,7 @@ from pytest_lsp import LanguageClient, client_capabilities
 
 from server.backends.scripted import Step, fenced
 from server.fidelity import apply_text_edits, measure
+from server.lsp.necessity_env import PYTEST
 
 MODULE = '''def clamp(x, lo, hi):
     return max(lo, min(x, hi))
@@ -127,7 +128,7 @@ async def test_needed_hunks_diagnostics_and_keep_action(lsp, backend, tmp_path):
     # progress while the tests ran
     reports = next(r for r in lsp.progress_reports.values() if r and "tests need" in (r[0].title or ""))
     assert reports[0].cancellable and reports[-1].kind == "end"
-    assert sum(1 for r in reports if r.kind == "report") == res["runs"]
+    assert sum(1 for r in reports if r.kind == "report" and (r.message or "").startswith("run ")) == res["runs"]
 
     # diagnostics on the two hunks the tests do not need
     def necessity_diags():
@@ -173,6 +174,57 @@ async def test_run_budget_and_bad_requests(lsp, backend, tmp_path):
     editor.replace_all(uri, MODULE + "\n# edited\n")
     with pytest.raises(Exception, match="document changed since the proposal"):
         await execute(lsp, "editFidelity.analyzeNecessity", {"id": p["id"]})
+
+
+async def test_documented_pytest_command_runs_in_the_servers_environment(lsp, backend, tmp_path):
+    """`python -m pytest ...` (the documented command) needs pytest: the server's own test environment has it."""
+    ws = workspace(tmp_path, {"test_stats.py": TESTS})
+    editor = await start(lsp, ws, {**settings(backend), "testCommand": "python -m pytest -q -p no:cacheprovider tests"})
+    p = await propose(lsp, editor, (ws / "pkg" / "stats.py").as_uri())
+    res = await execute(lsp, "editFidelity.analyzeNecessity", {"id": p["id"]})
+    assert res["status"] == "minimal", res["message"]
+    assert res["needed"] == [1] and res["unnecessary"] == [0, 2]
+    assert res["environment"].startswith("necessity-") and res["requirements"] == [PYTEST]
+
+
+@pytest.mark.parametrize(("command", "line", "hint"), [
+    ("python -m nosuch_runner_zz -q", "No module named nosuch_runner_zz", "editFidelity.necessity.packages"),
+    ("python -m pkg.nosuch", None, None),  # a workspace module: the proposal could matter, not a start failure
+    ("nosuch-tool-zz --check", "nosuch-tool-zz", "editFidelity.testCommand"),
+    ("python tests/missing_runner.py", "can't open file", "necessity.include"),
+])
+async def test_a_command_that_cannot_start_is_not_the_proposals_fault(lsp, backend, tmp_path, command, line, hint):
+    ws = workspace(tmp_path, {"test_stats.py": TESTS})
+    editor = await start(lsp, ws, {**settings(backend), "testCommand": command})
+    uri = (ws / "pkg" / "stats.py").as_uri()
+    p = await propose(lsp, editor, uri)
+    res = await execute(lsp, "editFidelity.analyzeNecessity", {"id": p["id"]})
+    if line is None:
+        assert res["status"] == "full_fails", res["message"]
+        return
+    assert res["status"] == "command_failed", res["message"]
+    assert line in res["message"] and hint in res["message"] and "cannot start" in res["message"]
+    assert res["needed"] == [] and res["unnecessary"] == []
+    assert not [d for d in lsp.diagnostics.get(uri, []) if d.code == "unnecessary-for-tests"]
+
+
+async def test_packages_are_validated(lsp, backend, tmp_path):
+    ws = workspace(tmp_path, {"test_stats.py": TESTS})
+    cfg = settings(backend, packages=["--index-url=http://127.0.0.1:9/simple", "numpy"])
+    await start(lsp, ws, cfg)
+    listed = await execute(lsp, "editFidelity.listBackends", {})
+    assert any("necessity.packages: '--index-url=http://127.0.0.1:9/simple' is not a pip requirement" in pr
+               for pr in listed["problems"]), listed["problems"]
+
+
+async def test_a_package_pip_cannot_install_is_one_clear_line(lsp, backend, tmp_path):
+    ws = workspace(tmp_path, {"test_stats.py": TESTS})
+    missing = tmp_path / "no_such_dist-1.0-py3-none-any.whl"  # a local file that is not there: no index asked
+    editor = await start(lsp, ws, settings(backend, packages=[f"no_such_dist @ {missing.as_uri()}"]))
+    p = await propose(lsp, editor, (ws / "pkg" / "stats.py").as_uri())
+    with pytest.raises(Exception, match="could not make the test environment") as info:
+        await execute(lsp, "editFidelity.analyzeNecessity", {"id": p["id"]})
+    assert "\n" not in str(info.value) and "check editFidelity.necessity.packages" in str(info.value)
 
 
 async def test_no_test_command_is_a_clear_error(lsp, backend, tmp_path):
