@@ -191,3 +191,24 @@ async def test_shared_text_stays_cached_for_the_open_document(lsp, backend):
     assert after["caches"]["analyses"]["entries"] == full["caches"]["analyses"]["entries"]
     assert after["caches"]["chunks"]["entries"] == full["caches"]["chunks"]["entries"]
     assert after["caches"]["analyses"]["owners"] == 1
+
+
+async def test_located_bug_for_other_text_is_not_marked_after_reopen(lsp, backend):
+    name = f"gated-bug-{uuid.uuid4().hex[:8]}"
+    gate = threading.Event()
+    backend.scripts[name] = [Step(content=lambda req: "10, missing_colon" if gate.wait(30) else "")]
+    await session(lsp, backend, name)
+    uri = f"file:///tmp/churn-{uuid.uuid4().hex[:6]}.py"
+    open_doc(lsp, uri, SAMPLE.replace("if v < limit:", "if v < limit"))
+    before = len(backend.received)
+    task = asyncio.ensure_future(execute(lsp, "editFidelity.locateBug", {"uri": uri, "version": 1}))
+    await wait_for(lambda: any(r.model == name for r in backend.received[before:]), timeout=15)
+    close_doc(lsp, uri)
+    open_doc(lsp, uri, OTHER, version=1)
+    assert (await settled(lsp))["documents"] == 1
+    gate.set()
+    result = await asyncio.wait_for(task, 20)
+    assert [a["status"] for a in result["answers"]] == ["ok"]
+    assert any("no diagnostics were published" in w for w in result["warnings"]), result["warnings"]
+    # published diagnostics come before the answer: none for the new text
+    assert ours(lsp, uri) == []

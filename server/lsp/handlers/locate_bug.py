@@ -32,7 +32,7 @@ from server.lsp import args as A
 from server.lsp.judge import utf16_len, whole_lines
 from server.lsp.progress import WorkProgress, as_finished
 from server.lsp.records import Usage
-from server.lsp.state import BugMark, DocState
+from server.lsp.state import BugMark, DocState, same_content
 
 if TYPE_CHECKING:
     from server.lsp.server import EditFidelityServer
@@ -177,7 +177,9 @@ def register(ls) -> None:
             if a.status == "ok" and not a.in_range:
                 warnings.append(f"{a.backend} answered line {a.line}, outside the lines it was shown ({first}-{last})")
         current = ls.open_document(uri)
-        if current is None or current[0].version != version:
+        if current is None or current[0].version != version or not same_content(current[1], version, state.generation,
+                                                                                 text):
+            # edited, closed, or closed and reopened with other text (versions restart on reopen)
             warnings.append("the document changed while the backends worked: no diagnostics were published")
         else:
             current[1].bug_marks = [BugMark(line=a.line - 1, bug_type=a.bug_type or "", backend=a.backend, version=version)
