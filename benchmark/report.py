@@ -71,7 +71,7 @@ def run_state(config: RunConfig, body: dict, verdicts: list[SampleRecord], error
         "n_verdicts": len(verdicts),
         "missing": missing,
         "scores": f"over the {len(verdicts)} samples with a verdict" + ("" if complete else
-                  f"; INCOMPLETE: {' and '.join(left)} and are left out"),
+                  f"; incomplete: {' and '.join(left)} and are left out"),
     }
 
 

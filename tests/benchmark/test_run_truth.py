@@ -176,7 +176,7 @@ def test_backend_errors_are_errors_not_failures_and_the_run_says_so(tmp_path: Pa
         assert s["complete"] is False and s["errors"] == {"lazy": 1} and s["error_kinds"] == {"lazy": {"backend_error/http": 1}}
         # the score is over the one verdict, not two samples of which one "failed"
         assert s["conditions"]["lazy"] == {"pass@1": 0.0, "excess_code": None, "n_tasks": 1, "n_samples": 1}
-        assert s["n_verdicts"] == 1 and "INCOMPLETE" in s["scores"]
+        assert s["n_verdicts"] == 1 and "incomplete: 1 ended in an error" in s["scores"]
         outcomes = sorted(r.outcome for r in read_records(out / RESULTS))
         assert outcomes == ["backend_error", "fail"]
 
@@ -242,3 +242,9 @@ def test_summary_bytes_do_not_depend_on_the_order_of_results(tmp_path: Path) -> 
         assert write(tmp_path / f"shuffled{i}", records) == first
     s = json.loads(first)
     assert s["complete"] is True and s["missing"] == 0 and s["errors"] == {"descriptive": 0, "lazy": 0}
+    # a run cut short (one planned sample never ran): its scores say they are incomplete
+    write(tmp_path / "cut", records[1:])
+    text = bench("report", str(tmp_path / "cut"))
+    assert text.returncode == 0 and "INCOMPLETE: every score above is over the 399 samples with a verdict; " \
+        "incomplete: 1 not run yet and are left out" in text.stdout
+    assert json.loads((tmp_path / "cut" / "summary.json").read_text())["complete"] is False
