@@ -117,7 +117,7 @@ def owned(owner: str, fn: Callable[[], T]) -> Callable[[], T]:
 
 class Store:
     MAX_PROPOSALS = 200  # each holds two versions of a file
-    MAX_RELEASED = 1000  # ids of released proposals remembered, to refuse them as stale (not "unknown")
+    MAX_RELEASED = 1000  # ids of released proposals remembered, to refuse them as closed/stale (not "unknown")
 
     def __init__(self) -> None:
         self.docs: dict[str, DocState] = {}
@@ -129,10 +129,6 @@ class Store:
         self._generation += 1
         return self._generation
 
-    def is_current(self, p: Proposal) -> bool:
-        state = self.docs.get(p.uri)
-        return state is not None and same_content(state, p.version, p.generation, p.original)
-
     def forget(self, ids: list[str], uri: str) -> None:
         for pid in ids:
             self.proposals.pop(pid, None)
@@ -142,7 +138,7 @@ class Store:
 
     def release_document(self, uri: str) -> list[str]:
         """didClose: the document's proposals and its analysis cache entries (those no open document
-        shares) go; the ids are remembered so that applying one is refused as stale."""
+        shares) go; the ids are remembered so that applying one is refused (closed, or stale once reopened)."""
         ids = [pid for pid, p in self.proposals.items() if p.uri == uri]
         self.forget(ids, uri)
         fidelity_cache.release(uri)
