@@ -301,6 +301,13 @@ def _make_suite_cli(args: argparse.Namespace) -> int:
         return fail("--max-corruptions, --variants and --attempts must be >= 1")
     if args.max_tasks is not None and args.max_tasks < 1 or args.limit is not None and args.limit < 1:
         return fail("--max-tasks and --limit must be >= 1")
+    if not args.timeout > 0 or args.memory < 1 or args.workers is not None and args.workers < 1:
+        return fail("--timeout must be > 0 seconds, --memory and --workers >= 1")
+    if args.env is not None:
+        from sandbox import envs
+
+        if args.env not in envs.SUITES:
+            return fail(f"--env {args.env!r}: no such sandbox environment; known: {', '.join(envs.SUITES)}")
     out: Path = args.out
     state = progress_path(out)
     if out.is_dir():
@@ -315,6 +322,9 @@ def _make_suite_cli(args: argparse.Namespace) -> int:
         srcs, errors = sources(args.source, args.data, env=args.env, limit=args.limit)
     except DataError as exc:
         return fail(str(exc))
+    if not srcs:
+        return fail(f"--from {args.source}: no source task to make tasks from"
+                    + (f" ({errors[0]}{f'; and {len(errors) - 1} more' if len(errors) > 1 else ''})" if errors else ""))
     identity = _identity(args, families, srcs)
     try:
         writer = SuiteWriter.resume(out, identity) if state.exists() else SuiteWriter.start(out, identity)
