@@ -24,7 +24,7 @@ KIND_RULES: tuple[tuple[str, str], ...] = (
     ("docstring", r"\bdocstrings?\b|\bdocument\w*|\bdocs\b"),
     ("signature_change", r"\bsignatures?\b|\bparameters?\b|\barguments?\b|\bparams?\b|\btype hints?\b"
                          r"|\bannotat\w*|\btyping\b|\bkeyword\b|\bdefault values?\b"),
-    ("import_change", r"\bimports?\b|\bdependenc\w*|\blibrar(?:y|ies)\b"),
+    ("import_change", r"\bimports?\b|\blibrar(?:y|ies)\b"),
     ("defensive", r"\bvalidat\w*|\bguards?\b|\brobust\w*|\bdefensive\w*|\bsanitiz\w*|\bsanitis\w*|\bassert\w*"
                   r"|\bedge cases?\b|\braises?\b|\bthrows?\b|\bexceptions?\b|\berror handling\b"
                   r"|\bhandle (?:\w+ )?(?:errors?|exceptions?|invalid|none|empty|malformed)\b|\btry[/-]except\b"
@@ -32,15 +32,18 @@ KIND_RULES: tuple[tuple[str, str], ...] = (
     ("deletion", r"\bremov\w*|\bdelet\w*|\bdrop\b|\bdead code\b|\bunused\b|\bsimplif\w*|\bmove\b|\bmoving\b"),
 )
 
-# Broad requests: the whole code may change shape. Each allows the kinds listed.
-_BROAD_KINDS = ("rename", "formatting_only", "signature_change", "import_change", "deletion", "defensive",
-                "comment_removed", "docstring")
-BROAD_RULES: tuple[tuple[str, str], ...] = (
-    ("refactor", r"\brefactor\w*|\brestructur\w*|\bobject[- ]oriented\b"),
-    ("rewrite", r"\brewrit\w*|\bre-write\b|\bfrom scratch\b"),
-    ("optimise", r"\boptimi[sz]\w*|\bspeed up\b|\bmake it faster\b"),
-    ("translate", r"\btranslat\w*|\bport (?:it |this |the code )?to\b|\bconvert (?:it |this |the code )?(?:in)?to\b"),
-    ("modernise", r"\bmoderni[sz]\w*|\bidiomatic\b|\bclean ?up\b"),
+# Broad requests: the code may change shape. Each allows the kinds listed (an optimisation changes the
+# code's logic and interfaces, not its names, comments or input checks).
+_ALL = ("rename", "formatting_only", "signature_change", "import_change", "deletion", "defensive",
+        "comment_removed", "docstring")
+BROAD_RULES: tuple[tuple[str, str, tuple[str, ...]], ...] = (
+    ("refactor", r"\brefactor\w*|\brestructur\w*|\bobject[- ]oriented\b", _ALL),
+    ("rewrite", r"\brewrit\w*|\bre-write\b|\bfrom scratch\b", _ALL),
+    ("translate", r"\btranslat\w*|\bport (?:it |this |the code )?to\b|\bconvert (?:it |this |the code )?(?:in)?to\b",
+     _ALL),
+    ("optimise", r"\boptimi[sz]\w*|\bspeed up\b|\bmake it faster\b", ("signature_change", "import_change", "deletion")),
+    ("modernise", r"\bmoderni[sz]\w*|\bidiomatic\b|\bclean ?up\b",
+     ("rename", "formatting_only", "signature_change", "import_change", "deletion", "comment_removed", "docstring")),
 )
 
 # Kinds nothing in an instruction excuses: an omission marker, or a change outside the selection.
@@ -51,7 +54,7 @@ _COMMON = frozenset({"self", "cls", "none", "true", "false", "int", "str", "floa
                      "tuple", "bool", "object", "args", "kwargs", "return", "returns"})
 
 _KIND_RE = tuple((kind, re.compile(rx, re.IGNORECASE)) for kind, rx in KIND_RULES)
-_BROAD_RE = tuple((label, re.compile(rx, re.IGNORECASE)) for label, rx in BROAD_RULES)
+_BROAD_RE = tuple((label, re.compile(rx, re.IGNORECASE), kinds) for label, rx, kinds in BROAD_RULES)
 _BACKTICKS = re.compile(r"`([^`\n]{1,300})`")
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -83,7 +86,7 @@ def _stem_match(part: str, word: str) -> bool:
                                                                   and len(part) - len(word) <= 2)
 
 
-class Scope(msgspec.Struct, frozen=True):
+class Scope(msgspec.Struct, frozen=True, kw_only=True):
     """What one instruction asks for."""
 
     text: str
@@ -91,7 +94,8 @@ class Scope(msgspec.Struct, frozen=True):
     shown: tuple[str, ...]  # the same as written, in order, for messages
     words: frozenset[str]  # every word, lower case (weak evidence: "rename to covariance")
     kinds: dict[str, str]  # kind -> the words that asked for it
-    broad: str | None  # "refactor", "rewrite", ... when the whole code may change shape
+    broad: str | None  # "refactor", "rewrite", ... when the code may change shape
+    broad_kinds: frozenset[str] = frozenset()  # the kinds that broad request allows
     renames: tuple[tuple[str, str], ...]  # ("x", "y") from "rename x to y" (lower case)
     signatures: frozenset[str]  # functions it gives a signature for: `f(a, b)` (lower case)
 
@@ -103,6 +107,17 @@ class Scope(msgspec.Struct, frozen=True):
             return True
         parts = [p for p in split_identifier(name) if len(p) >= 3]
         return bool(parts) and all(p in self.words or any(_stem_match(p, w) for w in self.words) for p in parts)
+
+    def names_new_name(self, old: str, new: str) -> bool:
+        """A rename's new name is the instruction's: written as code, or a plain word it uses (`peek`,
+        `covariance`, `corr` for "correlation"); a name that only adds words to the old one (`tokens` ->
+        `tokens_value`) must be written out."""
+        if self.named_strongly(new):
+            return True
+        parts, old_parts = split_identifier(new), set(split_identifier(old))
+        if len(parts) > 1 and old_parts and old_parts <= set(parts):
+            return False
+        return self.mentions(new)
 
     def named_strongly(self, name: str) -> bool:
         return name.lower() in self.names
@@ -122,12 +137,15 @@ def parse_instruction(text: str | None) -> Scope:
         shown.append(m.group(1))
         signatures.add(m.group(1).lower())
     shown = list(dict.fromkeys(w for w in shown if w.lower() not in _COMMON))
+    # the words, not the code: `translate_from_list` asks for no translation
+    prose = _WORD.sub(lambda m: " " if _code_like(m.group(0)) else m.group(0), plain)
     kinds: dict[str, str] = {}
     for kind, rx in _KIND_RE:
-        m = rx.search(text)
+        m = rx.search(prose)
         if m:
             kinds[kind] = m.group(0).lower()
-    broad = next((label for label, rx in _BROAD_RE if rx.search(text)), None)
+    broad, broad_kinds = next(((label, frozenset(k)) for label, rx, k in _BROAD_RE if rx.search(prose)),
+                              (None, frozenset()))
     renames = tuple((a.split(".")[-1].lower(), b.split(".")[-1].lower()) for verb, a, b in _RENAME.findall(text)
                     if (verb.lower() == "rename" or _code_like(a) or f"`{a}" in text) and a.lower() not in _COMMON)
     return Scope(
@@ -137,6 +155,7 @@ def parse_instruction(text: str | None) -> Scope:
         words=frozenset(w.lower() for w in _WORD.findall(text) if len(w) > 1),
         kinds=kinds,
         broad=broad,
+        broad_kinds=broad_kinds,
         renames=renames,
         signatures=frozenset(signatures),
     )
@@ -144,10 +163,7 @@ def parse_instruction(text: str | None) -> Scope:
 
 def allowed_kinds(scope: Scope) -> set[str]:
     """The kinds of change the instruction asks for in general (names aside)."""
-    allowed = set(scope.kinds)
-    if scope.broad:
-        allowed |= set(_BROAD_KINDS)
-    return allowed - NEVER_REQUESTED
+    return (set(scope.kinds) | scope.broad_kinds) - NEVER_REQUESTED
 
 
 class UnitFacts(msgspec.Struct, frozen=True):
@@ -166,6 +182,8 @@ class UnitFacts(msgspec.Struct, frozen=True):
     rename_rewritten: bool = False  # no line holding a renamed name survives as a pure rename
     imported: frozenset[str] = frozenset()  # renamed names an import of the original binds
     same_statements: bool = False  # both sides hold the same statements (`if a:` -> `if not a:`)
+    new_code: bool = False  # lines inserted into functions the edit adds: new code, not a change of old code
+    tokens_changed: int = 0
 
 
 class Verdict(msgspec.Struct, frozen=True):
@@ -181,9 +199,13 @@ _LABEL = {
 }
 
 
+# A guard inside a unit of at least this many changed tokens that also changes logic belongs to new or
+# rewritten code (a guard alone is 10 to 20 tokens); in a smaller unit it is judged on its own.
+REWRITE_TOKENS = 40
+
 # Kinds that come with new or rewritten logic in one unit (guards in new code, a rewritten body's
 # docstring and signature). A rename or a lost comment is a separate choice and judged on its own.
-_WITH_LOGIC = frozenset({"defensive", "docstring", "deletion", "signature_change", "import_change"})
+_WITH_LOGIC = frozenset({"deletion", "signature_change"})
 
 
 def _requested_by(kind: str, scope: Scope, facts: UnitFacts) -> str | None:
@@ -191,11 +213,23 @@ def _requested_by(kind: str, scope: Scope, facts: UnitFacts) -> str | None:
     specific = _evidence(kind, scope, facts)
     if specific:
         return specific
-    if kind in scope.kinds:
+    if kind in scope.kinds and (kind not in _SCOPED or _in_scope(scope, facts)):
         return f"{_LABEL[kind]} requested by the instruction ({scope.kinds[kind]!r})"
-    if scope.broad:
+    if kind in scope.broad_kinds and (kind not in _SCOPED or _in_scope(scope, facts)):
         return f"{_LABEL[kind]} is part of the requested {scope.broad}"
     return None
+
+
+# Kinds that words ask for where the instruction points: "add validation to `f`" excuses no guard in `g`.
+_SCOPED = frozenset({"defensive", "docstring", "comment_removed", "rename", "formatting_only"})
+
+
+def _in_scope(scope: Scope, facts: UnitFacts) -> bool:
+    """The unit is where the instruction points: it names no code, or it names the unit's function, or
+    the edit changes that function's code anyway. (Naming a class does not point at each of its methods.)"""
+    if not scope.names or facts.function is None or facts.function_changes_logic or facts.new_code:
+        return True
+    return scope.mentions(facts.function.split(".")[-1])
 
 
 def _evidence(kind: str, scope: Scope, facts: UnitFacts) -> str | None:
@@ -208,6 +242,12 @@ def _evidence(kind: str, scope: Scope, facts: UnitFacts) -> str | None:
         return why
     if kind == "defensive" and facts.same_statements:
         return "changes an existing condition (logic), adds no guard"
+    if kind in ("defensive", "docstring") and facts.new_code:
+        return f"part of the new code{f' of `{fn}`' if fn else ''}"
+    if kind == "docstring" and facts.docstring_kept and "logic" in facts.kinds:
+        return "part of a logic change"
+    if kind == "defensive" and "logic" in facts.kinds and facts.tokens_changed >= REWRITE_TOKENS:
+        return f"part of {facts.tokens_changed} tokens of new or rewritten logic"
     if "logic" in facts.kinds and kind in _WITH_LOGIC:
         return "part of a logic change"  # the unit holds the requested change; flagging it would revert that too
     if kind == "signature_change":
@@ -239,11 +279,11 @@ def _evidence(kind: str, scope: Scope, facts: UnitFacts) -> str | None:
 
 def _follows(old: str, new: str, anchor: tuple[str, str]) -> bool:
     """`all_managers_names` -> `all_manager_n_names` follows the rename `find_managers` -> `find_manager_n`:
-    it drops the parts the anchor drops and adds the parts it adds."""
+    it drops the parts the anchor drops and adds the parts it adds, and no word the anchor lacks."""
     a_old, a_new = set(split_identifier(anchor[0])), set(split_identifier(anchor[1]))
     dropped, added = a_old - a_new, a_new - a_old
     o, n = set(split_identifier(old)), set(split_identifier(new))
-    return bool(dropped or added) and dropped <= o - n and added <= n - o
+    return bool(dropped or added) and dropped <= o - n and added <= n - o and n - o <= a_new
 
 
 def _rename_reason(scope: Scope, facts: UnitFacts) -> str | None:
@@ -253,7 +293,7 @@ def _rename_reason(scope: Scope, facts: UnitFacts) -> str | None:
     for old, new in facts.renames.items():
         if any(a == old.lower() for a, _ in scope.renames):
             reasons.append(f"the instruction asks to rename `{old}`")
-        elif scope.mentions(new):
+        elif scope.names_new_name(old, new):
             reasons.append(f"the instruction names `{new}`")
         elif old in facts.imported:
             reasons.append(f"uses `{new}` instead of the imported `{old}` (a change of library, not a rename)")

@@ -66,15 +66,34 @@ def test_kind_rules_both_ways(kind, asks, does_not_ask):
 
 def test_rule_tables_cover_only_known_kinds():
     assert {k for k, _ in KIND_RULES} <= UNREQUESTED_KINDS
-    assert {label for label, _ in BROAD_RULES} == {"refactor", "rewrite", "optimise", "translate", "modernise"}
+    assert {label for label, _, _ in BROAD_RULES} == {"refactor", "rewrite", "optimise", "translate", "modernise"}
+    assert all(set(kinds) <= UNREQUESTED_KINDS for _, _, kinds in BROAD_RULES)
 
 
-@pytest.mark.parametrize("instruction", ["refactor this", "rewrite `f` from scratch", "optimise the loop",
+@pytest.mark.parametrize("instruction", ["refactor this", "rewrite `f` from scratch",
                                          "translate it to idiomatic Python", "make it object-oriented"])
 def test_broad_requests_allow_most_kinds_but_never_placeholders(instruction):
     assert verdict(instruction, kinds=("rename",), renames={"a": "b"}).flagged is False
     assert verdict(instruction, kinds=("lazy_placeholder",)).flagged is True
     assert verdict(instruction, kinds=("outside_target",)).flagged is True
+
+
+def test_an_optimisation_changes_code_not_names_or_checks():
+    assert not verdict("optimise the loop", kinds=("deletion",), function="f").flagged
+    assert not verdict("optimise the loop", kinds=("signature_change",), function="f").flagged
+    assert verdict("optimise the loop", kinds=("rename",), renames={"a": "b"}).flagged
+    assert verdict("optimise the loop", kinds=("defensive",)).flagged
+    # the words, not the code: `translate_from_list` asks for no translation
+    assert parse_instruction("include a method `translate_from_list`").broad is None
+    assert parse_instruction("add a method translate_from_list").broad is None
+
+
+def test_words_point_at_the_named_function():
+    guard = dict(kinds=("defensive",), function="Box.unlock")
+    assert verdict("make `peek` raise when locked", **guard).flagged  # validation words, another function
+    assert not verdict("make `unlock` raise when locked", **guard).flagged
+    assert not verdict("make `peek` raise when locked", **guard, function_changes_logic=True).flagged
+    assert not verdict("raise on bad input", **guard).flagged  # the instruction names no code
 
 
 def test_rename_requested_or_not():
@@ -129,6 +148,7 @@ def test_docstring_update_and_removal():
     removal = dict(kinds=("docstring",), function="solve", docstring_kept=False, function_changes_logic=True)
     assert verdict("use A* in `solve`", **removal).flagged
     assert not verdict("remove the docstrings", **removal).flagged
+    assert verdict("fix it", kinds=("rename",), renames={"tokens": "tokens_value"}).flagged
     renamed = dict(kinds=("docstring",), docstring_kept=True, old_names=frozenset({"group", "C4"}),
                    new_names=frozenset({"group", "C8"}))
     assert not verdict("Edit the C4 class to represent the class C8", **renamed).flagged
@@ -146,7 +166,10 @@ def test_imports_deletions_comments():
 
 
 def test_logic_units_carry_their_guards_but_not_their_renames():
-    assert not verdict("fix it", kinds=("defensive", "logic")).flagged
+    assert not verdict("fix it", kinds=("defensive", "logic"), tokens_changed=120).flagged  # new or rewritten code
+    assert verdict("fix it", kinds=("defensive", "logic"), tokens_changed=20).flagged
+    assert not verdict("fix it", kinds=("defensive", "logic"), new_code=True).flagged
+    assert not verdict("fix it", kinds=("signature_change", "logic"), function="f").flagged
     assert verdict("fix it", kinds=("rename", "logic"), renames={"v": "value"}).flagged
     assert verdict("fix it", kinds=("logic", "comment_removed")).flagged
     assert verdict("fix it", kinds=("logic", "outside_target")).flagged

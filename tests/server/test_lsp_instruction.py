@@ -79,8 +79,8 @@ CASES = [
     ("comment", NO_COMMENT, ["remove the comments", "clean up `mean_above`"],
      ["fix the comparison in `mean_above`"]),
     ("import", IMPORTED, ["add an import of `os`", "update the imports"], ["fix the comparison in `mean_above`"]),
-    ("broad", RENAMED, ["refactor `mean_above`", "rewrite mean_above", "optimise mean_above",
-                        "translate this to idiomatic Python"], ["fix `lcm`"]),
+    ("broad", RENAMED, ["refactor `mean_above`", "rewrite mean_above", "translate this to idiomatic Python"],
+     ["fix `lcm`", "optimise mean_above", "refactor `lcm`"]),
 ]
 
 
