@@ -57,9 +57,12 @@ def run_state(config: RunConfig, body: dict, verdicts: list[SampleRecord], error
         if r.flaky:
             flaky.setdefault(r.condition, []).append({"task": r.task_id, "sample": r.sample, "outcome": r.outcome,
                                                       "votes": list(r.votes or [])})
-    complete = not errors and not missing
+    # passing samples whose follow-up run (coverage) failed: pass@1 counts them, their metrics are absent
+    partial = Counter(r.condition for r in verdicts if r.outcome == "pass" and r.error is not None)
+    complete = not errors and not missing and not partial
     left = [f"{len(errors)} ended in an error"] if errors else []
     left += [f"{missing} not run yet"] if missing else []
+    left += [f"the numbers of {sum(partial.values())} passing whose follow-up run (coverage) failed"] if partial else []
     return {
         "complete": complete,
         "errors": {c: n_err.get(c, 0) for c in conds},
@@ -68,10 +71,11 @@ def run_state(config: RunConfig, body: dict, verdicts: list[SampleRecord], error
         "first_error": {c: next(f"{r.task_id} sample {r.sample}: {_error_kind(r)}: {' '.join((r.error or '').split())[:200]}"
                                 for r in errors if r.condition == c) for c in conds if n_err.get(c)},
         "flaky": flaky,
+        "partial": dict(sorted(partial.items())),
         "n_verdicts": len(verdicts),
         "missing": missing,
         "scores": f"over the {len(verdicts)} samples with a verdict" + ("" if complete else
-                  f"; incomplete: {' and '.join(left)} and are left out"),
+                  f"; incomplete, left out: {'; '.join(left)}"),
     }
 
 

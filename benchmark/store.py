@@ -88,6 +88,8 @@ TRANSIENT_KINDS = frozenset({"timeout", "connection", "http", "rate_limited", "b
 def retryable(rec: SampleRecord) -> bool:
     """A failure of the machinery, not a verdict on the model: a backend that failed to answer or a
     sandbox that failed to run the program."""
+    if rec.outcome == "pass" and rec.error is not None:  # passed, but a follow-up run (coverage) failed
+        return True
     return rec.outcome == "sandbox_error" or rec.outcome == "backend_error" and rec.error_kind in TRANSIENT_KINDS
 
 

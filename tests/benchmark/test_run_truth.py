@@ -176,7 +176,7 @@ def test_backend_errors_are_errors_not_failures_and_the_run_says_so(tmp_path: Pa
         assert s["complete"] is False and s["errors"] == {"lazy": 1} and s["error_kinds"] == {"lazy": {"backend_error/http": 1}}
         # the score is over the one verdict, not two samples of which one "failed"
         assert s["conditions"]["lazy"] == {"pass@1": 0.0, "excess_code": None, "n_tasks": 1, "n_samples": 1}
-        assert s["n_verdicts"] == 1 and "incomplete: 1 ended in an error" in s["scores"]
+        assert s["n_verdicts"] == 1 and "incomplete, left out: 1 ended in an error" in s["scores"]
         outcomes = sorted(r.outcome for r in read_records(out / RESULTS))
         assert outcomes == ["backend_error", "fail"]
 
@@ -246,5 +246,10 @@ def test_summary_bytes_do_not_depend_on_the_order_of_results(tmp_path: Path) -> 
     write(tmp_path / "cut", records[1:])
     text = bench("report", str(tmp_path / "cut"))
     assert text.returncode == 0 and "INCOMPLETE: every score above is over the 399 samples with a verdict; " \
-        "incomplete: 1 not run yet and are left out" in text.stdout
+        "incomplete, left out: 1 not run yet" in text.stdout
     assert json.loads((tmp_path / "cut" / "summary.json").read_text())["complete"] is False
+    # a pass whose coverage run failed: pass@1 counts it, ExcessCode lacks it, and the summary says so
+    hurt = next(r for r in records if r.passed)
+    hurt.error, hurt.excess_code = "coverage run: timeout", None
+    s = json.loads(write(tmp_path / "partial", records))
+    assert s["complete"] is False and s["partial"] == {hurt.condition: 1} and "coverage" in s["scores"]
