@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import sys
+from collections.abc import Callable
 from pathlib import Path
 
 from server.errors import UserError
@@ -31,3 +33,13 @@ def require(path: Path, what: str) -> Path:
             f"{what} not found at {path}: pass --data DIR or set EDIT_FIDELITY_DATA to the benchmark data directory"
         )
     return path
+
+
+def run_script(main: Callable[[], int | None]) -> int:
+    """`sys.exit(run_script(main))` for a `python -m benchmark.X` script: a DataError (or any UserError)
+    ends it with its one line and status 2, as `edit-fidelity` reports it, instead of a traceback."""
+    try:
+        return int(main() or 0)
+    except UserError as exc:
+        print(f"{Path(sys.argv[0]).stem}: error: {exc}", file=sys.stderr)
+        return 2

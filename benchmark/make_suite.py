@@ -278,7 +278,8 @@ def _identity(args: argparse.Namespace, families: Sequence[Family], srcs: Sequen
     """Everything that changes which tasks a run keeps (not --workers: concurrency changes no verdict)."""
     from benchmark.suite_writer import sources_digest
 
-    return {"from": args.source, "families": [f.name for f in families], "max_corruptions": args.max_corruptions,
+    # a directory is named by its content (the digest), so `--from ./src` resumes `--from src`
+    return {"from": "directory" if Path(args.source).is_dir() else args.source, "families": [f.name for f in families], "max_corruptions": args.max_corruptions,
             "functions": args.functions, "seed": args.seed, "variants": args.variants, "attempts": args.attempts,
             "max_tasks": args.max_tasks, "timeout_s": args.timeout, "memory_mb": args.memory,
             "sources": len(srcs), "sources_sha256": sources_digest(
@@ -332,7 +333,11 @@ def _make_suite_cli(args: argparse.Namespace) -> int:
         return fail(str(exc))
     except OSError as exc:
         return fail(f"--out {out}: {exc.strerror or exc}")
-    done = _outcomes(srcs, writer)
+    try:
+        done = _outcomes(srcs, writer)
+    except DataError as exc:
+        writer.close()
+        return fail(f"{exc}; remove {out} and {state.name} to start again")
     if done:
         print(f"make-suite: resuming {out}: {len(done)} of {len(srcs)} source tasks already done "
               f"({len(writer.tasks)} tasks kept)", file=sys.stderr)
@@ -388,4 +393,6 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from benchmark.datadir import run_script
+
+    sys.exit(run_script(main))
