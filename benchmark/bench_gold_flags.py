@@ -12,15 +12,22 @@ view, every unrequested-looking kind counts) and on, in the same run:
   layout differences are not counted; the raw texts are shown alongside for reference. Every unit of
   the normalised comparison is the fix itself, so any flag there is a flagged fix.
 
+- Recall on real over-edits (`--suite injected`): known unrequested changes injected on top of each CanItEdit
+  gold `after`, into functions the original already has (a rename of a local, an `is None` guard that
+  raises, a removed docstring, a removed comment, an unused import), judged with each instruction kind:
+  the share of injected changes whose unit is still flagged. The instruction must not excuse them.
+
 It calls the core (`measure`) and the judge (`flag_hunks`, `hunk_views`) directly, without the server:
 the same functions `requestEdit` uses, minus the transport.
 
-    python -m benchmark.bench_gold_flags [--data DIR] [--limit N] [--list-hints]
+    python -m benchmark.bench_gold_flags [--data DIR] [--limit N] [--suite canitedit|overedit|injected|all]
 """
 
 from __future__ import annotations
 
 import argparse
+import ast
+import re
 import sys
 import time
 from collections import Counter
@@ -120,11 +127,79 @@ def overedit_rows(data: str | None, limit: int | None) -> list[str]:
     return out + ["", "flagged fix units (normalised, instruction on):", *(listed or ["  (none)"])]
 
 
+def _is_docstring(node: ast.stmt) -> bool:
+    return isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)
+
+
+def injections(before: str, after: str) -> list[tuple[str, str, str | None]]:
+    """(kind, edited text, renamed name) for each over-edit injected into `after`, one at a time, only
+    into functions `before` has (an over-edit changes existing code)."""
+    try:
+        tree, old = ast.parse(after), ast.parse(before)
+    except SyntaxError:
+        return []
+    existing = {n.name for n in ast.walk(old) if isinstance(n, ast.FunctionDef)}
+    lines = after.splitlines(keepends=True)
+    out: list[tuple[str, str, str | None]] = []
+    done: set[str] = set()
+    for f in (n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef) and n.name in existing):
+        head, body, tail = "".join(lines[: f.lineno - 1]), "".join(lines[f.lineno - 1 : f.end_lineno]), \
+            "".join(lines[f.end_lineno :])
+        params = [a.arg for a in f.args.args if a.arg not in ("self", "cls")]
+        stored = [n.id for n in ast.walk(f) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)]
+        uses = [n.id for n in ast.walk(f) if isinstance(n, ast.Name)]
+        local = next((v for v in dict.fromkeys(stored) if v not in params and uses.count(v) >= 2 and len(v) > 1), None)
+        if local and "rename" not in done:
+            done.add("rename")
+            out.append(("rename", head + re.sub(rf"\b{re.escape(local)}\b", local + "_value", body) + tail, local))
+        if params and f.body and "defensive" not in done:
+            done.add("defensive")
+            at = f.body[0].end_lineno if _is_docstring(f.body[0]) and len(f.body) > 1 else f.body[0].lineno - 1
+            pad = " " * f.body[-1].col_offset
+            guard = f"{pad}if {params[0]} is None:\n{pad}    raise ValueError('{params[0]} must not be None')\n"
+            out.append(("defensive", "".join(lines[:at]) + guard + "".join(lines[at:]), None))
+        if len(f.body) > 1 and _is_docstring(f.body[0]) and "docstring" not in done:
+            done.add("docstring")
+            d = f.body[0]
+            out.append(("docstring", "".join(lines[: d.lineno - 1]) + "".join(lines[d.end_lineno :]), None))
+    comment = next((i for i, ln in enumerate(lines) if ln.strip().startswith("#")), None)
+    if comment is not None:
+        out.append(("comment_removed", "".join(lines[:comment] + lines[comment + 1 :]), None))
+    out.append(("import_change", ("import json\n" if "import os" in after else "import os\n") + after, None))
+    return out
+
+
+def injected_rows(data: str | None, limit: int | None) -> list[str]:
+    from benchmark import canitedit
+
+    problems = canitedit.load(data, limit)
+    out = ["Injected over-edits on CanItEdit gold: share still flagged (any severity)",
+           f"{'':<34} " + " ".join(f"{k:>16}" for k in ("rename", "defensive", "docstring", "comment_removed",
+                                                          "import_change"))]
+    cases = [(p, kind, text, name, measure(p.before, text)) for p in problems
+             for kind, text, name in injections(p.before, p.after)]
+    for condition in canitedit.CONDITIONS:
+        for aware in (False, True):
+            seen: Counter = Counter()
+            hit: Counter = Counter()
+            for p, kind, text, name, report in cases:
+                units = [i for i, h in enumerate(report.hunks) if (h.renames.get(name) if name else kind in h.kinds)]
+                if not units:
+                    continue  # the core does not see this one: a classifier matter, not the judge's
+                flagged = flag_hunks(report, p.instruction(condition), original=p.before, edited=text, aware=aware)
+                seen[kind] += 1
+                hit[kind] += any(flagged[i] for i in units)
+            cells = " ".join(f"{hit[k]:>5}/{seen[k]:<4} {hit[k] / seen[k] if seen[k] else 0:.3f}"
+                             for k in ("rename", "defensive", "docstring", "comment_removed", "import_change"))
+            out.append(f"{condition + ', instruction ' + ('on' if aware else 'off'):<34} {cells}")
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m benchmark.bench_gold_flags", description=__doc__.split("\n\n")[0])
     ap.add_argument("--data", help="benchmark data directory (default: EDIT_FIDELITY_DATA)")
     ap.add_argument("--limit", type=int, help="first N problems / tasks of each suite")
-    ap.add_argument("--suite", choices=("canitedit", "overedit", "both"), default="both")
+    ap.add_argument("--suite", choices=("canitedit", "overedit", "injected", "all"), default="all")
     ap.add_argument("--list-hints", action="store_true", help="list CanItEdit units flagged at hint severity too")
     args = ap.parse_args(argv)
     if args.limit is not None and args.limit < 1:
@@ -134,10 +209,12 @@ def main(argv: list[str] | None = None) -> int:
 
     started = time.perf_counter()
     try:
-        if args.suite in ("canitedit", "both"):
+        if args.suite in ("canitedit", "all"):
             print("\n".join(canitedit_rows(args.data, args.limit, args.list_hints)), end="\n\n")
-        if args.suite in ("overedit", "both"):
-            print("\n".join(overedit_rows(args.data, args.limit)))
+        if args.suite in ("overedit", "all"):
+            print("\n".join(overedit_rows(args.data, args.limit)), end="\n\n")
+        if args.suite in ("injected", "all"):
+            print("\n".join(injected_rows(args.data, args.limit)))
     except DataError as exc:
         print(f"bench_gold_flags: {exc}", file=sys.stderr)
         return 2

@@ -20,8 +20,12 @@ KIND_RULES: tuple[tuple[str, str], ...] = (
                r"|\b(?:identifier|variable) names\b"),
     ("formatting_only", r"\breformat\w*|\bformatting\b|\bformat (?:the|this|my) code\b|\bpep ?8\b|\bblack\b"
                         r"|\bcode style\b|\bindent\w*|\bwhitespace\b|\blint\w*|\btidy\b|\bprettif\w*"),
-    ("comment_removed", r"\bcomments?\b|\bclean ?up\b"),
-    ("docstring", r"\bdocstrings?\b|\bdocument\w*|\bdocs\b"),
+    # a verb that acts on them: "they don't respect the docstring" asks for no docstring change
+    ("comment_removed", r"\b(?:remov|delet|drop|strip|updat|rewrit|edit|chang|clean)\w*\s+(?:\w+\s+){0,3}?comments?\b"
+                        r"|\bcomments?\s+(?:out|away)\b|\bclean ?up\b"),
+    ("docstring", r"\b(?:add|updat|writ|improv|fix|chang|edit|remov|delet|drop|rewrit)\w*\s+(?:\w+\s+){0,3}?docstrings?\b"
+                  r"|\bdocstrings?\s+(?:for|to|that)\b|\bdocument(?:ation)?\s+(?:for|the|this|these|each|all|every|it|them)\b"
+                  r"|\badd (?:\w+ )?documentation\b|\bdocs\b"),
     ("signature_change", r"\bsignatures?\b|\bparameters?\b|\barguments?\b|\bparams?\b|\btype hints?\b"
                          r"|\bannotat\w*|\btyping\b|\bkeyword\b|\bdefault values?\b"),
     ("import_change", r"\bimports?\b|\blibrar(?:y|ies)\b"),
@@ -31,6 +35,11 @@ KIND_RULES: tuple[tuple[str, str], ...] = (
                   r"|\b(?:check|checks|checking) (?:the |for )?(?:input|type|none|null)s?\b|\bmalformed\b"),
     ("deletion", r"\bremov\w*|\bdelet\w*|\bdrop\b|\bdead code\b|\bunused\b|\bsimplif\w*|\bmove\b|\bmoving\b"),
 )
+
+# "do not throw", "never raise", "without an exception": the instruction wants the case handled, by no raise.
+_NEGATED_RAISE = re.compile(r"\b(?:not|never|no|don't|doesn't|without|instead of)\s+(?:\w+\s+){0,2}?"
+                            r"(?:raise|raising|throw|throwing|exceptions?|errors?)\b", re.IGNORECASE)
+_EXCEPTION = re.compile(r"(?:Error|Exception|Warning)$")
 
 # Broad requests: the code may change shape. Each allows the kinds listed (an optimisation changes the
 # code's logic and interfaces, not its names, comments or input checks).
@@ -96,6 +105,8 @@ class Scope(msgspec.Struct, frozen=True, kw_only=True):
     kinds: dict[str, str]  # kind -> the words that asked for it
     broad: str | None  # "refactor", "rewrite", ... when the code may change shape
     broad_kinds: frozenset[str] = frozenset()  # the kinds that broad request allows
+    no_raise: bool = False  # "do not throw": the guards it asks for return, they do not raise
+    exceptions: frozenset[str] = frozenset()  # exception classes it names (`ValueError`)
     renames: tuple[tuple[str, str], ...]  # ("x", "y") from "rename x to y" (lower case)
     signatures: frozenset[str]  # functions it gives a signature for: `f(a, b)` (lower case)
 
@@ -156,6 +167,8 @@ def parse_instruction(text: str | None) -> Scope:
         kinds=kinds,
         broad=broad,
         broad_kinds=broad_kinds,
+        no_raise=bool(_NEGATED_RAISE.search(prose)),
+        exceptions=frozenset(w for w in [*shown, *_WORD.findall(text)] if w[:1].isupper() and _EXCEPTION.search(w)),
         renames=renames,
         signatures=frozenset(signatures),
     )
@@ -183,6 +196,8 @@ class UnitFacts(msgspec.Struct, frozen=True):
     imported: frozenset[str] = frozenset()  # renamed names an import of the original binds
     same_statements: bool = False  # both sides hold the same statements (`if a:` -> `if not a:`)
     new_code: bool = False  # lines inserted into functions the edit adds: new code, not a change of old code
+    raises: frozenset[str] = frozenset()  # a guard unit's `raise`/`assert`, and the exception classes it names
+    import_unused: frozenset[str] = frozenset()  # names an import unit adds that no changed code uses
     tokens_changed: int = 0
 
 
@@ -213,6 +228,10 @@ def _requested_by(kind: str, scope: Scope, facts: UnitFacts) -> str | None:
     specific = _evidence(kind, scope, facts)
     if specific:
         return specific
+    if kind == "import_change" and facts.import_unused and not any(scope.mentions(n) for n in facts.import_unused):
+        return None  # an import nothing uses is never what a request was for
+    if kind == "defensive" and not _raises_as_asked(scope, facts):
+        return None
     if kind in scope.kinds and (kind not in _SCOPED or _in_scope(scope, facts)):
         return f"{_LABEL[kind]} requested by the instruction ({scope.kinds[kind]!r})"
     if kind in scope.broad_kinds and (kind not in _SCOPED or _in_scope(scope, facts)):
@@ -222,6 +241,17 @@ def _requested_by(kind: str, scope: Scope, facts: UnitFacts) -> str | None:
 
 # Kinds that words ask for where the instruction points: "add validation to `f`" excuses no guard in `g`.
 _SCOPED = frozenset({"defensive", "docstring", "comment_removed", "rename", "formatting_only"})
+
+
+def _raises_as_asked(scope: Scope, facts: UnitFacts) -> bool:
+    """A guard that raises where the instruction says not to, or raises another exception than the ones
+    it names, is not the validation it asked for."""
+    if not facts.raises:
+        return True
+    if scope.no_raise:
+        return False
+    named = {n for n in facts.raises if _EXCEPTION.search(n)}
+    return not (scope.exceptions and named and not named & scope.exceptions)
 
 
 def _in_scope(scope: Scope, facts: UnitFacts) -> bool:

@@ -1,15 +1,14 @@
 """What the server makes of a fidelity report: which hunks to flag, what to say, how loud.
 
-The core (`server.fidelity`) describes each hunk and says whether it looks unrequested; this module
-weighs that against the user's instruction (asking to "add input validation" makes a defensive hunk
-requested), adds complexity notes per function, and picks severities from the thresholds.
+The core (`server.fidelity`) describes each hunk (change unit) and says whether it looks unrequested;
+this module weighs that against the user's instruction with the rules of `server.fidelity.instruction`
+(over the facts `server.fidelity.unit_facts` gathers), says why in each message, adds complexity notes
+per function, and picks severities from the settings (`severity`, `whitespaceHintLines`, thresholds).
 Also: whole-line selection handling, the per-function window for large files, revert edits.
 """
 
 from __future__ import annotations
 
-import ast
-import keyword
 import re
 import textwrap
 from dataclasses import dataclass
@@ -17,10 +16,12 @@ from dataclasses import dataclass
 import msgspec
 
 from server.fidelity import FidelityReport, Hunk, common_affix, measure
-from server.fidelity.instruction import UnitFacts, Verdict, judge_unit, parse_instruction
+from server.fidelity.instruction import Verdict, judge_unit, parse_instruction
 from server.fidelity.instruction import allowed_kinds as _allowed
 from server.fidelity.report import UNREQUESTED_KINDS
+from server.fidelity.unit_facts import unit_facts
 from server.lsp.settings import Thresholds
+
 
 def allowed_kinds(instruction: str | None) -> set[str]:
     """Hunk kinds the instruction asks for in general (a broad request such as "refactor" allows most)."""
@@ -32,197 +33,6 @@ class Judgment(list):
     verdict behind each one (`verdicts`) for the messages."""
 
     verdicts: list[Verdict]
-
-
-_KEYWORDS = frozenset(keyword.kwlist) | {"import", "from", "as"}
-_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-
-
-def _names(text: str) -> frozenset[str]:
-    return frozenset(n for n in _NAME.findall(text) if n not in _KEYWORDS)
-
-
-def _bound_by_imports(text: str) -> frozenset[str]:
-    """The names import statements bind (`import numpy as np` binds `np`); plain names when it is not
-    whole statements."""
-    try:
-        tree = ast.parse(textwrap.dedent(text))
-    except (SyntaxError, ValueError):
-        return _names(text)
-    names = set()
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.Import, ast.ImportFrom)):
-            names |= {a.asname or a.name.split(".")[0] for a in node.names}
-    return frozenset(names)
-
-
-def _docstring_marks(text: str) -> int:
-    return text.count('"""') + text.count("'''")
-
-
-def _heads(text: str) -> list[str]:
-    """The first word of each code line: the statements a side holds."""
-    return [ln.split(None, 1)[0].rstrip(":") for ln in split_lines(text) if ln.strip()]
-
-
-def _innermost(report: FidelityReport, hunk: Hunk) -> str | None:
-    """The smallest function (or class method) of the report around the unit, on either side."""
-    sides = [(hunk.new_start_line, hunk.new_end_line, True), (hunk.start_line, hunk.end_line, False)]
-    if hunk.new_end_line < hunk.new_start_line:  # lines removed: they belonged to a function of the original
-        sides.reverse()
-    for lo, hi, new_side in sides:
-        best: tuple[int, str] | None = None
-        for fn in report.functions:
-            a, b = (fn.new_start_line, fn.new_end_line) if new_side else (fn.start_line, fn.end_line)
-            if a is not None and b is not None and a <= lo and max(hi, lo) <= b and (best is None or b - a < best[0]):
-                best = (b - a, fn.name)
-        if best:
-            return best[1]
-    return None
-
-
-def _column(line: str, utf16: int) -> int:
-    """The str index of a UTF-16 column (LSP) in one line."""
-    if line.isascii():
-        return min(utf16, len(line))
-    units = 0
-    for i, ch in enumerate(line):
-        if units >= utf16:
-            return i
-        units += 2 if ord(ch) > 0xFFFF else 1
-    return len(line)
-
-
-def _unit_sides(hunk: Hunk, old_lines: list[str] | None) -> tuple[str, str] | None:
-    """The original lines a unit's own edits touch, and the same lines with those edits applied (lines
-    between two occurrences of a rename are not the unit's). None without per-unit edits or the original."""
-    unit_edits = getattr(hunk, "edits", None)  # older reports: line-level hunks, no edits of their own
-    if not unit_edits or old_lines is None:
-        return None
-    edits = sorted(unit_edits, key=lambda e: (e.range.start.line, e.range.start.character))
-    blocks: list[list] = []  # [first line, last line, edits]
-    for e in edits:
-        first, last = e.range.start.line, max(e.range.end.line, e.range.start.line)
-        if blocks and first <= blocks[-1][1]:
-            blocks[-1][1] = max(blocks[-1][1], last)
-            blocks[-1][2].append(e)
-        else:
-            blocks.append([first, last, [e]])
-    old_parts, new_parts = [], []
-    for first, last, block_edits in blocks:
-        lines = old_lines[first : last + 1]
-        text = "".join(lines)
-        starts = [0]
-        for ln in lines:
-            starts.append(starts[-1] + len(ln))
-
-        def offset(pos, lines=lines, starts=starts, first=first) -> int:
-            k = pos.line - first
-            if k >= len(lines):
-                return starts[-1]
-            return starts[k] + _column(lines[k].rstrip("\r\n"), pos.character)
-
-        new = text
-        for e in reversed(block_edits):
-            a, b = offset(e.range.start), offset(e.range.end)
-            new = new[:a] + e.new_text + new[b:]
-        old_parts.append(text)
-        new_parts.append(new)
-    return "".join(old_parts), "".join(new_parts)
-
-
-def _side_text(lines: list[str] | None, start: int, end: int) -> str | None:
-    return None if lines is None else "".join(lines[start - 1 : max(end, start - 1)])
-
-
-def _renames_rewritten(report: FidelityReport, old_lines: list[str] | None,
-                       new_lines: list[str] | None) -> bool | None:
-    """Whether no original line with a renamed name reappears renamed and otherwise unchanged (then the
-    names belong to rewritten code, not to a rename for its own sake). None without the texts."""
-    if old_lines is None or new_lines is None:
-        return None
-    renames: dict[str, str] = {}
-    for h in report.hunks:
-        renames.update(h.renames)
-    if not renames:
-        return True
-    pattern = re.compile(r"\b(" + "|".join(map(re.escape, renames)) + r")\b")
-    new_set = {ln.strip() for ln in new_lines}
-    for line in old_lines:
-        if pattern.search(line) and pattern.sub(lambda m: renames[m.group(1)], line).strip() in new_set:
-            return False
-    return True
-
-
-def unit_facts(report: FidelityReport, original: str | None = None, edited: str | None = None) -> list[UnitFacts]:
-    """What the judge weighs for each unit. The texts make it precise (old side of a unit, moved code);
-    without them the report's own edits give the edited side."""
-    old_lines = split_lines(original) if original is not None else None
-    new_lines = split_lines(edited) if edited is not None else None
-    aligned = len(report.edits) == len(report.hunks)
-    olds: list[str | None] = []
-    news: list[str] = []
-    for i, h in enumerate(report.hunks):
-        sides = _unit_sides(h, old_lines)
-        if sides is not None:  # a unit finer than lines: the lines its own edits touch, before and after
-            olds.append(sides[0])
-            news.append(sides[1])
-            continue
-        new_text = _side_text(new_lines, h.new_start_line, h.new_end_line)
-        if new_text is None:
-            own = getattr(h, "edits", None)
-            new_text = "".join(e.new_text for e in own) if own else (report.edits[i].new_text if aligned else "")
-        news.append(new_text)
-        olds.append(_side_text(old_lines, h.start_line, h.end_line))
-    functions = [(getattr(h, "functions", None) or [_innermost(report, h)])[0] for h in report.hunks]
-    logic_in = {functions[i] for i, h in enumerate(report.hunks) if "logic" in h.kinds and functions[i]}
-    changed_names: set[str] = set()
-    for i, h in enumerate(report.hunks):
-        if "import_change" not in h.kinds:
-            changed_names |= _names(news[i])
-    edited_names = _names(edited) if edited is not None else None
-    rewritten = _renames_rewritten(report, old_lines, new_lines)
-    imported = _names("".join(ln for ln in old_lines or () if ln.lstrip().startswith(("import ", "from "))))
-    edited_stripped = {ln.strip() for ln in new_lines} if new_lines is not None else set()
-    # functions the edit adds (not one a renamed class or a move only seems to add: its name is gone too)
-    gone = {fn.name.split(".")[-1] for fn in report.functions if fn.status == "removed"}
-    new_functions = [fn for fn in report.functions if fn.status == "added" and fn.new_start_line is not None
-             and fn.new_end_line is not None and fn.name.split(".")[-1] not in gone]
-    facts = []
-    for i, h in enumerate(report.hunks):
-        new_names = _names(news[i])
-        old_names = _names(olds[i]) if olds[i] is not None else frozenset()
-        import_used = False
-        if "import_change" in h.kinds:
-            new_bound = _bound_by_imports(news[i])
-            old_bound = _bound_by_imports(olds[i]) if olds[i] is not None else frozenset()
-            added, removed = new_bound - old_bound, old_bound - new_bound
-            uses_added = not added or added <= changed_names
-            drops_unused = not removed or (edited_names is not None and not (removed & edited_names))
-            import_used = (bool(added) or bool(removed)) and uses_added and drops_unused
-        moved = False
-        if "deletion" in h.kinds and olds[i] is not None:
-            gone = [ln.strip() for ln in split_lines(olds[i]) if ln.strip()]
-            moved = bool(gone) and all(ln in edited_stripped for ln in gone)
-        facts.append(UnitFacts(
-            kinds=tuple(h.kinds),
-            renames=dict(h.renames),
-            function=functions[i],
-            new_names=new_names,
-            old_names=old_names,
-            function_changes_logic=functions[i] in logic_in,
-            docstring_kept=bool(news[i].strip()) and (olds[i] is None
-                                                       or _docstring_marks(news[i]) >= _docstring_marks(olds[i])),
-            tokens_changed=h.tokens_changed,
-            new_code=h.end_line < h.start_line and h.new_end_line >= h.new_start_line and any(
-                fn.new_start_line <= h.new_end_line and h.new_start_line <= fn.new_end_line for fn in new_functions),
-            import_used=import_used,
-            moved=moved,
-            rename_rewritten=bool(h.renames) and (rewritten if rewritten is not None else "logic" in h.kinds),
-            imported=frozenset(n for n in h.renames if n in imported),
-            same_statements=olds[i] is not None and _heads(olds[i]) == _heads(news[i]) != [],
-        ))
-    return facts
 
 
 def judge_hunks(report: FidelityReport, instruction: str | None, *, original: str | None = None,
@@ -258,6 +68,13 @@ def flagged_severity(hunk: Hunk, kinds: tuple[str, ...] | list[str], thresholds:
     if whitespace_only(hunk) and unit_lines(hunk) <= thresholds.whitespace_hint_lines:
         return levels["whitespace"]
     return min((levels.get(k, 2) for k in kinds), default=2)
+
+
+def count_flags(views: list[HunkView]) -> tuple[int, int]:
+    """Flagged units at warning severity (error or warning) and at hint severity (information or hint):
+    what the benchmark suites report, from a proposal's views or its `hunkSeverities`."""
+    warn = sum(1 for v in views if v.flagged and v.severity <= 2)
+    return warn, sum(1 for v in views if v.flagged) - warn
 
 
 @dataclass(frozen=True)

@@ -174,3 +174,29 @@ def test_logic_units_carry_their_guards_but_not_their_renames():
     assert verdict("fix it", kinds=("logic", "comment_removed")).flagged
     assert verdict("fix it", kinds=("logic", "outside_target")).flagged
     assert not verdict("fix it", kinds=("logic",)).flagged
+
+
+def test_raise_words_are_read_with_their_negation_and_exception_class():
+    raising = dict(kinds=("defensive",), raises=frozenset({"raise", "ValueError"}))
+    returning = dict(kinds=("defensive",))
+    assert parse_instruction("Do not throw an exception if the buffer is full").no_raise
+    assert verdict("Do not throw an exception if the buffer is full", **raising).flagged
+    assert not verdict("never throw errors; return None instead", **returning).flagged
+    assert not verdict("raise a `ValueError` on negative weights", **raising).flagged
+    assert verdict("raise a `ZeroDivisionError` when dividing by zero", **raising).flagged
+    assert not verdict("raise a ZeroDivisionError when dividing by zero", kinds=("defensive",),
+                       raises=frozenset({"raise", "ZeroDivisionError"})).flagged
+
+
+def test_an_unused_import_is_never_requested_unless_named():
+    unused = dict(kinds=("import_change",), import_unused=frozenset({"os"}))
+    assert verdict("update the imports", **unused).flagged
+    assert verdict("refactor this module", **unused).flagged
+    assert not verdict("add an import of `os`", **unused).flagged
+
+
+def test_docstring_and_comment_words_need_a_verb():
+    assert "docstring" not in allowed_kinds(parse_instruction("fix it, it does not respect the docstring"))
+    assert "docstring" in allowed_kinds(parse_instruction("update the docstrings"))
+    assert "comment_removed" not in allowed_kinds(parse_instruction("the comment says what it should do"))
+    assert "comment_removed" in allowed_kinds(parse_instruction("remove the outdated comments"))

@@ -1,0 +1,230 @@
+"""What the judge weighs about each change unit of a fidelity report (`UnitFacts`), from the report and,
+when given, the two texts: the unit's own lines before and after, its function, whether the rest of the
+edit changes that function's code, what its imports bind, whether deleted code moved. Pure.
+"""
+
+from __future__ import annotations
+
+import ast
+import keyword
+import re
+import textwrap
+
+from server.fidelity.instruction import UnitFacts
+from server.fidelity.report import FidelityReport, Hunk
+
+_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")
+
+
+def split_lines(text: str) -> list[str]:
+    """Lines with their terminators, LSP style (\\n, \\r\\n, \\r)."""
+    return _LINE.findall(text)
+
+
+_KEYWORDS = frozenset(keyword.kwlist) | {"import", "from", "as"}
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def _names(text: str) -> frozenset[str]:
+    return frozenset(n for n in _NAME.findall(text) if n not in _KEYWORDS)
+
+
+def _bound_by_imports(text: str) -> frozenset[str]:
+    """The names import statements bind (`import numpy as np` binds `np`); plain names when it is not
+    whole statements."""
+    try:
+        tree = ast.parse(textwrap.dedent(text))
+    except (SyntaxError, ValueError):
+        return _names(text)
+    names = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            names |= {a.asname or a.name.split(".")[0] for a in node.names}
+    return frozenset(names)
+
+
+def _docstring_marks(text: str) -> int:
+    return text.count('"""') + text.count("'''")
+
+
+_RAISE = re.compile(r"\b(raise|assert)\b(?:\s+([A-Za-z_][\w.]*))?")
+
+
+def _raises(new: str, old: str | None) -> frozenset[str]:
+    """`raise`/`assert` statements the unit adds, with the exception classes they name."""
+    found = {m.group(1) for m in _RAISE.finditer(new)} | {m.group(2).split(".")[-1] for m in _RAISE.finditer(new)
+                                                           if m.group(1) == "raise" and m.group(2)}
+    if old:
+        kept = {m.group(1) for m in _RAISE.finditer(old)}
+        found -= kept if len(_RAISE.findall(old)) >= len(_RAISE.findall(new)) else set()
+    return frozenset(found)
+
+
+def _heads(text: str) -> list[str]:
+    """The first word of each code line: the statements a side holds."""
+    return [ln.split(None, 1)[0].rstrip(":") for ln in split_lines(text) if ln.strip()]
+
+
+def _innermost(report: FidelityReport, hunk: Hunk) -> str | None:
+    """The smallest function (or class method) of the report around the unit, on either side."""
+    sides = [(hunk.new_start_line, hunk.new_end_line, True), (hunk.start_line, hunk.end_line, False)]
+    if hunk.new_end_line < hunk.new_start_line:  # lines removed: they belonged to a function of the original
+        sides.reverse()
+    for lo, hi, new_side in sides:
+        best: tuple[int, str] | None = None
+        for fn in report.functions:
+            a, b = (fn.new_start_line, fn.new_end_line) if new_side else (fn.start_line, fn.end_line)
+            if a is not None and b is not None and a <= lo and max(hi, lo) <= b and (best is None or b - a < best[0]):
+                best = (b - a, fn.name)
+        if best:
+            return best[1]
+    return None
+
+
+def _column(line: str, utf16: int) -> int:
+    """The str index of a UTF-16 column (LSP) in one line."""
+    if line.isascii():
+        return min(utf16, len(line))
+    units = 0
+    for i, ch in enumerate(line):
+        if units >= utf16:
+            return i
+        units += 2 if ord(ch) > 0xFFFF else 1
+    return len(line)
+
+
+def _unit_sides(hunk: Hunk, old_lines: list[str] | None) -> tuple[str, str] | None:
+    """The original lines a unit's own edits touch, and the same lines with those edits applied (lines
+    between two occurrences of a rename are not the unit's). None without per-unit edits or the original."""
+    unit_edits = getattr(hunk, "edits", None)  # older reports: line-level hunks, no edits of their own
+    if not unit_edits or old_lines is None:
+        return None
+    edits = sorted(unit_edits, key=lambda e: (e.range.start.line, e.range.start.character))
+    blocks: list[list] = []  # [first line, last line, edits]
+    for e in edits:
+        first, last = e.range.start.line, max(e.range.end.line, e.range.start.line)
+        if blocks and first <= blocks[-1][1]:
+            blocks[-1][1] = max(blocks[-1][1], last)
+            blocks[-1][2].append(e)
+        else:
+            blocks.append([first, last, [e]])
+    old_parts, new_parts = [], []
+    for first, last, block_edits in blocks:
+        lines = old_lines[first : last + 1]
+        text = "".join(lines)
+        starts = [0]
+        for ln in lines:
+            starts.append(starts[-1] + len(ln))
+
+        def offset(pos, lines=lines, starts=starts, first=first) -> int:
+            k = pos.line - first
+            if k >= len(lines):
+                return starts[-1]
+            return starts[k] + _column(lines[k].rstrip("\r\n"), pos.character)
+
+        new = text
+        for e in reversed(block_edits):
+            a, b = offset(e.range.start), offset(e.range.end)
+            new = new[:a] + e.new_text + new[b:]
+        old_parts.append(text)
+        new_parts.append(new)
+    return "".join(old_parts), "".join(new_parts)
+
+
+def _side_text(lines: list[str] | None, start: int, end: int) -> str | None:
+    return None if lines is None else "".join(lines[start - 1 : max(end, start - 1)])
+
+
+def _renames_rewritten(report: FidelityReport, old_lines: list[str] | None,
+                       new_lines: list[str] | None) -> bool | None:
+    """Whether no original line with a renamed name reappears renamed and otherwise unchanged (then the
+    names belong to rewritten code, not to a rename for its own sake). None without the texts."""
+    if old_lines is None or new_lines is None:
+        return None
+    renames: dict[str, str] = {}
+    for h in report.hunks:
+        renames.update(h.renames)
+    if not renames:
+        return True
+    pattern = re.compile(r"\b(" + "|".join(map(re.escape, renames)) + r")\b")
+    new_set = {ln.strip() for ln in new_lines}
+    for line in old_lines:
+        if pattern.search(line) and pattern.sub(lambda m: renames[m.group(1)], line).strip() in new_set:
+            return False
+    return True
+
+
+def unit_facts(report: FidelityReport, original: str | None = None, edited: str | None = None) -> list[UnitFacts]:
+    """What the judge weighs for each unit. The texts make it precise (old side of a unit, moved code);
+    without them the report's own edits give the edited side."""
+    old_lines = split_lines(original) if original is not None else None
+    new_lines = split_lines(edited) if edited is not None else None
+    aligned = len(report.edits) == len(report.hunks)
+    olds: list[str | None] = []
+    news: list[str] = []
+    for i, h in enumerate(report.hunks):
+        sides = _unit_sides(h, old_lines)
+        if sides is not None:  # a unit finer than lines: the lines its own edits touch, before and after
+            olds.append(sides[0])
+            news.append(sides[1])
+            continue
+        new_text = _side_text(new_lines, h.new_start_line, h.new_end_line)
+        if new_text is None:
+            own = getattr(h, "edits", None)
+            new_text = "".join(e.new_text for e in own) if own else (report.edits[i].new_text if aligned else "")
+        news.append(new_text)
+        olds.append(_side_text(old_lines, h.start_line, h.end_line))
+    functions = [(getattr(h, "functions", None) or [_innermost(report, h)])[0] for h in report.hunks]
+    logic_in = {functions[i] for i, h in enumerate(report.hunks) if "logic" in h.kinds and functions[i]}
+    changed_names: set[str] = set()
+    for i, h in enumerate(report.hunks):
+        if "import_change" not in h.kinds:
+            changed_names |= _names(news[i])
+    edited_names = _names(edited) if edited is not None else None
+    rewritten = _renames_rewritten(report, old_lines, new_lines)
+    imported = _names("".join(ln for ln in old_lines or () if ln.lstrip().startswith(("import ", "from "))))
+    edited_stripped = {ln.strip() for ln in new_lines} if new_lines is not None else set()
+    # functions the edit adds (not one a renamed class or a move only seems to add: its name is gone too)
+    gone = {fn.name.split(".")[-1] for fn in report.functions if fn.status == "removed"}
+    new_functions = [fn for fn in report.functions if fn.status == "added" and fn.new_start_line is not None
+             and fn.new_end_line is not None and fn.name.split(".")[-1] not in gone]
+    facts = []
+    for i, h in enumerate(report.hunks):
+        new_names = _names(news[i])
+        old_names = _names(olds[i]) if olds[i] is not None else frozenset()
+        import_used = False
+        import_unused: frozenset[str] = frozenset()
+        if "import_change" in h.kinds:
+            new_bound = _bound_by_imports(news[i])
+            old_bound = _bound_by_imports(olds[i]) if olds[i] is not None else frozenset()
+            added, removed = new_bound - old_bound, old_bound - new_bound
+            uses_added = not added or added <= changed_names
+            drops_unused = not removed or (edited_names is not None and not (removed & edited_names))
+            import_used = (bool(added) or bool(removed)) and uses_added and drops_unused
+            if olds[i] is not None:
+                import_unused = frozenset(added - changed_names)
+        moved = False
+        if "deletion" in h.kinds and olds[i] is not None:
+            gone = [ln.strip() for ln in split_lines(olds[i]) if ln.strip()]
+            moved = bool(gone) and all(ln in edited_stripped for ln in gone)
+        facts.append(UnitFacts(
+            kinds=tuple(h.kinds),
+            renames=dict(h.renames),
+            function=functions[i],
+            new_names=new_names,
+            old_names=old_names,
+            function_changes_logic=functions[i] in logic_in,
+            docstring_kept=bool(news[i].strip()) and (olds[i] is None
+                                                       or _docstring_marks(news[i]) >= _docstring_marks(olds[i])),
+            tokens_changed=h.tokens_changed,
+            import_unused=import_unused,
+            raises=_raises(news[i], olds[i]) if "defensive" in h.kinds else frozenset(),
+            new_code=h.end_line < h.start_line and h.new_end_line >= h.new_start_line and any(
+                fn.new_start_line <= h.new_end_line and h.new_start_line <= fn.new_end_line for fn in new_functions),
+            import_used=import_used,
+            moved=moved,
+            rename_rewritten=bool(h.renames) and (rewritten if rewritten is not None else "logic" in h.kinds),
+            imported=frozenset(n for n in h.renames if n in imported),
+            same_statements=olds[i] is not None and _heads(olds[i]) == _heads(news[i]) != [],
+        ))
+    return facts
