@@ -11,6 +11,8 @@ distance step against a naive pure-Python harness (re-tokenise per call, dynamic
 
 from __future__ import annotations
 
+import sys
+
 import argparse
 import ast
 import io
@@ -275,4 +277,6 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    from benchmark.datadir import run_script
+
+    sys.exit(run_script(main))

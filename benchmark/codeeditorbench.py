@@ -1199,4 +1199,6 @@ def _main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(_main())
+    from benchmark.datadir import run_script
+
+    sys.exit(run_script(_main))
