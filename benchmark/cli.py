@@ -12,6 +12,25 @@ import sys
 from importlib import metadata
 from pathlib import Path
 
+
+def _number(kind: type, low: float, high: float | None = None, *, open_low: bool = False):
+    """An argparse type: a number in [low, high] (or (low, high]), so a bad value is a usage error."""
+    def parse(text: str):
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+        if value < low or (open_low and value == low) or (high is not None and value > high):
+            bounds = f"{'>' if open_low else '>='} {low:g}" + (f" and <= {high:g}" if high is not None else "")
+            raise argparse.ArgumentTypeError(f"{text} must be {bounds}")
+        return value
+    return parse
+
+
+_POSITIVE = _number(int, 1)
+_NON_NEGATIVE = _number(int, 0)
+
+
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]  # server/cli.py's signature
     parser = sub.add_parser("bench", help="replay benchmark suites through the server and report")
     parser.set_defaults(handler=lambda args: parser.print_help() or 2)
@@ -23,8 +42,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     run.add_argument("--suite", required=True, choices=sorted(suites.SUITES))
     run.add_argument("--backend", metavar="SPEC", help="recorded:PATH | gold | identity | openai (not with --serve-vllm)")
     run.add_argument("--out", required=True, type=Path, metavar="RUN_DIR")
-    run.add_argument("--limit", type=int, help="only the first N tasks")
-    run.add_argument("--samples", type=int, help="samples per task and condition (default: recorded run's count, else 1)")
+    run.add_argument("--limit", type=_POSITIVE, help="only the first N tasks")
+    run.add_argument("--samples", type=_POSITIVE, help="samples per task and condition (default: recorded run's count, else 1)")
     run.add_argument("--resume", action="store_true",
                      help="continue the run in RUN_DIR (samples whose backend or sandbox failed run again)")
     run.add_argument("--keep-errors", action="store_true", help="--resume: do not run failed samples again")
@@ -35,11 +54,11 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     run.add_argument("--base-url", help="openai: the endpoint, e.g. http://127.0.0.1:8000/v1")
     run.add_argument("--model", help="openai: the model name")
     run.add_argument("--api-key-env", help="openai: NAME of the environment variable holding the key")
-    run.add_argument("--temperature", type=float)
-    run.add_argument("--top-p", type=float)
-    run.add_argument("--max-tokens", type=int)
+    run.add_argument("--temperature", type=_number(float, 0, 2))
+    run.add_argument("--top-p", type=_number(float, 0, 1, open_low=True))
+    run.add_argument("--max-tokens", type=_POSITIVE)
     run.add_argument("--serve-vllm", metavar="MODEL", help="start `vllm serve MODEL` for the run and use it")
-    run.add_argument("--tensor-parallel", type=int, default=1, help="--serve-vllm: GPUs per model (default 1)")
+    run.add_argument("--tensor-parallel", type=_POSITIVE, default=1, help="--serve-vllm: GPUs per model (default 1)")
     run.add_argument("--seed", type=int, default=0, help="--serve-vllm: sampling seed (default 0)")
     run.add_argument("--vllm-arg", action="append", default=[], metavar="ARG",
                      help="--serve-vllm: one more argument for `vllm serve` (repeatable, e.g. --vllm-arg=--dtype=half)")
@@ -47,11 +66,11 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
     run.add_argument("--style", default="generic", choices=STYLES,
                      help="the server's prompt style (canitedit-chat / canitedit-direct: the CanItEdit paper's formats)")
-    run.add_argument("--necessity", type=int, default=0, metavar="MAX_RUNS",
+    run.add_argument("--necessity", type=_NON_NEGATIVE, default=0, metavar="MAX_RUNS",
                      help="for each passing completion, find the hunks its tests need (ddmin, at most MAX_RUNS "
                           "sandbox runs) and report the reference-free excess next to the gold-based one")
-    run.add_argument("--concurrency", type=int, default=8, help="requests in flight to the server/backend (default 8)")
-    run.add_argument("--workers", type=int, help="sandbox slots (default: CPU count)")
+    run.add_argument("--concurrency", type=_POSITIVE, default=8, help="requests in flight to the server/backend (default 8)")
+    run.add_argument("--workers", type=_POSITIVE, help="sandbox slots (default: CPU count)")
     run.add_argument("--quiet", action="store_true", help="no progress output")
     run.add_argument("--allow-errors", action="store_true",
                      help="exit 0 even when samples ended in an error (the scores stay marked incomplete)")
