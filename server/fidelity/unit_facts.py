@@ -154,6 +154,9 @@ def _renames_rewritten(report: FidelityReport, old_lines: list[str] | None,
     return True
 
 
+_NAMED_KINDS = frozenset({"signature_change", "docstring", "import_change"})
+
+
 def unit_facts(report: FidelityReport, original: str | None = None, edited: str | None = None) -> list[UnitFacts]:
     """What the judge weighs for each unit. The texts make it precise (old side of a unit, moved code);
     without them the report's own edits give the edited side."""
@@ -176,22 +179,24 @@ def unit_facts(report: FidelityReport, original: str | None = None, edited: str 
         olds.append(_side_text(old_lines, h.start_line, h.end_line))
     functions = [(getattr(h, "functions", None) or [_innermost(report, h)])[0] for h in report.hunks]
     logic_in = {functions[i] for i, h in enumerate(report.hunks) if "logic" in h.kinds and functions[i]}
+    has_imports = any("import_change" in h.kinds for h in report.hunks)
     changed_names: set[str] = set()
-    for i, h in enumerate(report.hunks):
+    for i, h in enumerate(report.hunks if has_imports else ()):  # only imports are checked against them
         if "import_change" not in h.kinds:
             changed_names |= _names(news[i])
-    edited_names = _names(edited) if edited is not None else None
+    edited_names = _names(edited) if edited is not None and has_imports else None
     rewritten = _renames_rewritten(report, old_lines, new_lines)
     imported = _names("".join(ln for ln in old_lines or () if ln.lstrip().startswith(("import ", "from "))))
     edited_stripped = {ln.strip() for ln in new_lines} if new_lines is not None else set()
     # functions the edit adds (not one a renamed class or a move only seems to add: its name is gone too)
     gone = {fn.name.split(".")[-1] for fn in report.functions if fn.status == "removed"}
     new_functions = [fn for fn in report.functions if fn.status == "added" and fn.new_start_line is not None
-             and fn.new_end_line is not None and fn.name.split(".")[-1] not in gone]
+                     and fn.new_end_line is not None and fn.name.split(".")[-1] not in gone]
     facts = []
     for i, h in enumerate(report.hunks):
-        new_names = _names(news[i])
-        old_names = _names(olds[i]) if olds[i] is not None else frozenset()
+        named = bool(_NAMED_KINDS.intersection(h.kinds))  # the kinds whose rules look at names
+        new_names = _names(news[i]) if named else frozenset()
+        old_names = _names(olds[i]) if olds[i] is not None and named else frozenset()
         import_used = False
         import_unused: frozenset[str] = frozenset()
         if "import_change" in h.kinds:
