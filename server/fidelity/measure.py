@@ -5,7 +5,9 @@ from __future__ import annotations
 from rapidfuzz.distance import Levenshtein
 
 from server.fidelity.analysis import Analysis, analyze
-from server.fidelity.hunks import HunkClassifier, LineRegion, line_regions
+from server.fidelity.hunks import build_units
+from server.fidelity.localize import broken_functions, localized_distances
+from server.fidelity.tokens import lex
 from server.fidelity.report import (
     VARIANTS,
     ComplexityDelta,
@@ -14,7 +16,6 @@ from server.fidelity.report import (
     FunctionChange,
     ParseStatus,
 )
-from server.fidelity.textedits import region_edit
 
 
 def token_distance(a: list[str], b: list[str]) -> Distance:
@@ -50,11 +51,30 @@ def _complexity(a: Analysis, b: Analysis) -> dict[str, ComplexityDelta]:
 def _function_changes(a: Analysis, b: Analysis) -> list[FunctionChange]:
     old = {f.qualname: f for f in a.structure.functions}
     new = {f.qualname: f for f in b.structure.functions}
+    # a side that does not parse: its functions come from the top-level statements that do, and those
+    # in the broken statements are "unparseable", not removed or added
+    broken_a = broken_functions(a) if not a.parses else {}
+    broken_b = broken_functions(b) if not b.parses else {}
+    if broken_a:
+        old.update({n: f for n, f in broken_a.items() if f is not None})
+    if broken_b:
+        new.update({n: f for n, f in broken_b.items() if f is not None})
     changes: list[FunctionChange] = []
     for name in [*old, *(n for n in new if n not in old)]:
         fa, fb = old.get(name), new.get(name)
-        toks_a = a.tokens_in(fa.start, fa.end) if fa else []
-        toks_b = b.tokens_in(fb.start, fb.end) if fb else []
+        if (fa is None and name in broken_a) or (fb is None and name in broken_b):
+            changes.append(FunctionChange(
+                name=name, status="unparseable", start_line=fa.start if fa else None, end_line=fa.end if fa else None,
+                new_start_line=fb.start if fb else None, new_end_line=fb.end if fb else None, tokens_changed=0,
+                cognitive_before=fa.cognitive if fa else None, cognitive_after=fb.cognitive if fb else None,
+                sonar_before=None, sonar_after=None, cyclomatic_before=None, cyclomatic_after=None))
+            continue
+        if a.parses and b.parses:
+            toks_a = a.tokens_in(fa.start, fa.end) if fa else []
+            toks_b = b.tokens_in(fb.start, fb.end) if fb else []
+        else:  # a side fell back to str.split(): tokenise the function's own lines
+            toks_a = lex("".join(a.lines[fa.start - 1:fa.end])).strings if fa else []
+            toks_b = lex("".join(b.lines[fb.start - 1:fb.end])).strings if fb else []
         if fa and fb and toks_a == toks_b:
             continue
         status = "changed" if fa and fb else "removed" if fa else "added"
@@ -101,10 +121,9 @@ def measure(
         excess = {v: dist[v].normalized - gold_dist[v].normalized for v in VARIANTS}
 
     identical = original == edited
-    regions: list[LineRegion] = [] if identical else line_regions(a.lines, b.lines)
-    classifier = HunkClassifier(a, b, regions, target) if regions else None
-    hunks = [classifier.classify(r) for r in regions] if classifier else []
-    edits = [region_edit(a.lines, b.lines, r.a_start, r.a_end, r.b_start, r.b_end) for r in regions]
+    units = [] if identical else build_units(a, b, target)
+    hunks = [h for h, _ in units]
+    edits = [e for _, unit_edits in units for e in unit_edits]
 
     return FidelityReport(
         distance=dist,
@@ -116,4 +135,5 @@ def measure(
         edits=edits,
         parse_errors=ParseStatus(original=a.parse_error, edited=b.parse_error),
         identical=identical,
+        localized_distance=dist if a.parses and b.parses else localized_distances(a, b),
     )

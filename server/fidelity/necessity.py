@@ -1,4 +1,4 @@
-"""Which hunks of an edit the tests need: delta debugging over hunks, and the reference-free excess.
+"""Which change units of an edit the tests need: delta debugging over units, and the reference-free excess.
 
 In the editor there is no gold patch, so "excess over the smallest edit that does the job" needs an
 estimate: the smallest sub-edit (a subset of the edit's hunks) that still passes a check (a test
@@ -23,11 +23,11 @@ from collections.abc import Awaitable, Callable, Generator, Sequence
 
 import msgspec
 
-from server.fidelity.analysis import split_lines
-from server.fidelity.hunks import line_regions
+from server.fidelity.analysis import analyze
+from server.fidelity.hunks import build_units
 from server.fidelity.measure import distances
 from server.fidelity.report import Distance, TextEdit
-from server.fidelity.textedits import apply_text_edits, region_edit
+from server.fidelity.textedits import apply_text_edits
 
 Outcome = bool | None  # True: passes; False: fails; None: unresolved (the check itself could not run)
 Check = Callable[[frozenset[int]], Outcome | Awaitable[Outcome]]
@@ -65,15 +65,26 @@ class ExcessEstimate(msgspec.Struct, frozen=True):
     excess: dict[str, float]  # distance - d_min, normalised
 
 
-def hunk_edits(original: str, edited: str) -> list[TextEdit]:
-    """The edit's hunks as minimal text edits, exactly `measure(original, edited).edits`."""
-    a, b = split_lines(original), split_lines(edited)
-    return [region_edit(a, b, r.a_start, r.a_end, r.b_start, r.b_end) for r in line_regions(a, b)]
+def hunk_edits(original: str, edited: str) -> list[list[TextEdit]]:
+    """The edit's change units, each as its own minimal text edits: `[h.edits for h in measure(...).hunks]`.
+
+    ddmin runs over these units: a rename is one unit over all its occurrences, and a fix and an
+    unrequested change on one line are two, so leaving one out never takes the other with it."""
+    if original == edited:
+        return []
+    return [edits for _, edits in build_units(analyze(original), analyze(edited), None)]
 
 
-def sub_edit(original: str, edits: Sequence[TextEdit], keep: frozenset[int] | Sequence[int]) -> str:
-    """The original with only the hunks in `keep` applied."""
-    return apply_text_edits(original, [edits[i] for i in sorted(keep)])
+def sub_edit(original: str, edits: Sequence[TextEdit | Sequence[TextEdit]], keep: frozenset[int] | Sequence[int]) -> str:
+    """The original with only the units in `keep` applied (a unit: one text edit or a list of them)."""
+    chosen: list[TextEdit] = []
+    for i in sorted(keep):
+        unit = edits[i]
+        if isinstance(unit, TextEdit):
+            chosen.append(unit)
+        else:
+            chosen.extend(unit)
+    return apply_text_edits(original, chosen)
 
 
 def reference_free_excess(original: str, edited: str, minimal: str) -> ExcessEstimate:

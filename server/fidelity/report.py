@@ -61,7 +61,13 @@ class TextEdit(msgspec.Struct, frozen=True, rename={"new_text": "newText"}):
 
 
 class Hunk(msgspec.Struct, frozen=True):
-    start_line: int  # original side
+    """One change unit: accepted or reverted as a whole, independently of the others.
+
+    A unit is finer than lines (a fix and a rename on one line are two units) and a consistent rename
+    is one unit over all its occurrences, so its `edits` may be several text edits.
+    """
+
+    start_line: int  # original side (the first and last line any of its edits touches)
     end_line: int
     new_start_line: int  # edited side
     new_end_line: int
@@ -70,11 +76,16 @@ class Hunk(msgspec.Struct, frozen=True):
     unrequested: bool
     message: str
     renames: dict[str, str] = {}
+    edits: list[TextEdit] = []  # the unit's own minimal edits against the original (never overlap another's)
+    names: list[str] = []  # identifiers among the changed tokens, both sides, in order of appearance
+    functions: list[str] = []  # innermost enclosing functions (qualified), original side first
+    # per edit: [old_lo, old_hi, new_lo, new_hi], raw token indices of the changed code tokens (-1: none)
+    token_spans: list[list[int]] = []
 
 
 class FunctionChange(msgspec.Struct, frozen=True):
     name: str  # qualified: Class.method
-    status: str  # changed | added | removed
+    status: str  # changed | added | removed | unparseable (its side does not parse around it)
     start_line: int | None  # original side; None when added
     end_line: int | None
     new_start_line: int | None  # edited side; None when removed
@@ -103,6 +114,15 @@ class FidelityReport(msgspec.Struct, frozen=True):
     edits: list[TextEdit]
     parse_errors: ParseStatus
     identical: bool
+    # `raw` and `no_comments` distances with the damage of a side that does not tokenise or parse kept
+    # to its top-level statements (each tokenised and normalised alone, a broken one scanned with the
+    # tokenizer's token pattern); `distance` itself when both sides parse
+    localized_distance: dict[str, Distance] | None = None
+
+    def unit_edits(self, units: list[int] | range | None = None) -> list[TextEdit]:
+        """The text edits of the chosen units (all when None): apply them to accept exactly those."""
+        chosen = range(len(self.hunks)) if units is None else units
+        return [e for i in chosen for e in self.hunks[i].edits]
 
     def to_json(self) -> bytes:
         return msgspec.json.encode(self)

@@ -101,7 +101,10 @@ class Structure:
                     if what:
                         self.guards.append((node.lineno, node.body[0].end_lineno or node.lineno, what))
                 elif kind in _TRY and node.handlers:
-                    self.guards.append((node.lineno, node.end_lineno or node.lineno, "a try/except"))
+                    # the `try:` line and the handlers, not the body: a change inside the body is its own
+                    self.guards.append((node.lineno, node.lineno, "a try/except"))
+                    for handler in node.handlers:
+                        self.guards.append((handler.lineno, handler.end_lineno or handler.lineno, "a try/except"))
                 elif kind is ast.Assert:
                     what = _check_kind(node.test)
                     if what:

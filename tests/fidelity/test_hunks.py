@@ -144,25 +144,24 @@ def test_outside_target():
     assert "outside the target lines 4-10" in report.hunks[1].message
 
 
-def test_mixed_hunk_rename_guard_logic_and_removed_comment():
+def test_mixed_change_splits_into_units():
     edited = BASE.replace(
         "    # running sum\n    result = start\n    for item in items:\n        result = result + item\n    return result\n",
         "    if items is None:\n        raise ValueError('no items')\n    acc = start\n    for item in items:\n        acc = acc - item\n    return acc\n",
     )
     report = measure(BASE, edited)
-    # the unchanged `for` line splits the change into two regions
-    first, second = report.hunks
-    assert set(first.kinds) == {"rename", "defensive", "comment_removed"}
-    assert set(second.kinds) == {"rename", "logic"}
-    assert first.renames == second.renames == {"result": "acc"}
-    assert first.unrequested and second.unrequested
+    assert [h.kinds for h in report.hunks] == [["comment_removed"], ["defensive"], ["rename"], ["logic"]]
+    rename = report.hunks[2]
+    assert rename.renames == {"result": "acc"} and len(rename.edits) == 4  # every occurrence, one unit
+    assert [h.unrequested for h in report.hunks] == [True, True, True, False]
+    assert report.hunks[3].edits[0].new_text == "-"
 
 
 def test_hunk_lines_on_both_sides():
     edited = BASE.replace("    return len(items)\n", "    n = len(items)\n    return n\n")
-    (hunk,) = measure(BASE, edited).hunks
-    assert (hunk.start_line, hunk.end_line) == (14, 14)
-    assert (hunk.new_start_line, hunk.new_end_line) == (14, 15)
+    hunks = measure(BASE, edited).hunks
+    assert (hunks[0].start_line, hunks[0].end_line, hunks[-1].new_end_line) == (14, 14, 15)
+    assert all(h.kinds == ["logic"] for h in hunks)
     inserted = measure(BASE, BASE.replace("import os\n", "import os\nimport re\n")).hunks[0]
     assert (inserted.start_line, inserted.end_line, inserted.new_start_line, inserted.new_end_line) == (2, 1, 2, 2)
 
@@ -187,7 +186,9 @@ def test_renames_inside_a_rewrite_are_found_and_chance_alignments_are_not():
         '        raise ValueError("values must not be None")\n    result = 0\n    for value in values:\n'
         "        if value > 0:\n            result += value\n    return result\n"
     )
-    (hunk,) = measure(original, edited).hunks
+    hunks = measure(original, edited).hunks
     # `i` lines up with `values` once by chance; it is no rename, `items` and `s` are
-    assert hunk.renames == {"items": "values", "s": "result"}
-    assert {"rename", "signature_change", "docstring", "defensive", "logic", "comment_removed"} == set(hunk.kinds)
+    renames = {k: v for h in hunks for k, v in h.renames.items()}
+    assert renames == {"items": "values", "s": "result"}
+    assert [h.kinds for h in hunks if h.renames] == [["rename", "signature_change"], ["rename"]]
+    assert {"docstring", "defensive", "logic", "comment_removed"} <= {k for h in hunks for k in h.kinds}

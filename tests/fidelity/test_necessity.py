@@ -150,17 +150,19 @@ def checker(before: str, after: str, tests: str):
 
 def test_hunk_edits_are_the_reports_edits():
     for before, after in ((ONE_NEEDED_BEFORE, ONE_NEEDED_AFTER), (TOGETHER_BEFORE, TOGETHER_AFTER), (ALL_BEFORE, ALL_AFTER)):
-        assert hunk_edits(before, after) == measure(before, after).edits
-    assert sub_edit(ONE_NEEDED_BEFORE, hunk_edits(ONE_NEEDED_BEFORE, ONE_NEEDED_AFTER), range(5)) == ONE_NEEDED_AFTER
+        units = hunk_edits(before, after)
+        assert units == [h.edits for h in measure(before, after).hunks]
+        assert sub_edit(before, units, range(len(units))) == after
+        assert sub_edit(before, measure(before, after).edits, range(len(measure(before, after).edits))) == after
 
 
 @pytest.mark.parametrize("parallel", [1, 3])
 def test_one_needed_hunk_among_five(parallel):
     edits, check, calls = checker(ONE_NEEDED_BEFORE, ONE_NEEDED_AFTER, ONE_NEEDED_TESTS)
-    assert len(edits) == 5
+    assert len(edits) == 5  # the rename is one unit over its two occurrences
     res = find_needed_hunks_sync(len(edits), check, parallel=parallel)
     assert res.status == "minimal" and res.one_minimal
-    assert res.needed == [1]  # the comparison flip, the second hunk
+    assert res.needed == [1]  # the comparison flip, the second unit
     assert res.unnecessary == [0, 2, 3, 4]
     assert res.runs == len(calls) == len(res.probes) == len(set(calls))  # each subset runs once
     assert res.runs <= res.max_runs
@@ -168,11 +170,12 @@ def test_one_needed_hunk_among_five(parallel):
 
 def test_two_hunks_needed_only_together():
     edits, check, calls = checker(TOGETHER_BEFORE, TOGETHER_AFTER, TOGETHER_TESTS)
-    assert len(edits) == 4
-    assert not check(frozenset({0})) and not check(frozenset({1})) and check(frozenset({0, 1}))
+    # units: `, k` / ` * k` / the comment / `, 2` / the quotes / the added comment
+    assert len(edits) == 6
+    assert not check(frozenset({0, 1})) and not check(frozenset({3})) and check(frozenset({0, 1, 3}))
     calls.clear()
     res = find_needed_hunks_sync(len(edits), check)
-    assert (res.status, res.needed, res.unnecessary) == ("minimal", [0, 1], [2, 3])
+    assert (res.status, res.needed, res.unnecessary) == ("minimal", [0, 1, 3], [2, 4, 5])
     assert res.runs == len(set(calls))
 
 

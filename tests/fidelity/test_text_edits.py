@@ -28,14 +28,14 @@ def texts(draw):
 def test_edits_rebuild_the_edited_text(original, edited):
     report = measure(original, edited)
     assert apply_text_edits(original, report.edits) == edited
-    assert len(report.edits) == len(report.hunks)
+    assert report.edits == report.unit_edits()  # every unit's edits, in unit order
 
 
 @settings(max_examples=200, deadline=None)
 @given(texts(), texts(), st.data())
 def test_any_subset_of_hunks_applies_cleanly(original, edited, data):
     report = measure(original, edited)
-    chosen = [e for e in report.edits if data.draw(st.booleans())]
+    chosen = [e for h in report.hunks if data.draw(st.booleans()) for e in h.edits]
     partial = apply_text_edits(original, chosen)
     # applying the rest on top of the partial result gives the full edit
     rest = measure(partial, edited)

@@ -1,0 +1,539 @@
+"""Change units: the smallest pieces of an edit that can be accepted or reverted on their own.
+
+Line regions (a line diff) only localise the edit. Inside each region the tokens and comments of both
+sides are aligned; between two aligned items (anchors) the differing text is an *atom*: code tokens,
+comments, or whitespace alone, split apart when a gap holds more than one of them (a fix and the
+removal of the comment after it are two atoms). Then:
+
+- atoms whose brackets do not balance are joined with the next ones until they do (`a - b` to
+  `(a - b)` is one atom);
+- every occurrence of one consistent rename is one unit (all of it or nothing);
+- atoms that cannot stand alone (a changed indentation, a `try:` without its body) are one unit per
+  enclosing top-level function: wrapping a body in try/except is one unit, a fix inside it another;
+- everything else is a unit of its own, and neighbours of the same kinds on one line are joined later.
+
+Each atom is a pair of character intervals (original, edited) that never overlap another atom's, and
+the texts agree outside them, so applying any subset of units gives a well-defined text: all of them
+the edited text, none the original.
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_right
+from dataclasses import dataclass, field
+
+from rapidfuzz.distance import Indel
+
+from server.fidelity.analysis import Analysis
+from server.fidelity.report import Position, Range, TextEdit
+from server.fidelity.textedits import utf16_len
+
+CODE, COMMENT, SPACE, RENAME, EOL = "code", "comment", "space", "rename", "eol"
+_OPEN, _CLOSE = frozenset("([{"), frozenset(")]}")
+_NEWLINES = ("\n", "\r\n", "")
+
+
+@dataclass(slots=True)
+class Item:
+    """A token (code) or a comment, with its character interval in its side's text."""
+
+    key: str
+    start: int
+    end: int
+    token: int  # index in the side's raw token list; -1 for a comment
+
+
+@dataclass(slots=True)
+class Atom:
+    a0: int  # original interval [a0, a1)
+    a1: int
+    b0: int  # edited interval [b0, b1)
+    b1: int
+    category: str
+    old: list[Item] = field(default_factory=list)
+    new: list[Item] = field(default_factory=list)
+    rename: tuple[str, str] | None = None
+    indent: bool = False  # a changed indentation at the start of a logical line
+    dependent: bool = False  # cannot be applied on its own
+    group: int = -1  # atoms of one bracket pair share a group (accepted together)
+
+    def code_old(self) -> list[Item]:
+        return [i for i in self.old if i.token >= 0]
+
+    def code_new(self) -> list[Item]:
+        return [i for i in self.new if i.token >= 0]
+
+
+class Side:
+    """Offsets of one text's lines, tokens and comments (computed for the changed regions only)."""
+
+    def __init__(self, analysis: Analysis) -> None:
+        self.a = analysis
+        self.text = analysis.text
+        self.lines = analysis.lines
+        starts = [0]
+        for line in self.lines:
+            starts.append(starts[-1] + len(line))
+        self.starts = starts
+        self.strings = analysis.lexed.strings
+        self.rows, self.end_rows = analysis.token_rows
+        m = analysis.line_map
+        self.comments = [((m[r] if m else r), c) for r, c in analysis.lexed.comments]
+        self.comment_rows = [r for r, _ in self.comments]
+        self._offsets: dict[int, tuple[int, int]] = {}
+
+    def line_start(self, line: int) -> int:
+        """Offset of 1-based line `line` (one past the last line: the text's end)."""
+        return self.starts[min(max(line, 1), len(self.starts)) - 1]
+
+    def token_offsets(self, lo: int, hi: int) -> None:
+        """Find the character interval of tokens lo..hi-1 (in order, each at or after its row)."""
+        cursor = self.line_start(self.rows[lo]) if lo < len(self.rows) else len(self.text)
+        text, strings, rows = self.text, self.strings, self.rows
+        for i in range(lo, hi):
+            s = strings[i]
+            begin = max(cursor, self.line_start(rows[i]))
+            if s == "":
+                pos = begin
+            else:
+                pos = text.find(s, begin)
+                if pos < 0:
+                    pos = begin
+            cursor = pos + len(s)
+            self._offsets[i] = (pos, cursor)
+
+    def items(self, lo: int, hi: int, first_line: int, last_line: int) -> list[Item]:
+        if hi > lo:
+            missing = [i for i in (lo, hi - 1) if i not in self._offsets]
+            if missing:
+                self.token_offsets(lo, hi)
+        out = [Item("\n" if self.strings[i] == "\r\n" else self.strings[i], *self._offsets[i], i) for i in range(lo, hi)]
+        c_lo = bisect_right(self.comment_rows, first_line - 1)
+        c_hi = bisect_right(self.comment_rows, last_line)
+        if c_lo < c_hi:
+            for row, comment in self.comments[c_lo:c_hi]:
+                content = self.lines[row - 1].rstrip("\r\n")
+                start = self.starts[row - 1] + (len(content) - len(comment) if content.endswith(comment)
+                                               else max(content.find(comment), 0))
+                out.append(Item("\x00" + comment, start, start + len(comment), -1))
+            out.sort(key=lambda it: (it.start, it.token < 0))
+        return out
+
+    def position(self, offset: int) -> Position:
+        line = bisect_right(self.starts, offset) - 1
+        if line >= len(self.lines):
+            return Position(line=len(self.lines), character=0)
+        text = self.lines[line]
+        col = offset - self.starts[line]
+        return Position(line=line, character=utf16_len(text[:col]) if not text.isascii() else col)
+
+    def line_of(self, offset: int) -> int:
+        """1-based line holding `offset`."""
+        return bisect_right(self.starts, offset)
+
+
+# ---------------------------------------------------------------- regions and atoms
+
+def expand_regions(old: Side, new: Side, regions: list[tuple[int, int, int, int]]) -> list[tuple[int, int, int, int]]:
+    """Grow line regions to whole tokens (a multi-line string), moving both sides alike, and merge."""
+    out: list[list[int]] = []
+    for a_start, a_end, b_start, b_end in regions:
+        up = down = 0
+        for side, start, end in ((old, a_start, a_end), (new, b_start, b_end)):
+            if end < start:
+                continue
+            lo, hi = side.a.token_span(start, end)
+            if hi > lo:
+                up = max(up, start - side.rows[lo])
+                down = max(down, side.end_rows[hi - 1] - end)
+        r = [a_start - up, a_end + down, b_start - up, b_end + down]
+        if out and r[0] <= out[-1][1] + 1 and r[2] <= out[-1][3] + 1:
+            prev = out[-1]
+            prev[1], prev[3] = max(prev[1], r[1]), max(prev[3], r[3])
+        else:
+            out.append(r)
+    return [tuple(r) for r in out]  # type: ignore[misc]
+
+
+def _is_line_start(text: str, offset: int) -> bool:
+    return offset == 0 or text[offset - 1] in "\n\r"
+
+
+_FSTRING = re.compile(r"^[rRbB]?[fF][rRbB]?['\"]")
+
+
+def _renamed(key: str, renames: dict[str, str]) -> str:
+    """A token as it reads after the renames: a name, or the names inside an f-string's fields."""
+    if not renames:
+        return key
+    found = renames.get(key)
+    if found is not None:
+        return found
+    if _FSTRING.match(key) and "{" in key:
+        return _fields_renamed(key, renames)
+    return key
+
+
+def _fields_renamed(key: str, renames: dict[str, str]) -> str:
+    words = re.compile(r"\b(" + "|".join(map(re.escape, renames)) + r")\b")
+    return re.sub(r"\{[^{}]*\}", lambda m: words.sub(lambda w: renames[w.group(1)], m.group(0)), key)
+
+
+def _fstring_rename(key: str, renames: dict[str, str]) -> tuple[str, str]:
+    for old, new in renames.items():
+        if _fields_renamed(key, {old: new}) != key:
+            return old, new
+    return next(iter(renames.items()))
+
+
+def _starts_logical_line(side: Side, item: Item) -> bool:
+    return item.token == 0 or side.strings[item.token - 1] in _NEWLINES
+
+
+def region_atoms(old: Side, new: Side, region: tuple[int, int, int, int], renames: dict[str, str]) -> list[Atom]:
+    a_start, a_end, b_start, b_end = region
+    a_lo, a_hi = old.line_start(a_start), old.line_start(a_end + 1) if a_end >= a_start else old.line_start(a_start)
+    b_lo, b_hi = new.line_start(b_start), new.line_start(b_end + 1) if b_end >= b_start else new.line_start(b_start)
+    t_lo, t_hi = old.a.token_span(a_start, a_end)
+    u_lo, u_hi = new.a.token_span(b_start, b_end)
+    old_items = old.items(t_lo, t_hi, a_start, a_end) if a_end >= a_start else []
+    new_items = new.items(u_lo, u_hi, b_start, b_end) if b_end >= b_start else []
+    strings = old.strings
+    old_keys = [_renamed(i.key, renames) if i.token >= 0 and (i.token == 0 or strings[i.token - 1] != ".") else i.key
+                for i in old_items]
+    new_keys = [i.key for i in new_items]
+    atoms: list[Atom] = []
+    prev_a, prev_b, pi, pj = a_lo, b_lo, 0, 0
+    anchors = align(old_items, old_keys, new_keys)
+    anchors.append((len(old_items), len(new_items)))
+    for i, j in anchors:
+        end_a = old_items[i].start if i < len(old_items) else a_hi
+        end_b = new_items[j].start if j < len(new_items) else b_hi
+        if old.text[prev_a:end_a] != new.text[prev_b:end_b]:
+            atoms.extend(_gap_atoms(old, new, prev_a, end_a, prev_b, end_b, old_items[pi:i], new_items[pj:j],
+                                    old_items[i] if i < len(old_items) else None))
+        if i < len(old_items):
+            x, y = old_items[i], new_items[j]
+            if old.text[x.start:x.end] != new.text[y.start:y.end]:
+                if x.key != y.key:
+                    pair = (x.key, y.key) if x.key in renames else _fstring_rename(x.key, renames)
+                    atoms.append(Atom(x.start, x.end, y.start, y.end, RENAME, [x], [y], rename=pair))
+                else:
+                    atoms.append(Atom(x.start, x.end, y.start, y.end, EOL, [x], [y]))
+            prev_a, prev_b = x.end, y.end
+        pi, pj = i + 1, j + 1
+    return _balance(atoms)
+
+
+def align(old_items: list[Item], old_keys: list[str], new_keys: list[str]) -> list[tuple[int, int]]:
+    """Aligned item pairs: logical lines first (similar lines paired), then tokens within paired lines.
+
+    A flat token alignment may tie a line's tokens to a later line's line break (a fix `+ 1` then lands
+    in the `except` block a wrap added); pairing whole lines first keeps each change on its line."""
+    del old_items
+    new_items_lines = _lines_from_keys(new_keys)
+    old_lines = _lines_from_keys(old_keys)
+    if len(old_lines) * len(new_keys) > 200_000:
+        return _token_pairs(old_keys, new_keys, 0, len(old_keys), 0, len(new_keys))
+    old_group = [tuple(old_keys[a:b]) for a, b in old_lines]
+    new_group = [tuple(new_keys[a:b]) for a, b in new_items_lines]
+    pairs: list[tuple[int, int]] = []
+    i_prev = j_prev = 0
+    ops = [op for op in Indel.opcodes(old_group, new_group) if op.tag == "equal"]
+    for op in [*ops, None]:
+        i_next, j_next = (op.src_start, op.dest_start) if op is not None else (len(old_group), len(new_group))
+        if i_next > i_prev and j_next > j_prev:  # a replaced block (Indel says delete + insert)
+            _pair_lines(old_keys, new_keys, old_lines, new_items_lines, i_prev, i_next, j_prev, j_next, pairs)
+        if op is None:
+            break
+        for i, j in zip(range(op.src_start, op.src_end), range(op.dest_start, op.dest_end)):
+            (a0, a1), (b0, b1) = old_lines[i], new_items_lines[j]
+            pairs.extend(zip(range(a0, a1), range(b0, b1)))
+        i_prev, j_prev = op.src_end, op.dest_end
+    pairs.sort()
+    return pairs
+
+
+def _lines_from_keys(keys: list[str]) -> list[tuple[int, int]]:
+    out: list[tuple[int, int]] = []
+    start = 0
+    for n, k in enumerate(keys):
+        if k[:1] == "\x00" and n == start:
+            out.append((n, n + 1))
+            start = n + 1
+        elif k in _NEWLINES:
+            out.append((start, n + 1))
+            start = n + 1
+    if start < len(keys):
+        out.append((start, len(keys)))
+    return out
+
+
+def _token_pairs(a: list[str], b: list[str], a0: int, a1: int, b0: int, b1: int) -> list[tuple[int, int]]:
+    out = []
+    for op in Indel.opcodes(a[a0:a1], b[b0:b1]):
+        if op.tag == "equal":
+            out.extend(zip(range(a0 + op.src_start, a0 + op.src_end), range(b0 + op.dest_start, b0 + op.dest_end)))
+    return out
+
+
+def _pair_lines(a: list[str], b: list[str], la: list[tuple[int, int]], lb: list[tuple[int, int]],
+                i1: int, i2: int, j1: int, j2: int, pairs: list[tuple[int, int]]) -> None:
+    """Pair the most similar lines of a replaced block (difflib's fancy replace), recursively."""
+    if i1 >= i2 or j1 >= j2:
+        return
+    if (i2 - i1) * (j2 - j1) > 400:
+        pairs.extend(_token_pairs(a, b, la[i1][0], la[i2 - 1][1], lb[j1][0], lb[j2 - 1][1]))
+        return
+    best, bi, bj = 0.5, -1, -1
+    for i in range(i1, i2):
+        x = a[la[i][0]:la[i][1]]
+        for j in range(j1, j2):
+            score = Indel.normalized_similarity(x, b[lb[j][0]:lb[j][1]])
+            if score > best:
+                best, bi, bj = score, i, j
+    if bi < 0:  # no similar lines: the old ones go, the new ones come (no chance token matches)
+        return
+    _pair_lines(a, b, la, lb, i1, bi, j1, bj, pairs)
+    pairs.extend(_token_pairs(a, b, la[bi][0], la[bi][1], lb[bj][0], lb[bj][1]))
+    _pair_lines(a, b, la, lb, bi + 1, i2, bj + 1, j2, pairs)
+
+
+def _gap_atoms(old: Side, new: Side, a0: int, a1: int, b0: int, b1: int,
+               old_items: list[Item], new_items: list[Item], following: Item | None) -> list[Atom]:
+    """Split one differing gap into a leading-whitespace atom, then code and comment atoms."""
+    out: list[Atom] = []
+    la = old_items[0].start if old_items else a1
+    lb = new_items[0].start if new_items else b1
+    lead_a, lead_b = old.text[a0:la], new.text[b0:lb]
+    if not old_items and not new_items:  # whitespace only: a changed indentation cannot stand alone
+        nxt = following
+        indent = (nxt is not None and nxt.token >= 0 and _starts_logical_line(old, nxt)
+                  and lead_a.rsplit("\n", 1)[-1] != lead_b.rsplit("\n", 1)[-1])
+        return [Atom(a0, a1, b0, b1, SPACE, indent=indent)]
+    if ("\n" in lead_a or "\n" in lead_b or _is_line_start(old.text, a0)) and old_items and new_items:
+        if lead_a != lead_b:
+            nxt = old_items[0] if old_items else following
+            indent = (nxt is not None and nxt.token >= 0 and _starts_logical_line(old, nxt)
+                      and lead_a.rsplit("\n", 1)[-1] != lead_b.rsplit("\n", 1)[-1])
+            out.append(Atom(a0, la, b0, lb, SPACE, indent=indent))
+        a0, b0 = la, lb
+    if old.text[a0:a1] == new.text[b0:b1]:
+        return out
+    cats = {it.token >= 0 for it in old_items} | {it.token >= 0 for it in new_items}
+    if len(cats) < 2:
+        cat = SPACE if not cats else CODE if True in cats else COMMENT
+        if cat == CODE and _unrelated_statements(old, new, old_items, new_items):
+            # whole statements replaced by unrelated ones (a docstring by a guard): delete, then insert
+            out.append(Atom(a0, a1, b0, b0, CODE, old_items, []))
+            out.append(Atom(a1, a1, b0, b1, CODE, [], new_items))
+        else:
+            out.append(Atom(a0, a1, b0, b1, cat, old_items, new_items))
+        return out
+    if _placeholder_for_code(old_items, new_items):  # "# ... existing code ..." in place of code: one change
+        out.append(Atom(a0, a1, b0, b1, CODE, old_items, new_items))
+        return out
+    runs_a, runs_b = _runs(old_items), _runs(new_items)
+    order = _merged_order(runs_a, runs_b)
+    if order is None:
+        out.append(Atom(a0, a1, b0, b1, CODE, old_items, new_items))
+        return out
+    first_is_code = order[0]
+    cut_a = _cut(old.text, old_items, a0, a1, first_is_code)
+    cut_b = _cut(new.text, new_items, b0, b1, first_is_code)
+    left_a = [it for it in old_items if it.start < cut_a]
+    left_b = [it for it in new_items if it.start < cut_b]
+    right_a = [it for it in old_items if it.start >= cut_a]
+    right_b = [it for it in new_items if it.start >= cut_b]
+    for lo_a, hi_a, lo_b, hi_b, ia, ib, is_code in ((a0, cut_a, b0, cut_b, left_a, left_b, first_is_code),
+                                                    (cut_a, a1, cut_b, b1, right_a, right_b, not first_is_code)):
+        if old.text[lo_a:hi_a] != new.text[lo_b:hi_b]:
+            out.append(Atom(lo_a, hi_a, lo_b, hi_b, CODE if is_code else COMMENT, ia, ib))
+    return out
+
+
+def _placeholder_for_code(old_items: list[Item], new_items: list[Item]) -> bool:
+    from server.fidelity.hunks import _placeholder_lines
+
+    new_code = [i for i in new_items if i.token >= 0 and i.key not in _NEWLINES]
+    gone = [i for i in old_items if i.token >= 0 and i.key not in _NEWLINES]
+    notes = [i.key[1:] for i in new_items if i.token < 0]
+    return bool(gone) and not new_code and bool(_placeholder_lines(notes))
+
+
+def _whole_lines(side: Side, items: list[Item]) -> bool:
+    if not items or items[-1].key not in _NEWLINES:
+        return False
+    first = items[0]
+    return first.token >= 0 and _starts_logical_line(side, first)
+
+
+def _unrelated_statements(old: Side, new: Side, old_items: list[Item], new_items: list[Item]) -> bool:
+    if not (_whole_lines(old, old_items) and _whole_lines(new, new_items)):
+        return False
+    if {i.key for i in new_items if i.key not in _NEWLINES} <= {"...", "pass"}:
+        return False  # a placeholder in place of the code: one change
+    return Indel.normalized_similarity([i.key for i in old_items], [i.key for i in new_items]) < 0.3
+
+
+def _runs(items: list[Item]) -> list[bool]:
+    runs: list[bool] = []
+    for it in items:
+        code = it.token >= 0
+        if not runs or runs[-1] != code:
+            runs.append(code)
+    return runs
+
+
+def _merged_order(a: list[bool], b: list[bool]) -> list[bool] | None:
+    """The common [first, second] category order of both sides, or None when they interleave."""
+    if len(a) == 1 and len(b) == 1 and a != b:
+        return [a[0], b[0]]  # a comment replaced by code (or the reverse): the old one's goes first
+    longest = a if len(a) >= len(b) else b
+    other = b if longest is a else a
+    if len(longest) != 2:
+        return None
+    if len(other) == 2 and other != longest:
+        return None
+    return longest
+
+
+def _cut(text: str, items: list[Item], lo: int, hi: int, first_is_code: bool) -> int:
+    """Where the first run ends: whitespace between a code run and a comment run goes with the comment."""
+    firsts = [it for it in items if (it.token >= 0) == first_is_code]
+    seconds = [it for it in items if (it.token >= 0) != first_is_code]
+    if not firsts:
+        return lo
+    if not seconds:
+        return hi
+    if first_is_code:
+        return firsts[-1].end  # then "  # comment" is the comment's
+    return seconds[0].start  # "# comment\n    " before the code is the comment's
+
+
+def _closing(atoms: list[Atom], i: int) -> int | None:
+    """The atom that balances atom i's brackets when every atom between balances on its own."""
+    da, db = _bracket_balance(atoms[i].old), _bracket_balance(atoms[i].new)
+    for j in range(i + 1, len(atoms)):
+        a, b = _bracket_balance(atoms[j].old), _bracket_balance(atoms[j].new)
+        if a == -da and b == -db and atoms[j].category == CODE:
+            return j
+        if a or b:
+            return None
+    return None
+
+
+def _bracket_balance(items: list[Item]) -> int:
+    depth = 0
+    for it in items:
+        if it.token >= 0 and len(it.key) == 1:
+            if it.key in _OPEN:
+                depth += 1
+            elif it.key in _CLOSE:
+                depth -= 1
+    return depth
+
+
+_groups = iter(range(1 << 62))
+
+
+def _balance(atoms: list[Atom]) -> list[Atom]:
+    """Join a code atom whose brackets do not balance with the atoms after it until they do.
+
+    When the atoms in between balance on their own (`w + h` to `(width * h)`), only the two bracket
+    atoms go together and what lies between stays separate units."""
+    out: list[Atom] = []
+    i = 0
+    while i < len(atoms):
+        atom = atoms[i]
+        if atom.category == CODE and (_bracket_balance(atom.old) or _bracket_balance(atom.new)):
+            pair = _closing(atoms, i)
+            if pair is not None:
+                group = next(_groups)
+                atom.group = atoms[pair].group = group
+        if atom.category == CODE and atom.group < 0:
+            da, db = _bracket_balance(atom.old), _bracket_balance(atom.new)
+            j = i
+            while (da or db) and j + 1 < len(atoms):
+                j += 1
+                nxt = atoms[j]
+                da += _bracket_balance(nxt.old)
+                db += _bracket_balance(nxt.new)
+                atom = Atom(atom.a0, nxt.a1, atom.b0, nxt.b1, CODE, atom.old + nxt.old, atom.new + nxt.new)
+            i = j
+        out.append(atom)
+        i += 1
+    return out
+
+
+# ---------------------------------------------------------------- standing alone
+
+def mark_dependent(old: Side, new: Side, atom: Atom) -> None:
+    """An atom that cannot be applied alone: an indentation change, or statements cut in half."""
+    if atom.category == SPACE:
+        atom.dependent = atom.indent
+        return
+    if atom.category != CODE:
+        return
+    if not any(i.key in _NEWLINES and i.token >= 0 for i in atom.old + atom.new):
+        return
+    atom.dependent = not (_complete(old, atom.code_old()) and _complete(new, atom.code_new()))
+
+
+def _complete(side: Side, items: list[Item]) -> bool:
+    """Do these tokens form whole statements (a header with its body) that parse on their own?"""
+    if not items:
+        return True
+    first, last = items[0], items[-1]
+    if last.key not in _NEWLINES:
+        return False
+    line_start = side.line_start(side.line_of(first.start))
+    if side.text[line_start:first.start].strip():
+        return False
+    body = side.text[line_start:last.end]
+    indent = len(body) - len(body.lstrip(" \t"))
+    lines = [ln[indent:] if ln[:indent].strip() == "" else ln for ln in body.splitlines(keepends=True)]
+    try:
+        compile("".join(lines), "<unit>", "exec", dont_inherit=True, flags=0x400)  # PyCF_ONLY_AST
+    except (SyntaxError, ValueError):
+        return False
+    return True
+
+
+# ---------------------------------------------------------------- edits
+
+def atom_edit(old: Side, new: Side, atom: Atom) -> TextEdit:
+    """The minimal text edit of one atom (common head and tail trimmed, never between \\r and \\n)."""
+    a0, a1, b0, b1 = atom.a0, atom.a1, atom.b0, atom.b1
+    ot, nt = old.text, new.text
+    if atom.category == RENAME:  # the whole name: `numbers` to `values`, not `number` to `value`
+        return TextEdit(range=Range(start=old.position(a0), end=old.position(a1)), new_text=nt[b0:b1])
+    while a0 < a1 and b0 < b1 and ot[a0] == nt[b0] and not (ot[a0] == "\r" and ot[a0 + 1:a0 + 2] == "\n"):
+        a0 += 1
+        b0 += 1
+    while a1 > a0 and b1 > b0 and ot[a1 - 1] == nt[b1 - 1] and not (ot[a1 - 1] == "\n" and ot[a1 - 2:a1 - 1] == "\r"):
+        a1 -= 1
+        b1 -= 1
+    return TextEdit(range=Range(start=old.position(a0), end=old.position(a1)), new_text=nt[b0:b1])
+
+
+def trimmed(old: Side, new: Side, atom: Atom) -> tuple[int, int, int, int]:
+    e = atom_edit(old, new, atom)
+    a0 = _offset(old, e.range.start)
+    a1 = _offset(old, e.range.end)
+    b0 = atom.b0 + (a0 - atom.a0)
+    return a0, a1, b0, b0 + len(e.new_text)
+
+
+def _offset(side: Side, pos: Position) -> int:
+    if pos.line >= len(side.lines):
+        return len(side.text)
+    line = side.lines[pos.line]
+    if line.isascii():
+        return side.starts[pos.line] + pos.character
+    units = col = 0
+    while col < len(line) and units < pos.character:
+        units += 2 if ord(line[col]) > 0xFFFF else 1
+        col += 1
+    return side.starts[pos.line] + col
