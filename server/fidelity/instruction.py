@@ -40,6 +40,7 @@ KIND_RULES: tuple[tuple[str, str], ...] = (
 _NEGATED_RAISE = re.compile(r"\b(?:not|never|no|don't|doesn't|without|instead of)\s+(?:\w+\s+){0,2}?"
                             r"(?:raise|raising|throw|throwing|exceptions?|errors?)\b", re.IGNORECASE)
 _EXCEPTION = re.compile(r"(?:Error|Exception|Warning)$")
+_ANY_EXCEPTION = frozenset({"Error", "Exception", "Warning", "BaseException"})  # "raise an Exception": any kind
 
 # Broad requests: the code may change shape. Each allows the kinds listed (an optimisation changes the
 # code's logic and interfaces, not its names, comments or input checks).
@@ -168,7 +169,8 @@ def parse_instruction(text: str | None) -> Scope:
         broad=broad,
         broad_kinds=broad_kinds,
         no_raise=bool(_NEGATED_RAISE.search(prose)),
-        exceptions=frozenset(w for w in [*shown, *_WORD.findall(text)] if w[:1].isupper() and _EXCEPTION.search(w)),
+        exceptions=frozenset(w for w in [*shown, *_WORD.findall(text)] if w[:1].isupper() and _EXCEPTION.search(w)
+                             and w not in _ANY_EXCEPTION),
         renames=renames,
         signatures=frozenset(signatures),
     )

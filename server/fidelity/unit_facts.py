@@ -60,6 +60,26 @@ def _raises(new: str, old: str | None) -> frozenset[str]:
     return frozenset(found)
 
 
+def _documented(text: str) -> frozenset[str]:
+    """Qualified names of the functions that have a docstring (none when the text does not parse)."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError):
+        return frozenset()
+    found: set[str] = set()
+
+    def visit(node: ast.AST, prefix: str) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                name = prefix + child.name
+                if not isinstance(child, ast.ClassDef) and ast.get_docstring(child) is not None:
+                    found.add(name)
+                visit(child, name + ".")
+
+    visit(tree, "")
+    return frozenset(found)
+
+
 def _heads(text: str) -> list[str]:
     """The first word of each code line: the statements a side holds."""
     return [ln.split(None, 1)[0].rstrip(":") for ln in split_lines(text) if ln.strip()]
@@ -192,6 +212,10 @@ def unit_facts(report: FidelityReport, original: str | None = None, edited: str 
     gone = {fn.name.split(".")[-1] for fn in report.functions if fn.status == "removed"}
     new_functions = [fn for fn in report.functions if fn.status == "added" and fn.new_start_line is not None
                      and fn.new_end_line is not None and fn.name.split(".")[-1] not in gone]
+    # a docstring rewritten in two units (the old one out here, the new one in there) is kept when the
+    # function still has one in the edited text
+    documented = _documented(edited) if edited is not None and any("docstring" in h.kinds for h in report.hunks) \
+        else None
     facts = []
     for i, h in enumerate(report.hunks):
         named = bool(_NAMED_KINDS.intersection(h.kinds))  # the kinds whose rules look at names
@@ -219,8 +243,9 @@ def unit_facts(report: FidelityReport, original: str | None = None, edited: str 
             new_names=new_names,
             old_names=old_names,
             function_changes_logic=functions[i] in logic_in,
-            docstring_kept=bool(news[i].strip()) and (olds[i] is None
-                                                       or _docstring_marks(news[i]) >= _docstring_marks(olds[i])),
+            docstring_kept=olds[i] is None and bool(news[i].strip()) or olds[i] is not None and (
+                _docstring_marks(news[i]) >= _docstring_marks(olds[i])
+                or (documented is not None and functions[i] is not None and functions[i] in documented)),
             tokens_changed=h.tokens_changed,
             import_unused=import_unused,
             raises=_raises(news[i], olds[i]) if "defensive" in h.kinds else frozenset(),

@@ -1,0 +1,69 @@
+"""The facts the judge weighs, gathered from real fidelity reports (whatever the units' granularity)."""
+
+from __future__ import annotations
+
+from server.fidelity import measure
+from server.fidelity.unit_facts import unit_facts
+
+BASE = '''import math
+
+
+def area(r):
+    """Area of a circle."""
+    if r:
+        return math.pi * r * r
+    return 0.0
+
+
+def total(values):
+    acc = 0
+    for v in values:
+        acc += v
+    return acc
+'''
+
+
+def _facts(edited: str, kind: str):
+    report = measure(BASE, edited)
+    found = [f for h, f in zip(report.hunks, unit_facts(report, BASE, edited)) if kind in h.kinds]
+    assert found, [h.kinds for h in report.hunks]
+    return found
+
+
+def test_an_import_the_changed_code_uses_and_one_nothing_uses():
+    used = BASE.replace("import math\n", "import math\nimport statistics\n").replace(
+        "    return acc\n", "    return statistics.fsum(values)\n")
+    [f] = _facts(used, "import_change")
+    assert f.import_used and not f.import_unused
+    unused = BASE.replace("import math\n", "import math\nimport os\n")
+    [f] = _facts(unused, "import_change")
+    assert not f.import_used and f.import_unused == {"os"}
+
+
+def test_a_changed_condition_is_not_an_added_guard():
+    flipped = BASE.replace("    if r:\n", "    if not r:\n")
+    report = measure(BASE, flipped)
+    facts = unit_facts(report, BASE, flipped)
+    for h, f in zip(report.hunks, facts):
+        if "defensive" in h.kinds:  # wherever the core puts the change, it keeps its statements
+            assert f.same_statements
+
+
+def test_a_guard_that_raises_and_its_function():
+    guarded = BASE.replace('    """Area of a circle."""\n', '    """Area of a circle."""\n'
+                           '    if r < 0:\n        raise ValueError("negative radius")\n')
+    [f] = _facts(guarded, "defensive")
+    assert {"raise", "ValueError"} <= f.raises and f.function == "area"
+
+
+def test_docstring_edit_and_removal():
+    [edit] = _facts(BASE.replace("Area of a circle.", "The area of a circle of radius r."), "docstring")
+    assert edit.docstring_kept and edit.function == "area"
+    [removal] = _facts(BASE.replace('    """Area of a circle."""\n', ""), "docstring")
+    assert not removal.docstring_kept
+
+
+def test_a_pure_rename_is_not_rewritten_code():
+    renamed = BASE.replace("acc", "running_sum")
+    facts = _facts(renamed, "rename")
+    assert all(not f.rename_rewritten for f in facts)
