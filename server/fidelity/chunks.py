@@ -10,10 +10,11 @@ does not parse is merged with the next one, and a file that cannot be split fall
 from __future__ import annotations
 
 import ast
+import hashlib
 import re
 import threading
 import warnings
-from collections import deque
+from collections import OrderedDict, deque
 from functools import cached_property
 from typing import NamedTuple
 
@@ -158,7 +159,27 @@ class Chunk:
 
     @cached_property
     def sonar(self) -> tuple[int, dict[int, int]] | None:
-        return complexity.sonar_cognitive(self.text) if self.parses else None
+        if not self.parses:
+            return None
+        key = hashlib.blake2b(self.text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+        with _sonar_lock:
+            if key in _sonar_memo:
+                _sonar_memo.move_to_end(key)
+                return _sonar_memo[key]
+        found = complexity.sonar_cognitive(self.text)
+        with _sonar_lock:
+            _sonar_memo[key] = found
+            while len(_sonar_memo) > _SONAR_MEMO:
+                _sonar_memo.popitem(last=False)
+        return found
+
+
+# complexipy (8.3) leaks ~64 bytes per function each time a new result's `.functions` is read, so a
+# chunk analysed again (its cache entry released when its document closed) must not ask it again:
+# the small scores stay here by a digest of the chunk text, bounded by count (~350 bytes each).
+_SONAR_MEMO = 16384
+_sonar_memo: OrderedDict[bytes, tuple[int, dict[int, int]] | None] = OrderedDict()
+_sonar_lock = threading.Lock()
 
 
 # The trees of the most recent chunks stay held, so a full report right after the chunk was made
@@ -208,7 +229,13 @@ def chunk(text: str, first: bool) -> Chunk:
     return CHUNK_CACHE.get((text, first))
 
 
-chunk.cache_clear = CHUNK_CACHE.clear  # type: ignore[attr-defined]  # the lru_cache spelling benchmarks use
+def _clear() -> None:
+    CHUNK_CACHE.clear()
+    with _sonar_lock:
+        _sonar_memo.clear()
+
+
+chunk.cache_clear = _clear  # type: ignore[attr-defined]  # the lru_cache spelling cold benchmarks use
 chunk.cache = CHUNK_CACHE  # type: ignore[attr-defined]
 
 
