@@ -48,7 +48,8 @@ REINDENTED = BASE.replace("\n    ", "\n  ")  # the same tokens, every line re-in
 
 
 def _script(backend, name: str, text: str) -> str:
-    backend.scripts[name] = [Step(content=lambda req, text=text: fenced(text))]
+    code = text if text.endswith("\n") else text + "\n"  # the closing fence goes on its own line
+    backend.scripts[name] = [Step(content=lambda req, code=code: fenced(code))]
     return name
 
 
@@ -172,3 +173,39 @@ async def test_whitespace_is_a_hint_unless_large_and_severity_settings(lsp, back
     p = await _propose(lsp, backend, renamed, RENAMED, "fix the comparison in `mean_above`")
     assert p["flaggedHunks"]
     assert await wait_for(lambda: severities(renamed)) and set(severities(renamed)) == {types.DiagnosticSeverity.Error}
+
+
+def _canitedit(name: str) -> dict:
+    import json
+
+    from data_paths import data_dir
+
+    root = data_dir()
+    path = root / "canitedit" / "canitedit_test.jsonl" if root else None
+    if path is None or not path.exists():
+        pytest.skip("CanItEdit data not available (EDIT_FIDELITY_DATA)")
+    for line in path.read_text().splitlines():
+        row = json.loads(line)
+        if row["full_name"] == name:
+            return row
+    raise AssertionError(f"{name} not in the CanItEdit data")
+
+
+@pytest.mark.parametrize("condition", ["instruction_descriptive", "instruction_lazy"])
+@pytest.mark.parametrize(("name", "change"), [("100_pandas_apply", "changes the signature of"),
+                                              ("6_locked_box", "renamed `duplicate` to `peek`")])
+async def test_reference_edits_of_the_issue_are_not_flagged(lsp, backend, condition, name, change):
+    """100_pandas_apply changes the two signatures its instruction gives; 6_locked_box renames `duplicate`
+    to `peek` as asked. Their reference edits, proposed through the server, are not flagged for it."""
+    row = _canitedit(name)
+    script = _script(backend, f"gold-{name}", row["after"])
+    editor = await start_session(lsp, settings_for(backend, script))
+    uri = "file:///tmp/canitedit.py"
+    editor.open(uri, row["before"])
+    result = await execute(lsp, "editFidelity.requestEdit", {"uri": uri, "version": 1, "instruction": row[condition]})
+    [p] = result["proposals"]
+    assert p["status"] == "ok"
+    named = [m for m in p["hunkMessages"] if change in m]
+    assert named and all("not requested" not in m for m in named), p["hunkMessages"]
+    diags = await wait_for(lambda: lsp.diagnostics.get(uri))
+    assert not [d for d in diags if change in d.message and d.severity <= types.DiagnosticSeverity.Warning]
