@@ -34,7 +34,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from server.fidelity import FidelityReport, measure, normalize
-from server.lsp.judge import flag_hunks, hunk_views
+from server.lsp.judge import count_flags, flag_hunks, hunk_views
 from server.lsp.settings import Thresholds
 
 WARNING = 2  # LSP severities 1 (error) and 2 (warning) count as warnings; 3 and 4 as hints
@@ -56,20 +56,19 @@ class Tally:
         views = hunk_views(report, flagged, Thresholds(), edited_side=False)
         self.tasks += 1
         self.units += len(views)
-        warned = False
+        warn, hint = count_flags(views)  # as the suites count them
+        self.warn += warn
+        self.hint += hint
+        self.tasks_warned += warn > 0
         for v, verdict in zip(views, flagged.verdicts):
             if not v.flagged:
                 continue
             loud = v.severity <= WARNING
-            self.warn += loud
-            self.hint += not loud
-            warned |= loud
             if loud:
                 self.kinds.update(verdict.unrequested)
             if keep and (loud or hints):
                 sev = "warning" if loud else "hint"
                 self.listed.append(f"  {name} L{v.start_line}-{v.end_line} [{sev}] {v.message}")
-        self.tasks_warned += warned
 
     def row(self, label: str) -> str:
         pct = 100.0 * self.warn / self.units if self.units else 0.0
