@@ -222,4 +222,6 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    from benchmark.datadir import run_script
+
+    raise SystemExit(run_script(main))
