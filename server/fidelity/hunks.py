@@ -19,9 +19,12 @@ import warnings
 
 from rapidfuzz.distance import Indel, Levenshtein
 
+import msgspec
+
 from server.fidelity.analysis import Analysis
 from server.fidelity.report import UNREQUESTED_KINDS, Hunk, TextEdit
 from server.fidelity.structure import FunctionInfo, Structure
+from server.fidelity.textedits import apply_text_edits, region_edit
 from server.fidelity.units import (
     CODE, EOL, RENAME, Atom, Item, Side, atom_edit, expand_regions, mark_dependent, region_atoms,
 )
@@ -181,6 +184,12 @@ def _plausibly_formatting(old: list[str], new: list[str]) -> bool:
 _LAYOUT = frozenset(("(", ")", ",", ";", "\\", "\n", "\r\n", ""))
 
 
+def _same_layout(old: list[str], new: list[str]) -> bool:
+    """Only literals respelled (quotes, number forms), brackets and commas as they were: the same tree
+    without parsing (a string of equal value in the same place is the same constant)."""
+    return [t for t in old if t in _LAYOUT] == [t for t in new if t in _LAYOUT] and len(old) == len(new)
+
+
 def _canonical(tokens: list[str]) -> list[object]:
     out: list[object] = []
     for t in tokens:
@@ -265,6 +274,11 @@ class UnitBuilder:
             self._classify(u)
         return self._join(units)
 
+    def _classified(self, atom: Atom) -> Unit:
+        unit = Unit([atom])
+        self._classify(unit)
+        return unit
+
     def _outer_function(self, atom: Atom) -> str | None:
         at = atom.a0
         if at == atom.a1 and at and self.old.text[at - 1] in "\n\r":
@@ -333,7 +347,7 @@ class UnitBuilder:
         if old_code or new_code:
             old_keys = [it.key for it in old_code]
             new_keys = [it.key for it in new_code]
-            if _plausibly_formatting(old_keys, new_keys) and self._same_tree(atoms):
+            if _plausibly_formatting(old_keys, new_keys) and (_same_layout(old_keys, new_keys) or self._same_tree(atoms)):
                 kinds.append("formatting_only")
                 details.append("reformats code (same syntax tree)")
             else:
@@ -379,6 +393,9 @@ class UnitBuilder:
             return False
         lo = min(a.a0 for a in atoms)
         hi = max(a.a1 for a in atoms)
+        quick = self._same_statement_tree(atoms, lo, hi)
+        if quick is not None:
+            return quick
         first, last = self._statement_span(self.old.line_of(lo), self.old.line_of(max(hi - 1, lo)))
         start, stop = self.old.line_start(first), self.old.line_start(last + 1)
         if lo < start or hi > stop:
@@ -394,6 +411,34 @@ class UnitBuilder:
             cursor = a.a1
         pieces.append(text[cursor:stop])
         return _dump_text("".join(pieces)) == before
+
+    def _same_statement_tree(self, atoms: list[Atom], lo: int, hi: int) -> bool | None:
+        """The same check on the logical lines the atoms touch alone (parsed dedented); None when
+        those lines do not parse on their own (then the enclosing function is compared)."""
+        old = self.old
+        lo_line, hi_line = old.line_of(lo), old.line_of(max(hi - 1, lo))
+        t_lo, _ = self.original.token_span(lo_line, lo_line)
+        _, t_hi = self.original.token_span(hi_line, hi_line)
+        strings, rows, end_rows = old.strings, old.rows, old.end_rows
+        if t_hi <= t_lo:
+            return None
+        while t_lo > 0 and strings[t_lo - 1] not in ("\n", "\r\n", ""):
+            t_lo -= 1
+        while t_hi < len(strings) and strings[t_hi - 1] not in ("\n", "\r\n", ""):
+            t_hi += 1
+        first, last = rows[t_lo], end_rows[t_hi - 1]
+        start, stop = old.line_start(first), old.line_start(last + 1)
+        if lo < start or hi > stop:
+            return None
+        text = old.text
+        pieces, cursor = [], start
+        for a in sorted(atoms, key=lambda a: a.a0):
+            pieces.append(text[cursor:a.a0])
+            pieces.append(self.new.text[a.b0:a.b1])
+            cursor = a.a1
+        pieces.append(text[cursor:stop])
+        before = _dump_statement(text[start:stop])
+        return None if before is None else _dump_statement("".join(pieces)) == before
 
     def _statement_span(self, first: int, last: int) -> tuple[int, int]:
         """The top-level statements around lines first..last (whole functions and classes)."""
@@ -598,6 +643,22 @@ def _consistent(old: str, new: str, atoms: list[Atom]) -> bool:
     return old[pa:] == new[pb:]
 
 
+def _dump_statement(text: str) -> str | None:
+    """`ast.dump` of one logical line parsed alone: dedented, a header given a body."""
+    lines = text.splitlines(keepends=True)
+    if not lines:
+        return None
+    indent = lines[0][: len(lines[0]) - len(lines[0].lstrip(" \t"))]
+    body = "".join(ln[len(indent):] if ln.startswith(indent) else ln for ln in lines).rstrip()
+    if body.startswith("@"):
+        body += "\ndef _(): pass"
+    elif body.endswith(":"):
+        body += " pass"
+    elif body.startswith(("elif ", "else", "except", "finally")):
+        return None
+    return _dump_text(body)
+
+
 def _dump_text(text: str) -> str | None:
     try:
         with warnings.catch_warnings():
@@ -610,7 +671,19 @@ def _dump_text(text: str) -> str | None:
 
 def build_units(original: Analysis, edited: Analysis, target: range | None) -> list[tuple[Hunk, list[TextEdit]]]:
     builder = UnitBuilder(original, edited, target)
-    return [builder.hunk(u) for u in builder.units()]
+    built = [builder.hunk(u) for u in builder.units()]
+    # Checked, not trusted: should the units not rebuild the edited text (odd line breaks), each line
+    # region is one unit with the line-level edit.
+    if apply_text_edits(original.text, [e for _, edits in built for e in edits]) != edited.text:
+        regions = [(r.a_start, r.a_end, r.b_start, r.b_end) for r in line_regions(original.lines, edited.lines)]
+        builder.regions = regions
+        builder.atoms = [builder._region_atom(r) for r in regions]
+        built = []
+        for n, r in enumerate(regions):
+            hunk, _ = builder.hunk(builder._classified(builder.atoms[n]))
+            edit = region_edit(original.lines, edited.lines, *r)
+            built.append((msgspec.structs.replace(hunk, edits=[edit]), [edit]))
+    return built
 
 
 def _plural(n: int, word: str) -> str:

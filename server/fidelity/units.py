@@ -136,23 +136,38 @@ class Side:
 # ---------------------------------------------------------------- regions and atoms
 
 def expand_regions(old: Side, new: Side, regions: list[tuple[int, int, int, int]]) -> list[tuple[int, int, int, int]]:
-    """Grow line regions to whole tokens (a multi-line string), moving both sides alike, and merge."""
+    """Grow line regions to whole tokens (a multi-line string), moving both sides alike.
+
+    The lines between two regions match one to one, so a region may grow into them on both sides;
+    one that would reach its neighbour is joined with it first (the union is again a region)."""
+    pending = [list(r) for r in regions]
     out: list[list[int]] = []
-    for a_start, a_end, b_start, b_end in regions:
+    i = 0
+    while i < len(pending):
+        cur = pending[i]
         up = down = 0
-        for side, start, end in ((old, a_start, a_end), (new, b_start, b_end)):
+        for side, start, end in ((old, cur[0], cur[1]), (new, cur[2], cur[3])):
             if end < start:
                 continue
             lo, hi = side.a.token_span(start, end)
             if hi > lo:
                 up = max(up, start - side.rows[lo])
                 down = max(down, side.end_rows[hi - 1] - end)
-        r = [a_start - up, a_end + down, b_start - up, b_end + down]
-        if out and r[0] <= out[-1][1] + 1 and r[2] <= out[-1][3] + 1:
-            prev = out[-1]
-            prev[1], prev[3] = max(prev[1], r[1]), max(prev[3], r[3])
-        else:
-            out.append(r)
+        room_up = cur[0] - (out[-1][1] + 1) if out else cur[0] - 1
+        if out and up > room_up:
+            prev = out.pop()
+            pending[i] = [prev[0], cur[1], prev[2], cur[3]]
+            continue
+        nxt = pending[i + 1] if i + 1 < len(pending) else None
+        room_down = nxt[0] - cur[1] - 1 if nxt else len(old.lines) - cur[1]
+        if nxt is not None and down > room_down:
+            pending[i + 1] = [cur[0], nxt[1], cur[2], nxt[3]]
+            i += 1
+            continue
+        down = max(0, min(down, room_down, len(new.lines) - cur[3]))
+        up = max(0, min(up, room_up))
+        out.append([cur[0] - up, cur[1] + down, cur[2] - up, cur[3] + down])
+        i += 1
     return [tuple(r) for r in out]  # type: ignore[misc]
 
 
@@ -324,7 +339,11 @@ def _gap_atoms(old: Side, new: Side, a0: int, a1: int, b0: int, b1: int,
     cats = {it.token >= 0 for it in old_items} | {it.token >= 0 for it in new_items}
     if len(cats) < 2:
         cat = SPACE if not cats else CODE if True in cats else COMMENT
-        if cat == CODE and _unrelated_statements(old, new, old_items, new_items):
+        if cat == CODE and _bracket_only_side(old_items, new_items):
+            # `+ 1` gone and a `)` added in one gap: the bracket pairs with its partner, the rest stands alone
+            out.append(Atom(a0, a1, b0, b0, CODE, old_items, []))
+            out.append(Atom(a1, a1, b0, b1, CODE, [], new_items))
+        elif cat == CODE and _unrelated_statements(old, new, old_items, new_items):
             # whole statements replaced by unrelated ones (a docstring by a guard): delete, then insert
             out.append(Atom(a0, a1, b0, b0, CODE, old_items, []))
             out.append(Atom(a1, a1, b0, b1, CODE, [], new_items))
@@ -360,6 +379,17 @@ def _placeholder_for_code(old_items: list[Item], new_items: list[Item]) -> bool:
     gone = [i for i in old_items if i.token >= 0 and i.key not in _NEWLINES]
     notes = [i.key[1:] for i in new_items if i.token < 0]
     return bool(gone) and not new_code and bool(_placeholder_lines(notes))
+
+
+def _bracket_only_side(old_items: list[Item], new_items: list[Item]) -> bool:
+    """One side only brackets that do not balance, the other balanced code."""
+    def brackets(items: list[Item]) -> bool:
+        return all(i.key in _OPEN or i.key in _CLOSE for i in items if i.token >= 0) and _bracket_balance(items) != 0
+
+    if not old_items or not new_items:
+        return False
+    return ((brackets(new_items) and _bracket_balance(old_items) == 0)
+            or (brackets(old_items) and _bracket_balance(new_items) == 0))
 
 
 def _whole_lines(side: Side, items: list[Item]) -> bool:

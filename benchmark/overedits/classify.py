@@ -1,0 +1,141 @@
+"""How well the core's change units separate a fix from what nobody asked for, on a labelled corpus.
+
+    python -m benchmark.overedits.classify CORPUS.jsonl [--by-family]
+
+For each candidate: `measure(original, candidate, target=...)`; a unit is labelled by the recorded
+changes it overlaps (in the candidate's characters). Per kind: precision (units given the kind that
+overlap a change of that kind) and recall (changes of that kind overlapped by a unit given it).
+"fix kept": no flagged unit (`unrequested`, no instruction) overlaps the gold fix. "revert = gold":
+applying only the units not flagged gives the gold fix's tokens exactly.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import sys
+from collections import Counter
+from pathlib import Path
+
+import msgspec
+
+from benchmark.overedits.make import Candidate, new_spans
+from server.fidelity import apply_text_edits, measure, paper_tokens
+
+
+def _widen(text: str, spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """A deletion has no extent: place it anywhere in the whitespace around it."""
+    out = []
+    for s, e in spans:
+        if s == e:
+            while s > 0 and text[s - 1] in " \t\n\r":
+                s -= 1
+            while e < len(text) and text[e] in " \t\n\r":
+                e += 1
+        out.append((s, e))
+    return out
+
+
+def _holds(unit: tuple[int, int], fix: tuple[int, int]) -> bool:
+    """Does a unit's text hold part of the fix? A deletion of the fix must lie strictly inside it."""
+    (s1, e1), (s2, e2) = unit, fix
+    if s2 == e2:
+        return s1 < s2 < e1
+    return s1 < e2 and s2 < e1
+
+
+def _overlaps(a: tuple[int, int], b: tuple[int, int]) -> bool:
+    (s1, e1), (s2, e2) = a, b
+    if s1 == e1 or s2 == e2:  # a deletion: touching counts
+        return s1 <= e2 and s2 <= e1
+    return s1 < e2 and s2 < e1
+
+
+def _function_span(text: str, name: str) -> tuple[int, int]:
+    """Character interval of the top-level function `name` (decorators included) in `text`."""
+    starts = [0]
+    for line in text.splitlines(keepends=True):
+        starts.append(starts[-1] + len(line))
+    for node in ast.parse(text).body:
+        if isinstance(node, ast.FunctionDef) and node.name == name:
+            first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
+            return starts[first - 1], starts[min(node.end_lineno or node.lineno, len(starts) - 1)]
+    return 0, len(text)
+
+
+def evaluate(cands: list[Candidate]) -> dict:
+    tp: Counter[str] = Counter()
+    fp: Counter[str] = Counter()
+    found: Counter[str] = Counter()
+    total: Counter[str] = Counter()
+    fix_kept = revert_gold = 0
+    misses: list[str] = []
+    for c in cands:
+        report = measure(c.original, c.candidate, target=range(*c.target))
+        unit_spans = [_widen(c.candidate, new_spans(c.original, report.edits, h.edits)) for h in report.hunks]
+        lo, hi = _function_span(c.candidate, c.entry)
+        truth = [(tuple(ch.kinds) + (("outside_target",) if "outside_target" not in ch.kinds and ch.spans and all(
+                  e <= lo or s >= hi for s, e in ch.spans) else ()), _widen(c.candidate, ch.spans)) for ch in c.changes]
+        fix = list(c.fix_spans)
+        truth.append((("logic",), _widen(c.candidate, fix)))
+        for h, spans in zip(report.hunks, unit_spans):
+            true_kinds = {k for kinds, tsp in truth if any(_overlaps(u, t) for u in spans for t in tsp) for k in kinds}
+            for k in h.kinds:
+                if k in true_kinds:
+                    tp[k] += 1
+                else:
+                    fp[k] += 1
+                    misses.append(f"{c.id}: unit {h.kinds} ({h.message}) where the truth is {sorted(true_kinds)}")
+        for kinds, tsp in truth:
+            for k in kinds:
+                total[k] += 1
+                if any(k in h.kinds and any(_overlaps(u, t) for u in spans for t in tsp)
+                       for h, spans in zip(report.hunks, unit_spans)):
+                    found[k] += 1
+                else:
+                    misses.append(f"{c.id}: change {kinds} not found")
+        flagged = [spans for h, spans in zip(report.hunks, unit_spans) if h.unrequested]
+        if not any(_holds(u, t) for spans in flagged for u in spans for t in fix):
+            fix_kept += 1
+        else:
+            misses.append(f"{c.id}: a flagged unit holds part of the fix")
+        reverted = apply_text_edits(c.original, [e for h in report.hunks if not h.unrequested for e in h.edits])
+        if paper_tokens(reverted) == paper_tokens(c.gold):
+            revert_gold += 1
+        else:
+            misses.append(f"{c.id}: revert unrequested is not the gold fix")
+    kinds = sorted(set(total) | set(tp) | set(fp))
+    table = {k: {"precision": tp[k] / (tp[k] + fp[k]) if tp[k] + fp[k] else None,
+                 "recall": found[k] / total[k] if total[k] else None,
+                 "changes": total[k], "units": tp[k] + fp[k]} for k in kinds}
+    n = len(cands)
+    return {"candidates": n, "kinds": table, "fix_kept": fix_kept / n if n else None,
+            "revert_gold": revert_gold / n if n else None, "misses": misses}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m benchmark.overedits.classify", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("corpus", type=Path)
+    parser.add_argument("--misses", type=int, default=0, help="print the first N misclassified units/changes")
+    args = parser.parse_args(argv)
+    try:
+        cands = [msgspec.json.decode(line, type=Candidate) for line in args.corpus.read_bytes().splitlines() if line.strip()]
+    except (OSError, msgspec.DecodeError, msgspec.ValidationError) as exc:
+        print(f"error: {args.corpus}: not a corpus written by `python -m benchmark.overedits make`: {exc}", file=sys.stderr)
+        return 2
+    result = evaluate(cands)
+    print(f"{result['candidates']} candidates")
+    print(f"{'kind':<18} {'precision':>9} {'recall':>7} {'changes':>8} {'units':>6}")
+    for k, row in result["kinds"].items():
+        p = "-" if row["precision"] is None else f"{row['precision']:.3f}"
+        r = "-" if row["recall"] is None else f"{row['recall']:.3f}"
+        print(f"{k:<18} {p:>9} {r:>7} {row['changes']:>8} {row['units']:>6}")
+    print(f"fix kept: {result['fix_kept']:.3f}   revert unrequested = gold: {result['revert_gold']:.3f}")
+    for line in result["misses"][: args.misses]:
+        print("  " + line)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

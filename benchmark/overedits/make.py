@@ -1,0 +1,234 @@
+"""`python -m benchmark.overedits make`: write the labelled over-edit corpus (see the package docstring)."""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import asyncio
+import hashlib
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+import msgspec
+
+from benchmark.corruptions.choice import Chooser
+from benchmark.overedits.transforms import KINDS, TRANSFORMS, apply
+from server.fidelity import apply_text_edits, measure
+
+
+class Change(msgspec.Struct, frozen=True):
+    family: str
+    kinds: list[str]
+    spans: list[tuple[int, int]]  # character intervals in the candidate
+
+
+class Candidate(msgspec.Struct, frozen=True, kw_only=True):
+    id: str
+    task_id: str
+    source: str
+    original: str
+    gold: str
+    candidate: str
+    tests: str
+    test_kind: str
+    env: str | None
+    target: tuple[int, int]  # 1-based original lines [start, stop) of the function the fix is in
+    entry: str  # that function's name
+    fix_spans: list[tuple[int, int]]  # the gold fix's token changes: intervals in the candidate
+    changes: list[Change]
+    tests_passed: bool | None = None  # None: not run
+
+
+class Pair(msgspec.Struct, frozen=True):
+    task_id: str
+    original: str
+    gold: str
+    tests: str
+    test_kind: str
+    env: str | None
+
+
+def load_pairs(spec: str, data: str | None, limit: int | None) -> list[Pair]:
+    if spec == "canitedit":
+        from benchmark import canitedit
+
+        return [Pair(p.full_name, p.before, p.after, p.tests, "script", "canitedit") for p in canitedit.load(data, limit)]
+    from benchmark import overedit
+
+    tasks, errors = overedit.load(spec if spec.endswith(".jsonl") else data, limit)
+    if errors and not tasks:
+        raise SystemExit(f"error: {errors[0]}")
+    return [Pair(t.task_id, t.corrupted_solution, t.canonical_solution, t.test_code, t.kind, t.env or overedit.ENV)
+            for t in tasks]
+
+
+def _entry(tree: ast.Module, original: str, gold: str) -> tuple[str | None, tuple[int, int]]:
+    """The function the fix is in (its name and original lines), else the first function."""
+    report = measure(original, gold)
+    lines = [h.start_line for h in report.hunks]
+    funcs = [n for n in ast.parse(original).body if isinstance(n, ast.FunctionDef)]
+    for f in funcs:
+        start = min([f.lineno, *(d.lineno for d in f.decorator_list)])
+        if lines and all(start <= ln <= (f.end_lineno or f.lineno) for ln in lines):
+            return f.name, (start, (f.end_lineno or f.lineno) + 1)
+    if funcs:
+        f = funcs[0]
+        return f.name, (f.lineno, (f.end_lineno or f.lineno) + 1)
+    return None, (1, original.count("\n") + 2)
+
+
+def minimal_gold(original: str, gold: str) -> tuple[str, list[tuple[int, int]]]:
+    """The gold fix without the layout the data adds (its corrupted programs went through `ast.unparse`,
+    so quotes, comments and blank lines differ from the solution's): the original with only the gold's
+    change units that change the syntax tree, and their intervals in that text."""
+    report = measure(original, gold)
+    base = ast.dump(ast.parse(original))
+    needed = [h for h in report.hunks if ast.dump(ast.parse(apply_text_edits(original, h.edits))) != base]
+    edits = [e for h in needed for e in h.edits]
+    text = apply_text_edits(original, edits)
+    return text, new_spans(original, edits, edits)
+
+
+def new_spans(original: str, all_edits: Sequence, unit_edits: Sequence) -> list[tuple[int, int]]:
+    """Where the given edits' new text lands in the edited text (all edits applied)."""
+    from server.fidelity.analysis import split_lines
+
+    lines = split_lines(original)
+    starts = [0]
+    for ln in lines:
+        starts.append(starts[-1] + len(ln))
+
+    def off(pos) -> int:
+        if pos.line >= len(lines):
+            return len(original)
+        return starts[pos.line] + len(lines[pos.line].encode("utf-16-le")[: 2 * pos.character].decode("utf-16-le"))
+
+    spans = sorted(((off(e.range.start), off(e.range.end), e.new_text, id(e)) for e in all_edits))
+    wanted = {id(e) for e in unit_edits}
+    out, delta = [], 0
+    for s, e, text, key in spans:
+        if key in wanted:
+            out.append((s + delta, s + delta + len(text)))
+        delta += len(text) - (e - s)
+    return out
+
+
+_CONFLICTS = frozenset(("comment_removed", "lazy_placeholder"))
+
+
+def candidates_for(pair: Pair, source: str, seed: int, per_task: int) -> list[Candidate]:
+    try:
+        tree = ast.parse(pair.gold)
+        ast.parse(pair.original)
+    except SyntaxError:
+        return []
+    entry, target = _entry(tree, pair.original, pair.gold)
+    if entry is None:
+        return []
+    try:
+        gold, fix = minimal_gold(pair.original, pair.gold)
+    except SyntaxError:  # a gold unit that does not stand alone
+        return []
+    out: list[Candidate] = []
+    families = sorted(TRANSFORMS)
+    for n in range(per_task):
+        ch = Chooser(seed, f"{source}/{pair.task_id}/{n}")
+        count = 1 + ch.below(4)
+        text, spans = gold, [list(fix)]
+        changes: list[tuple[str, list[tuple[int, int]]]] = []
+        for family in ch.shuffled(families):
+            if len(changes) >= count:
+                break
+            if any({family, f} <= _CONFLICTS for f, _ in changes):
+                continue  # one would undo the other (removing the placeholder comment just added)
+            try:
+                reps = TRANSFORMS[family](text, ast.parse(text), entry, ch)
+            except (SyntaxError, ValueError, IndexError):
+                reps = None
+            if not reps:
+                continue
+            taken = [span for g in spans[1:] for span in g]
+            if any(s <= te and ts <= e for s, e, _ in reps for ts, te in taken):
+                continue  # on top of an earlier change: the two could not be told apart
+            groups = [list(g) for g in spans]  # moved only if the change is kept
+            new_text, landed = apply(text, reps, groups)
+            try:
+                ast.parse(new_text)
+            except SyntaxError:
+                continue
+            text = new_text
+            for old, moved in zip(spans, groups):
+                old[:] = moved
+            spans.append(list(landed))
+            changes.append((family, spans[-1]))
+        if not changes:
+            continue
+        out.append(Candidate(
+            id=f"{pair.task_id}#{n}", task_id=pair.task_id, source=source, original=pair.original, gold=gold,
+            candidate=text, tests=pair.tests, test_kind=pair.test_kind, env=pair.env, target=target, entry=entry,
+            fix_spans=list(spans[0]),
+            changes=[Change(f, list(KINDS[f]), list(s)) for f, s in changes]))
+    return out
+
+
+# ------------------------------------------------------------------ tests (optional, cached)
+
+def _key(c: Candidate) -> str:
+    return hashlib.sha256(json.dumps([c.candidate, c.tests, c.test_kind, c.env]).encode()).hexdigest()
+
+
+async def _run_all(cands: list[Candidate], cache_path: Path, workers: int, timeout_s: float) -> list[Candidate]:
+    from benchmark.corruptions.testrun import run_tests
+    from sandbox import Sandbox
+
+    cache: dict[str, bool] = json.loads(cache_path.read_text()) if cache_path.exists() else {}
+    box = Sandbox(workers=workers)
+    gate = asyncio.Semaphore(workers * 2)
+    try:
+        async def one(c: Candidate) -> Candidate:
+            key = _key(c)
+            if key not in cache:
+                async with gate:
+                    run = await run_tests(box, c.candidate, c.tests, kind=c.test_kind, env=c.env,  # type: ignore[arg-type]
+                                          timeout_s=timeout_s)
+                if run.sandbox_error:
+                    raise SystemExit(f"error: the sandbox could not run the tests: {run.sandbox_error}")
+                cache[key] = run.passed
+            return msgspec.structs.replace(c, tests_passed=cache[key])
+        done = await asyncio.gather(*(one(c) for c in cands))
+    finally:
+        box.close()
+        cache_path.write_text(json.dumps(cache))
+    return list(done)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m benchmark.overedits make", description=__doc__)
+    parser.add_argument("--from", dest="source", default="overedit", help="overedit | canitedit | FILE.jsonl (a made suite)")
+    parser.add_argument("--data", help="benchmark data directory (default: EDIT_FIDELITY_DATA)")
+    parser.add_argument("--out", required=True, type=Path)
+    parser.add_argument("--limit", type=int)
+    parser.add_argument("--seed", type=int, default=17)
+    parser.add_argument("--per-task", type=int, default=2)
+    parser.add_argument("--tests", action=argparse.BooleanOptionalAction, default=False,
+                        help="run every candidate's tests in the sandbox and keep the passing ones")
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--timeout", type=float, default=60.0)
+    args = parser.parse_args(argv)
+    try:
+        pairs = load_pairs(args.source, args.data, args.limit)
+    except Exception as exc:  # noqa: BLE001 - a data problem is one line, not a traceback
+        print(f"error: cannot load {args.source!r}: {exc}", file=sys.stderr)
+        return 2
+    source = Path(args.source).stem if args.source.endswith(".jsonl") else args.source
+    cands = [c for p in pairs for c in candidates_for(p, source, args.seed, args.per_task)]
+    if args.tests:
+        cands = asyncio.run(_run_all(cands, args.out.with_suffix(".testcache.json"), args.workers, args.timeout))
+        kept = [c for c in cands if c.tests_passed]
+        print(f"{len(kept)} of {len(cands)} candidates pass their tests", file=sys.stderr)
+        cands = kept
+    args.out.write_bytes(b"".join(msgspec.json.encode(c) + b"\n" for c in cands))
+    print(f"wrote {len(cands)} candidates from {len(pairs)} tasks to {args.out}", file=sys.stderr)
+    return 0

@@ -1,0 +1,96 @@
+"""The labelled over-edit corpus and the classifier benchmark (issue 17)."""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+import sys
+from pathlib import Path
+
+import msgspec
+import pytest
+
+from benchmark.overedits.classify import evaluate
+from benchmark.overedits.make import Candidate, Pair, _run_all, candidates_for
+from benchmark.overedits.transforms import KINDS
+from sandbox import envs
+
+ORIGINAL = '''import math
+
+
+def task_func(numbers, scale=1):
+    """Mean of the numbers, scaled."""
+    # nothing to average
+    if len(numbers) == 0:
+        return 0.0
+    total = 0
+    for value in numbers:
+        total = total + value
+    result = total * scale / len(numbers) + 1
+    return round(result, 2)
+'''
+GOLD = ORIGINAL.replace("len(numbers) + 1", "len(numbers)")
+TESTS = "assert task_func([1, 2, 3]) == 2.0\nassert task_func([]) == 0.0\nassert task_func([2, 4], 2) == 6.0\n"
+PAIR = Pair("made/mean", ORIGINAL, GOLD, TESTS, "script", "base")
+
+
+def corpus(seed: int = 5, per_task: int = 30) -> list[Candidate]:
+    return candidates_for(PAIR, "made", seed, per_task)
+
+
+def test_generation_is_seeded_and_reproducible():
+    first, again, other = corpus(5), corpus(5), corpus(6)
+    encode = msgspec.json.encode
+    assert [encode(c) for c in first] == [encode(c) for c in again]
+    assert [encode(c) for c in first] != [encode(c) for c in other]
+    families = {ch.family for c in first for ch in c.changes}
+    assert len(families) >= 10, families
+    assert all(1 <= len(c.changes) <= 4 for c in first)
+
+
+def test_every_change_is_recorded_where_it_landed():
+    for c in corpus():
+        assert c.gold == GOLD and c.original == ORIGINAL
+        for ch in c.changes:
+            assert tuple(ch.kinds) == KINDS[ch.family]
+            if ch.family.startswith("rename"):
+                new_names = {c.candidate[s:e] for s, e in ch.spans}
+                assert len(new_names) == 1 and new_names.isdisjoint({"numbers", "total", "value", "result", "scale"})
+            if ch.family == "unused_import":
+                ((s, e),) = ch.spans
+                assert c.candidate[s:e].startswith("import ")
+        # the fix (dropping `+ 1`) is where the spans say: on the line of the mean
+        assert "+ 1" not in c.candidate and c.fix_spans
+        for s, e in c.fix_spans:
+            line = c.candidate[c.candidate.rfind("\n", 0, s) + 1: c.candidate.find("\n", e)]
+            assert "/ len(" in line and c.candidate[s:e].strip() in ("", ")"), (line, c.candidate[s:e])
+
+
+def test_classifier_keeps_the_fix_on_the_made_corpus():
+    result = evaluate(corpus())
+    assert result["fix_kept"] == 1.0, result["misses"][:5]
+    assert result["revert_gold"] >= 0.95, result["misses"][:5]
+    for kind, row in result["kinds"].items():
+        assert row["precision"] is None or row["precision"] >= 0.9, (kind, row, result["misses"][:8])
+
+
+@pytest.mark.skipif(not envs.is_prepared("base"), reason="sandbox env missing: run scripts/setup-sandbox")
+def test_candidates_pass_their_tests_in_the_sandbox(tmp_path: Path):
+    cands = corpus(per_task=6)
+    cache = tmp_path / "cache.json"
+    ran = asyncio.run(_run_all(cands, cache, workers=2, timeout_s=20))
+    assert all(c.tests_passed is not None for c in ran)
+    # a guard that returns None on None keeps these tests passing; every made change preserves behaviour
+    assert sum(c.tests_passed for c in ran) >= len(ran) - 1
+    again = asyncio.run(_run_all(cands, cache, workers=2, timeout_s=20))  # answered from the cache
+    assert [c.tests_passed for c in again] == [c.tests_passed for c in ran]
+
+
+def test_bad_input_is_one_line_and_exit_2(tmp_path: Path):
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("not json\n")
+    run = subprocess.run([sys.executable, "-m", "benchmark.overedits.classify", str(bad)],
+                         capture_output=True, text=True, check=False)
+    assert run.returncode == 2 and run.stderr.count("\n") == 1 and "error:" in run.stderr
+    run = subprocess.run([sys.executable, "-m", "benchmark.overedits"], capture_output=True, text=True, check=False)
+    assert run.returncode == 2 and "usage:" in run.stderr
