@@ -1,0 +1,269 @@
+"""Functions of a parsed text: names, qualified names, spans, signatures, parameters and complexity.
+
+Found with one tree-sitter query per language (the table's function, lambda and class node types),
+so the tree is matched in C and only the functions are visited from Python. Named functions are
+declarations and methods of every kind, and anonymous functions assigned to a name
+(`const f = () => ...`, `f := func() {...}`, `let f = |x| ...`); other lambdas are not functions
+of their own (their code counts in the function around them).
+
+Complexities are cached per function text: an edit elsewhere in the file does not recompute them.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from typing import NamedTuple
+
+import tree_sitter as ts
+
+from server.fidelity.lang import complexity
+from server.fidelity.lang.lex import LangLexed, lex
+from server.fidelity.lang.parse import Source, language
+from server.fidelity.lang.table import Lang
+
+
+class LangFunction(NamedTuple):
+    """One function. The first seven fields mirror `server.fidelity.structure.FunctionInfo`."""
+
+    qualname: str  # scopes and name joined with "." (`Outer.method`, `ns.A.f`, `T.M` for a Go method)
+    start: int  # first line (annotations and modifiers included, a doc comment above not)
+    def_line: int  # line of the name
+    end: int
+    signature_end: int  # last line before the body
+    signature: str  # the header's tokens joined by one space (comments dropped), normalised
+    cognitive: int  # SonarSource cognitive complexity (nested lambdas included)
+    name: str
+    kind: str  # "function", "method", "constructor" or "lambda" (an anonymous function assigned a name)
+    start_char: int  # character interval of the whole function
+    end_char: int
+    body_char: int  # where the body starts ("{", or the expression of an arrow function); -1 if none
+    params: tuple[str, ...]  # parameter names, in order
+    cyclomatic: int
+    depth: int  # depth in the syntax tree (the paper's "first function" is the shallowest)
+
+
+class _Queries:
+    def __init__(self, lang: Lang) -> None:
+        lg = language(lang)
+        kinds = [k for k in sorted(lang.functions | lang.lambdas) if lg.id_for_node_kind(k, True)]
+        self.functions = ts.QueryCursor(ts.Query(lg, "[" + " ".join(f"({k})" for k in kinds) + "] @f"))
+
+
+_QUERIES: dict[str, _Queries] = {}
+_ASSIGN_FIELDS = ("name", "left", "declarator", "pattern", "key", "property")
+_SKIP_IN_PARAMS = frozenset({"type", "value", "default_value", "right", "return_type", "default", "decorator"})
+_lock = threading.Lock()
+_METRICS: OrderedDict[tuple[str, str, bytes], tuple[int, int]] = OrderedDict()
+_MAX_METRICS = 20000
+
+
+def _queries(lang: Lang) -> _Queries:
+    found = _QUERIES.get(lang.name)
+    if found is None:
+        found = _QUERIES[lang.name] = _Queries(lang)
+    return found
+
+
+def _text(src: Source, node: ts.Node | None) -> str:
+    return "" if node is None else src.node_text(node)
+
+
+def _declared_name(lang: Lang, node: ts.Node) -> ts.Node | None:
+    """The node naming a declaration: its `name` field, else down the `declarator` chain (C, C++)."""
+    name = node.child_by_field_name("name")
+    if name is not None:
+        return name
+    d = node.child_by_field_name("declarator")
+    while d is not None:
+        inner = d.child_by_field_name("declarator")
+        if inner is None:
+            return d if d.type not in ("function_declarator", "abstract_function_declarator") else None
+        d = inner
+    return None
+
+
+def _assigned_name(lang: Lang, node: ts.Node) -> ts.Node | None:
+    """The name an anonymous function is assigned to (`const f = () => ...`), if any."""
+    parent = node.parent
+    if parent is not None and parent.type == "expression_list":  # Go: `f := func() {...}`
+        parent = parent.parent
+    if parent is None:
+        return None
+    for field in _ASSIGN_FIELDS:
+        target = parent.child_by_field_name(field)
+        if target is not None and target.id != node.id and target.end_byte <= node.start_byte:
+            if target.type == "expression_list" and target.named_child_count == 1:
+                target = target.named_children[0]
+            return target
+    return None
+
+
+def _param_names(lang: Lang, node: ts.Node | None, src: Source) -> tuple[str, ...]:
+    """Names bound by a parameter list: identifiers outside types and default values."""
+    if node is None:
+        return ()
+    names: list[str] = []
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if n.type in lang.identifiers and n.child_count == 0:
+            names.append(src.node_text(n))
+            continue
+        children = n.children
+        for i in range(len(children) - 1, -1, -1):
+            if n.field_name_for_child(i) not in _SKIP_IN_PARAMS:
+                stack.append(children[i])
+    return tuple(names)
+
+
+def _parameters(node: ts.Node) -> ts.Node | None:
+    params = node.child_by_field_name("parameters")
+    if params is not None:
+        return params
+    d = node.child_by_field_name("declarator")
+    while d is not None:
+        params = d.child_by_field_name("parameters")
+        if params is not None:
+            return params
+        d = d.child_by_field_name("declarator")
+    return None
+
+
+def _scope_names(lang: Lang, src: Source, node: ts.Node) -> list[str]:
+    """Names of the classes, impls, namespaces and functions around `node`, outermost first."""
+    names: list[str] = []
+    p = node.parent
+    while p is not None:
+        t = p.type
+        if t in lang.classes:
+            name = p.child_by_field_name("name") or p.child_by_field_name("type")
+            names.append(_text(src, name).split("<")[0].strip() if name is not None else "<anonymous>")
+        elif t in lang.functions:
+            name = _declared_name(lang, p)
+            if name is not None:
+                names.append(_text(src, name))
+        p = p.parent
+    names.reverse()
+    return names
+
+
+def _signature(lexed: LangLexed, start: int, stop: int) -> str:
+    from bisect import bisect_left
+
+    lo, hi = bisect_left(lexed.starts, start), bisect_left(lexed.starts, stop)
+    return " ".join(lexed.strings[lo:hi])
+
+
+def _metrics(lang: Lang, src: Source, node: ts.Node, name: str, nested: frozenset[int]) -> tuple[int, int]:
+    key = (lang.name, name, src.data[node.start_byte : node.end_byte])
+    with _lock:
+        found = _METRICS.get(key)
+        if found is not None:
+            _METRICS.move_to_end(key)
+            return found
+    found = (complexity.cyclomatic(lang, node, nested), complexity.cognitive(lang, node, name))
+    with _lock:
+        _METRICS[key] = found
+        if len(_METRICS) > _MAX_METRICS:
+            _METRICS.popitem(last=False)
+    return found
+
+
+def functions(src: Source) -> list[LangFunction]:
+    """Every named function of the text, in text order (cached on the Source)."""
+    cached = src.__dict__.get("_functions")
+    if cached is not None:
+        return cached
+    lang = src.lang
+    lexed = lex(src)
+    found: list[tuple[ts.Node, ts.Node, str]] = []  # (function node, name node, kind)
+    for node in _queries(lang).functions.captures(src.tree.root_node).get("f", []):
+        if node.has_error and node.is_error:
+            continue
+        if node.type in lang.lambdas:
+            name = _assigned_name(lang, node)
+            kind = "lambda"
+        else:
+            name = _declared_name(lang, node)
+            kind = "function"
+        if name is None:
+            continue
+        found.append((node, name, kind))
+    found.sort(key=lambda f: f[0].start_byte)
+    ids = [f[0].id for f in found]
+    out: list[LangFunction] = []
+    for i, (node, name_node, kind) in enumerate(found):
+        name = src.node_text(name_node)
+        scopes = _scope_names(lang, src, node)
+        in_class = any(p.type in lang.classes for p in _ancestors(node))
+        if kind == "function":
+            if "constructor" in node.type or (scopes and simple(name) in (scopes[-1], "constructor", "__init__")):
+                kind = "constructor"
+            elif in_class or "method" in node.type or node.child_by_field_name("receiver") is not None:
+                kind = "method"
+        receiver = node.child_by_field_name("receiver")
+        if receiver is not None:  # Go: `func (r *T) M()` is T.M
+            types = [c for c in _walk_named(receiver) if c.type == "type_identifier"]
+            if types:
+                scopes = [*scopes, src.node_text(types[0])]
+        if "::" in name:  # C++: `int A::f()` belongs to A
+            *outer, name = name.split("::")
+            scopes = [*scopes, *outer]
+        body = node.child_by_field_name("body")
+        nested = frozenset(ids[j] for j in range(i + 1, len(found))
+                           if found[j][0].start_byte < node.end_byte and found[j][0].end_byte <= node.end_byte)
+        cyc, cog = _metrics(lang, src, node, name, nested)
+        head = node
+        if kind == "lambda" and node.parent is not None:
+            head = node.parent.parent if node.parent.type == "expression_list" else node.parent
+        body_char = -1
+        if body is not None:  # the first token inside the braces (or the expression of an arrow function)
+            first = body.child(0)
+            body_char = src.char(first.end_byte if first is not None and first.type == "{" else body.start_byte)
+        sig_stop = body.start_byte if body is not None else node.end_byte
+        start_char = src.char(head.start_byte)
+        out.append(LangFunction(
+            qualname=".".join([*scopes, name]),
+            start=head.start_point.row + 1,
+            def_line=name_node.start_point.row + 1,
+            end=node.end_point.row + 1 - (node.end_point.column == 0 and node.end_point.row > node.start_point.row),
+            signature_end=max(name_node.start_point.row, body.start_point.row if body is not None else node.end_point.row) + 1,
+            signature=_signature(lexed, start_char, src.char(sig_stop)),
+            cognitive=cog,
+            name=name,
+            kind=kind,
+            start_char=start_char,
+            end_char=src.char(node.end_byte),
+            body_char=body_char,
+            params=_param_names(lang, _parameters(node), src),
+            cyclomatic=cyc,
+            depth=sum(1 for _ in _ancestors(node)),
+        ))
+    src.__dict__["_functions"] = out
+    return out
+
+
+def simple(name: str) -> str:
+    return complexity.simple_name(name)
+
+
+def _ancestors(node: ts.Node):
+    p = node.parent
+    while p is not None:
+        yield p
+        p = p.parent
+
+
+def _walk_named(node: ts.Node):
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        yield n
+        stack.extend(reversed(n.named_children))
+
+
+def first_function(src: Source) -> LangFunction | None:
+    """The paper's choice of function for `body_no_comments`: the shallowest, the earliest on a tie."""
+    fs = [f for f in functions(src) if f.body_char >= 0]
+    return min(fs, key=lambda f: (f.depth, f.start_char)) if fs else None
