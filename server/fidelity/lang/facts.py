@@ -172,7 +172,9 @@ def _import_bound(src: Source, node: ts.Node) -> list[str]:
 def imports(src: Source) -> list[Import]:
     out = []
     for node in _captures(src).get("import", []):
-        out.append(Import(*_span(src, node), src.node_text(node).rstrip(), tuple(_import_bound(src, node))))
+        a, b, start, _ = _span(src, node)
+        text = src.node_text(node).rstrip()  # a C `#include` node ends with its line break
+        out.append(Import(a, b, start, start + len(text), text, tuple(_import_bound(src, node))))
     out.sort(key=lambda i: i.start)
     return out
 
