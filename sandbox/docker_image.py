@@ -202,6 +202,8 @@ def prepare(client: Any, *, suites: tuple[str, ...] = DEFAULT_SUITES, base: str 
                 hint = ("" if "pull access denied" not in detail and "not found" not in detail else
                         f"\nthe base image {base} is not here and could not be pulled: without a registry make one "
                         "with debootstrap (see sandbox/README.md) and pass --base-image")
+                if "network" in detail and not network:
+                    hint += "\nan engine without a default bridge (dockerd --bridge=none) needs --build-network host"
                 raise ImageError(f"docker build failed:\n{detail.strip()}{hint}")
             text = chunk.get("stream", "")
             if text:

@@ -82,6 +82,17 @@ def test_engine_without_the_image_falls_back_and_doctor_says_why(monkeypatch: py
                    "run `edit-fidelity sandbox prepare --docker`"], done.stdout
 
 
+def test_prepare_again_with_the_same_inputs_skips_the_build() -> None:
+    base = os.environ.get("EDIT_FIDELITY_DOCKER_BASE")
+    if not base:
+        pytest.skip("the base image the image was built from is not given (EDIT_FIDELITY_DOCKER_BASE)")
+    started = time.monotonic()
+    done = subprocess.run([sys.executable, "-m", "sandbox", "prepare", "--docker", "--base-image", base,
+                           "--build-network", "host"], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0 and "up to date" in done.stdout, (done.stdout, done.stderr)
+    assert time.monotonic() - started < 120
+
+
 def test_every_language_runs_with_stdin_and_coverage(docker_box: Sandbox) -> None:
     res = docker_box.run({"p.py": "import os\nprint(input()[::-1], os.getuid(), os.getcwd().startswith('/work/'))"},
                          stdin="olleh\n")
