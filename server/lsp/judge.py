@@ -16,10 +16,11 @@ from dataclasses import dataclass
 import msgspec
 
 from server.fidelity import FidelityReport, Hunk, common_affix, measure
-from server.fidelity.instruction import Verdict, judge_unit, parse_instruction
+from server.fidelity.flags import flagged_severity as _flagged_severity
+from server.fidelity.flags import judge_units, split_flags
+from server.fidelity.instruction import Verdict, parse_instruction
 from server.fidelity.instruction import allowed_kinds as _allowed
 from server.fidelity.report import UNREQUESTED_KINDS
-from server.fidelity.unit_facts import unit_facts
 from server.lsp.settings import Thresholds
 
 
@@ -39,8 +40,7 @@ def judge_hunks(report: FidelityReport, instruction: str | None, *, original: st
                 edited: str | None = None, aware: bool = True) -> list[Verdict]:
     """A verdict per unit. `instruction` None (an observed change) or `aware` False: the core's view,
     every change of an unrequested kind counts."""
-    scope = parse_instruction(instruction) if instruction is not None and aware else None
-    return [judge_unit(scope, f, UNREQUESTED_KINDS) for f in unit_facts(report, original, edited)]
+    return judge_units(report, instruction, original=original, edited=edited, aware=aware)
 
 
 def flag_hunks(report: FidelityReport, instruction: str | None, *, original: str | None = None,
@@ -52,29 +52,16 @@ def flag_hunks(report: FidelityReport, instruction: str | None, *, original: str
     return out
 
 
-def whitespace_only(hunk: Hunk) -> bool:
-    """Blank lines, trailing spaces, indentation that keeps every token."""
-    return hunk.tokens_changed == 0 and set(hunk.kinds) <= {"formatting_only"}
-
-
-def unit_lines(hunk: Hunk) -> int:
-    return max(hunk.end_line - hunk.start_line + 1, hunk.new_end_line - hunk.new_start_line + 1, 1)
-
-
 def flagged_severity(hunk: Hunk, kinds: tuple[str, ...] | list[str], thresholds: Thresholds) -> int:
     """The LSP severity of a flagged unit: the loudest of its unrequested kinds' settings; a small
     whitespace-only unit has the `whitespace` one."""
-    levels = thresholds.severity_levels()
-    if whitespace_only(hunk) and unit_lines(hunk) <= thresholds.whitespace_hint_lines:
-        return levels["whitespace"]
-    return min((levels.get(k, 2) for k in kinds), default=2)
+    return _flagged_severity(hunk, kinds, thresholds.severity_levels(), thresholds.whitespace_hint_lines)
 
 
 def count_flags(views: list[HunkView]) -> tuple[int, int]:
     """Flagged units at warning severity (error or warning) and at hint severity (information or hint):
     what the benchmark suites report, from a proposal's views or its `hunkSeverities`."""
-    warn = sum(1 for v in views if v.flagged and v.severity <= 2)
-    return warn, sum(1 for v in views if v.flagged) - warn
+    return split_flags([v.flagged for v in views], [v.severity for v in views])
 
 
 @dataclass(frozen=True)

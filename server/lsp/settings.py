@@ -43,7 +43,7 @@ from server.backends.config import (
     parse_backends,
 )
 from server.backends.local_spec import dependency_problem, is_local_spec
-from server.fidelity.report import HUNK_KINDS, UNREQUESTED_KINDS
+from server.fidelity.flags import SEVERITY_DEFAULTS, WHITESPACE_HINT_LINES
 
 SECTION = "editFidelity"
 
@@ -56,17 +56,16 @@ class Thresholds(msgspec.Struct, frozen=True):
     complexity_error: float = 5.0  # ... that makes a flagged hunk an error
     hunk_tokens_error: int = 60  # an unrequested hunk this large is an error, not a warning
     distance_warning: float = 0.3  # normalised no_comments distance that marks a proposal as heavy
-    whitespace_hint_lines: int = 10  # a whitespace-only unit spanning more lines than this is not a hint
+    whitespace_hint_lines: int = WHITESPACE_HINT_LINES  # a whitespace-only unit spanning more lines than this is not a hint
     severity: dict[str, int] = {}  # unrequested kind (or "whitespace") -> LSP severity; see SEVERITY_DEFAULTS
 
     def severity_levels(self) -> dict[str, int]:
         return {**SEVERITY_DEFAULTS, **self.severity}
 
 
-# How loud a flagged unit is, per kind (LSP DiagnosticSeverity). Whitespace-only units are a hint:
-# layout differences are real but rarely worth a squiggle.
+# How loud a flagged unit is (LSP DiagnosticSeverity); the per-kind defaults (whitespace-only units are a
+# hint) are in server.fidelity.flags, which the benchmark shares.
 SEVERITY_NAMES = {"error": 1, "warning": 2, "information": 3, "hint": 4}
-SEVERITY_DEFAULTS = {"whitespace": 4, **{k: 2 for k in HUNK_KINDS if k in UNREQUESTED_KINDS}}
 
 
 def _parse_severity(raw: Any, problems: list[str]) -> dict[str, int]:

@@ -73,6 +73,7 @@ def register(ls) -> None:
             baseline=kind,
             flagged_hunks=[v.index for v in views if v.flagged],
             hunk_messages=[v.message for v in views],
+            hunk_severities=[v.severity for v in views],
             version=version,
         )
         out = msgspec.to_builtins(result)

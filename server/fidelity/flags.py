@@ -1,0 +1,81 @@
+"""How loud a flagged change unit is: the pure part of the judge, shared by the server and the benchmark.
+
+The server (`server.lsp.judge`) picks each unit's LSP severity with these rules and its settings; the
+benchmark counts flagged units at warning severity (error or warning) and at hint severity (information
+or hint) with `split_flags`, from a proposal's `flaggedHunks` and `hunkSeverities`. Where the benchmark
+judges texts the server never saw (the over-editing suite's normalised footing), `count_unit_flags` gives
+the same counts at the default settings.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+
+from server.fidelity.instruction import Verdict, judge_unit, parse_instruction
+from server.fidelity.report import HUNK_KINDS, UNREQUESTED_KINDS, FidelityReport, Hunk
+from server.fidelity.unit_facts import unit_facts
+
+WARNING = 2  # LSP DiagnosticSeverity: 1 error and 2 warning are warnings; 3 information and 4 hint are hints
+# Per unrequested kind (and "whitespace" for whitespace-only units): layout differences are real but
+# rarely worth a squiggle, so they are a hint.
+SEVERITY_DEFAULTS = {"whitespace": 4, **{k: 2 for k in HUNK_KINDS if k in UNREQUESTED_KINDS}}
+WHITESPACE_HINT_LINES = 10  # a whitespace-only unit spanning more lines than this is not a hint
+
+
+def is_warning(severity: int) -> bool:
+    return severity <= WARNING
+
+
+def split_flags(flagged: Iterable[bool], severities: Sequence[int]) -> tuple[int, int]:
+    """(flagged units at warning severity, flagged units at hint severity); `flagged` and `severities`
+    per unit. A flagged unit without a severity counts as a warning (the default for unrequested kinds)."""
+    warn = hint = 0
+    for i, f in enumerate(flagged):
+        if f:
+            if is_warning(severities[i] if i < len(severities) else WARNING):
+                warn += 1
+            else:
+                hint += 1
+    return warn, hint
+
+
+def whitespace_only(hunk: Hunk) -> bool:
+    """Blank lines, trailing spaces, indentation that keeps every token."""
+    return hunk.tokens_changed == 0 and set(hunk.kinds) <= {"formatting_only"}
+
+
+def unit_lines(hunk: Hunk) -> int:
+    return max(hunk.end_line - hunk.start_line + 1, hunk.new_end_line - hunk.new_start_line + 1, 1)
+
+
+def flagged_severity(hunk: Hunk, kinds: Sequence[str], levels: Mapping[str, int] = SEVERITY_DEFAULTS,
+                     whitespace_hint_lines: int = WHITESPACE_HINT_LINES) -> int:
+    """The LSP severity of a flagged unit: the loudest of its unrequested kinds' levels; a small
+    whitespace-only unit has the `whitespace` one."""
+    if whitespace_only(hunk) and unit_lines(hunk) <= whitespace_hint_lines:
+        return levels.get("whitespace", 4)
+    return min((levels.get(k, WARNING) for k in kinds), default=WARNING)
+
+
+def judge_units(report: FidelityReport, instruction: str | None, *, original: str | None = None,
+                edited: str | None = None, aware: bool = True) -> list[Verdict]:
+    """A verdict per unit. `instruction` None (an observed change) or `aware` False: the core's view,
+    every change of an unrequested kind counts."""
+    scope = parse_instruction(instruction) if instruction is not None and aware else None
+    return [judge_unit(scope, f, UNREQUESTED_KINDS) for f in unit_facts(report, original, edited)]
+
+
+def unrequested_of(verdict: Verdict, hunk: Hunk) -> list[str]:
+    """The kinds a flagged unit is flagged for (the verdict's, else the hunk's unrequested kinds)."""
+    return list(verdict.unrequested) if verdict.unrequested else [k for k in hunk.kinds if k in UNREQUESTED_KINDS]
+
+
+def count_unit_flags(report: FidelityReport, instruction: str | None, *, original: str,
+                     edited: str) -> tuple[int, int]:
+    """(warning, hint) flagged units of `report` judged against `instruction` at the default severity
+    settings, as a proposal of the same texts would carry them. (Only a flagged unit's loudness matters
+    here: the server's size and complexity rules make a warning an error, never a hint.)"""
+    verdicts = judge_units(report, instruction, original=original, edited=edited)
+    severities = [flagged_severity(h, unrequested_of(v, h)) if v.flagged else 4
+                  for h, v in zip(report.hunks, verdicts, strict=False)]
+    return split_flags((v.flagged for v in verdicts), severities)
