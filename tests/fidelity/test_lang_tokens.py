@@ -138,7 +138,9 @@ def test_parse_errors_are_reported_as_regions_not_failures(lang: str, text: str)
         assert 0 <= err.start <= err.end <= len(text)
     # the rest still tokenises and the healthy function is still found
     assert L.lex(src).strings
-    assert "g" in [f.name for f in L.functions(src)]
+    fns = {f.name: f for f in L.functions(src)}
+    assert "g" in fns and not fns["g"].broken
+    assert all(f.broken for f in fns.values() if f.start <= src.errors[0].start_line <= f.end)
 
 
 def test_distance_variants() -> None:

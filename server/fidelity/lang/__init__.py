@@ -20,15 +20,23 @@ from server.fidelity.lang.distance import VARIANTS, distance, distances, raw_tok
 from server.fidelity.lang.facts import (
     Binding, Comment, Guard, Import, bindings, comments, guards, imports, is_placeholder, unwraps,
 )
-from server.fidelity.lang.functions import LangFunction, first_function, functions
-from server.fidelity.lang.lex import LangLexed, lex
+from server.fidelity.lang.functions import LangFunction, clear_metrics, first_function, functions
+from server.fidelity.lang.lex import LangLexed, clear_cache, lex
 from server.fidelity.lang.parse import ErrorRegion, Source, parse
 from server.fidelity.lang.same import Statement, canonical, same_text_tree, same_tree, statements_at
 from server.fidelity.lang.table import LANGUAGES, PYTHON, Lang, by_name, detect
 
+
+
+def clear_caches() -> None:
+    """Drop the per-unit token cache and the per-function complexity cache."""
+    clear_cache()
+    clear_metrics()
+
+
 __all__ = [
     "LANGUAGES", "PYTHON", "VARIANTS", "Binding", "Comment", "ErrorRegion", "Guard", "Import", "Lang",
-    "LangFunction", "LangLexed", "Source", "Statement", "bindings", "by_name", "canonical", "cognitive",
+    "LangFunction", "LangLexed", "Source", "Statement", "bindings", "by_name", "canonical", "clear_caches", "cognitive",
     "comments", "cyclomatic", "detect", "distance", "distances", "first_function", "functions", "guards",
     "imports", "is_placeholder", "lex", "parse", "raw_tokens", "same_text_tree", "same_tree",
     "statements_at", "token_distance", "unwraps", "variant_tokens",

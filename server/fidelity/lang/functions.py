@@ -41,6 +41,7 @@ class LangFunction(NamedTuple):
     params: tuple[str, ...]  # parameter names, in order
     cyclomatic: int
     depth: int  # depth in the syntax tree (the paper's "first function" is the shallowest)
+    broken: bool  # a parse error (ERROR or MISSING node) lies inside: "unparseable", not "removed"
 
 
 class _Queries:
@@ -54,7 +55,7 @@ _QUERIES: dict[str, _Queries] = {}
 _ASSIGN_FIELDS = ("name", "left", "declarator", "pattern", "key", "property")
 _SKIP_IN_PARAMS = frozenset({"type", "value", "default_value", "right", "return_type", "default", "decorator"})
 _lock = threading.Lock()
-_METRICS: OrderedDict[tuple[str, str, bytes], tuple[int, int]] = OrderedDict()
+_METRICS: OrderedDict[tuple[str, str, bytes], tuple[int, int, tuple[str, ...]]] = OrderedDict()
 _MAX_METRICS = 20000
 
 
@@ -155,19 +156,27 @@ def _signature(lexed: LangLexed, start: int, stop: int) -> str:
     return " ".join(lexed.strings[lo:hi])
 
 
-def _metrics(lang: Lang, src: Source, node: ts.Node, name: str, nested: frozenset[int]) -> tuple[int, int]:
+def _metrics(lang: Lang, src: Source, node: ts.Node, name: str,
+             nested: frozenset[int]) -> tuple[int, int, tuple[str, ...]]:
+    """(cyclomatic, cognitive, parameter names), cached by the function's text."""
     key = (lang.name, name, src.data[node.start_byte : node.end_byte])
     with _lock:
         found = _METRICS.get(key)
         if found is not None:
             _METRICS.move_to_end(key)
             return found
-    found = (complexity.cyclomatic(lang, node, nested), complexity.cognitive(lang, node, name))
+    found = (complexity.cyclomatic(lang, node, nested), complexity.cognitive(lang, node, name),
+             _param_names(lang, _parameters(node), src))
     with _lock:
         _METRICS[key] = found
         if len(_METRICS) > _MAX_METRICS:
             _METRICS.popitem(last=False)
     return found
+
+
+def clear_metrics() -> None:
+    with _lock:
+        _METRICS.clear()
 
 
 def functions(src: Source) -> list[LangFunction]:
@@ -179,8 +188,6 @@ def functions(src: Source) -> list[LangFunction]:
     lexed = lex(src)
     found: list[tuple[ts.Node, ts.Node, str]] = []  # (function node, name node, kind)
     for node in _queries(lang).functions.captures(src.tree.root_node).get("f", []):
-        if node.has_error and node.is_error:
-            continue
         if node.type in lang.lambdas:
             name = _assigned_name(lang, node)
             kind = "lambda"
@@ -211,9 +218,12 @@ def functions(src: Source) -> list[LangFunction]:
             *outer, name = name.split("::")
             scopes = [*scopes, *outer]
         body = node.child_by_field_name("body")
-        nested = frozenset(ids[j] for j in range(i + 1, len(found))
-                           if found[j][0].start_byte < node.end_byte and found[j][0].end_byte <= node.end_byte)
-        cyc, cog = _metrics(lang, src, node, name, nested)
+        inner = []
+        for j in range(i + 1, len(found)):  # sorted by start: the nested ones follow directly
+            if found[j][0].start_byte >= node.end_byte:
+                break
+            inner.append(ids[j])
+        cyc, cog, params = _metrics(lang, src, node, name, frozenset(inner))
         head = node
         if kind == "lambda" and node.parent is not None:
             head = node.parent.parent if node.parent.type == "expression_list" else node.parent
@@ -236,9 +246,10 @@ def functions(src: Source) -> list[LangFunction]:
             start_char=start_char,
             end_char=src.char(node.end_byte),
             body_char=body_char,
-            params=_param_names(lang, _parameters(node), src),
+            params=params,
             cyclomatic=cyc,
             depth=sum(1 for _ in _ancestors(node)),
+            broken=node.has_error,
         ))
     src.__dict__["_functions"] = out
     return out

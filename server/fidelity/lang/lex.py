@@ -16,6 +16,7 @@ touched are walked again.
 from __future__ import annotations
 
 import threading
+from bisect import bisect_right
 from collections import OrderedDict
 from typing import NamedTuple
 
@@ -87,71 +88,78 @@ def _walk(node: ts.Node, data: bytes, kinds: _Kinds) -> _Piece:
     base = node.start_byte
     chunk = data[base : node.end_byte]
     ascii = chunk.isascii()
+    names, atomic, comment = kinds.names, kinds.atomic, kinds.comment
+    spans: list[tuple[int, int, int]] = []  # (kind, start byte, end byte), absolute, in text order
+    add = spans.append
+    if node.child_count == 0 or node.kind_id in atomic:
+        add((node.kind_id, node.start_byte, node.end_byte))
+    else:
+        cursor = node.walk()
+        first, nxt, up = cursor.goto_first_child, cursor.goto_next_sibling, cursor.goto_parent
+        first()
+        while True:
+            n = cursor.node
+            if n.kind_id not in atomic and first():
+                continue
+            add((n.kind_id, n.start_byte, n.end_byte))
+            if nxt():
+                continue
+            while up() and cursor.depth:
+                if nxt():
+                    break
+            else:
+                break
+    # line starts of the unit, so each row is one bisect (in C) instead of a count per token
+    breaks = [0]
+    pos = chunk.find(b"\n")
+    while pos != -1:
+        breaks.append(pos + 1)
+        pos = chunk.find(b"\n", pos + 1)
     text = chunk.decode("utf-8", "replace")
+    done = [0, 0]  # (byte, char) reached so far: offsets grow, so each byte is decoded once
+
+    def to_char(b: int) -> int:
+        if b < done[0]:
+            return len(chunk[:b].decode("utf-8", "replace"))
+        done[1] += len(chunk[done[0] : b].decode("utf-8", "replace"))
+        done[0] = b
+        return done[1]
     strings: list[str] = []
     knames: list[str] = []
     starts: list[int] = []
     ends: list[int] = []
-    comments: list[tuple[int, int, int, int, str]] = []
-    names, atomic, comment = kinds.names, kinds.atomic, kinds.comment
-    cursor = node.walk()
-    first, nxt, up = cursor.goto_first_child, cursor.goto_next_sibling, cursor.goto_parent
-    spans: list[tuple[int, int, int]] = []  # (kind, rel start byte, rel end byte) in order
-    add = spans.append
-    if node.child_count == 0 or node.kind_id in atomic:
-        add((node.kind_id, 0, node.end_byte - base))
-    elif first():
-        while True:
-            n = cursor.node
-            kid = n.kind_id
-            if kid not in atomic and first():
-                continue
-            s, e = n.start_byte - base, n.end_byte - base
-            if e > s:
-                add((kid, s, e))
-            done = False
-            while not nxt():
-                if not up() or cursor.depth == 0:
-                    done = True
-                    break
-            if done:
-                break
-    # rows and character offsets in one pass over the unit's text
-    row = 0
-    pos = 0
-    if ascii:
-        def to_char(b: int) -> int:
-            return b
-    else:
-        def to_char(b: int) -> int:
-            return len(chunk[:b].decode("utf-8", "replace"))
     rows: list[int] = []
     end_rows: list[int] = []
+    comments: list[tuple[int, int, int, int, str]] = []
+    multi = len(breaks) > 1
     for kid, s, e in spans:
-        row += chunk.count(b"\n", pos, s)
-        start_row = row
-        piece = chunk[s:e]
-        inner = piece.count(b"\n")
+        s -= base
+        e -= base
+        if e <= s:
+            continue
         if kid in comment:
-            body = piece.rstrip(b"\r\n")  # a Rust line comment ends with its newline
-            last = start_row + body.count(b"\n")
-            cs, ce = to_char(s), to_char(s + len(body))
-            comments.append((cs, ce, start_row, last, text[cs:ce] if ascii else body.decode("utf-8", "replace")))
-        else:
+            piece = chunk[s:e].rstrip(b"\r\n")  # a Rust line comment ends with its newline
+            e = s + len(piece)
             cs, ce = to_char(s), to_char(e)
-            token = text[cs:ce] if ascii else piece.decode("utf-8", "replace")
-            if not token.strip():
-                row += inner
-                pos = e
-                continue
-            strings.append(token)
-            knames.append(names[kid])
-            starts.append(cs)
-            ends.append(ce)
-            rows.append(start_row)
-            end_rows.append(start_row + inner)
-        row += inner
-        pos = e
+            row = bisect_right(breaks, s) - 1 if multi else 0
+            last = bisect_right(breaks, e - 1) - 1 if multi else 0
+            comments.append((cs, ce, row, last, text[cs:ce]))
+            continue
+        cs, ce = (s, e) if ascii else (to_char(s), to_char(e))
+        token = text[cs:ce]
+        if token.isspace():
+            continue
+        strings.append(token)
+        knames.append(names[kid])
+        starts.append(cs)
+        ends.append(ce)
+        if multi:
+            row = bisect_right(breaks, s) - 1
+            rows.append(row)
+            end_rows.append(row if "\n" not in token else bisect_right(breaks, e - 1) - 1)
+        else:
+            rows.append(0)
+            end_rows.append(0)
     return _Piece(strings, knames, starts, ends, rows, end_rows, comments)
 
 

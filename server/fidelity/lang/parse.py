@@ -148,8 +148,14 @@ def parse(text: str, lang: Lang, previous: Source | None = None) -> Source:
             break
         head += n
     tail = 0
-    while tail < limit - head and old[-1 - tail] == data[-1 - tail]:
-        tail += 1
+    room = limit - head
+    while tail < room:  # the same for the common tail, from the end
+        n = min(step, room - tail)
+        if old[len(old) - tail - n : len(old) - tail] != data[len(data) - tail - n : len(data) - tail]:
+            while tail < room and old[-1 - tail] == data[-1 - tail]:
+                tail += 1
+            break
+        tail += n
     tree = previous.tree.copy()
     tree.edit(
         start_byte=head,

@@ -1,0 +1,145 @@
+"""Speed of the language layer (server/fidelity/lang) per language, on a generated ~2,000-line file.
+
+    .venv/bin/python -m benchmark.bench_lang                    # every language, 2,000 lines, 7 rounds
+    .venv/bin/python -m benchmark.bench_lang --lines 500 --languages java,cpp --rounds 11
+
+The file is one realistic function shape (a loop, branches, a call, a comment, a string) repeated,
+inside a class where the language has classes. Figures per language, median of the rounds, in ms:
+  parse     a full tree-sitter parse of the text
+  lex       tokens of a freshly parsed text with the unit cache empty (the first sight of a file)
+  cold      parse + tokens + functions (with both complexities) + guards + bindings, caches empty
+  edit      after a one-token edit in the middle: incremental parse from the previous tree + tokens
+            (unit cache warm: only the touched unit is walked again) + functions
+  distance  `no_comments` distance between the two versions (token lists already built)
+The tokens/s column is tokens / lex time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+
+import server.fidelity.lang as L
+
+# One unit of each language: about 10 lines; `{i}` makes every copy distinct.
+UNITS = {
+    "javascript": ("", "function f{i}(items, limit = 10) {{\n  // sum the positive items\n  let total = 0;\n"
+                   "  for (const x of items) {{\n    if (x > 0 && x < limit) {{ total += x; }} else {{ total -= 1; }}\n"
+                   "  }}\n  return `total ${{total}} of {i}`;\n}}\n", ""),
+    "typescript": ("", "export function f{i}(items: number[], limit: number = 10): string {{\n"
+                   "  // sum the positive items\n  let total: number = 0;\n  for (const x of items) {{\n"
+                   "    if (x > 0 && x < limit) {{ total += x; }} else {{ total -= 1; }}\n  }}\n"
+                   "  return `total ${{total}} of {i}`;\n}}\n", ""),
+    "tsx": ("", "export const C{i} = (p: {{ items: number[] }}) => {{\n  // render the positive items\n"
+            "  const xs = p.items.filter((x) => x > 0);\n  if (xs.length === 0) {{ return null; }}\n"
+            "  return <ul className=\"list\">{{xs.map((x) => <li key={{x}}>{{x}} of {i}</li>)}}</ul>;\n}};\n", ""),
+    "java": ("public class Big {\n", "  /** Sums the positive items. */\n  public int f{i}(int[] items, int limit) {{\n"
+             "    int total = 0; // running sum\n    for (int x : items) {{\n"
+             "      if (x > 0 && x < limit) {{ total += x; }} else {{ total -= 1; }}\n    }}\n"
+             "    System.out.println(\"total \" + total + \" of {i}\");\n    return total;\n  }}\n", "}\n"),
+    "c": ("#include <stdio.h>\n", "/* sums the positive items */\nint f{i}(const int *items, int n, int limit) {{\n"
+          "  int total = 0;\n  for (int k = 0; k < n; k++) {{\n"
+          "    if (items[k] > 0 && items[k] < limit) {{ total += items[k]; }} else {{ total -= 1; }}\n  }}\n"
+          "  printf(\"total %d of {i}\\n\", total);\n  return total;\n}}\n", ""),
+    "cpp": ("#include <vector>\nclass Big {\n public:\n", "  // sums the positive items\n"
+            "  int f{i}(const std::vector<int>& items, int limit) const {{\n    int total = 0;\n"
+            "    for (auto x : items) {{\n      if (x > 0 && x < limit) {{ total += x; }} else {{ total -= 1; }}\n    }}\n"
+            "    std::printf(\"total %d of {i}\\n\", total);\n    return total;\n  }}\n", "};\n"),
+    "go": ("package big\n\nimport \"fmt\"\n\n", "// F{i} sums the positive items.\nfunc F{i}(items []int, limit int) int {{\n"
+           "\ttotal := 0\n\tfor _, x := range items {{\n\t\tif x > 0 && x < limit {{\n\t\t\ttotal += x\n"
+           "\t\t}} else {{\n\t\t\ttotal--\n\t\t}}\n\t}}\n\tfmt.Printf(\"total %d of {i}\\n\", total)\n\treturn total\n}}\n\n",
+           ""),
+    "rust": ("pub struct Big;\nimpl Big {\n", "    /// Sums the positive items.\n"
+             "    pub fn f{i}(&self, items: &[i32], limit: i32) -> i32 {{\n        let mut total = 0;\n"
+             "        for x in items {{\n            if *x > 0 && *x < limit {{ total += x; }} else {{ total -= 1; }}\n"
+             "        }}\n        println!(\"total {{}} of {i}\", total);\n        total\n    }}\n", "}\n"),
+}
+
+
+def make_text(lang: str, lines: int) -> str:
+    head, unit, tail = UNITS[lang]
+    per = unit.format(i=0).count("\n")
+    body = "".join(unit.format(i=i) for i in range(max(1, lines // per)))
+    return head + body + tail
+
+
+def _ms(fn, rounds: int) -> float:
+    times = []
+    for _ in range(rounds):
+        t = time.perf_counter()
+        fn()
+        times.append((time.perf_counter() - t) * 1000)
+    return statistics.median(times)
+
+
+def _cold(text: str, lang: L.Lang) -> None:
+    L.clear_caches()
+    src = L.parse(text, lang)
+    L.lex(src)
+    L.functions(src)
+    L.guards(src)
+    L.bindings(src)
+
+
+def bench(name: str, lines: int, rounds: int) -> dict[str, float]:
+    lang = L.by_name(name)
+    text = make_text(name, lines)
+    mid = text.index("> 0", len(text) // 2)
+    edited = text[:mid] + "> 1" + text[mid + 3:]
+    parse_ms = _ms(lambda: L.parse(text, lang), rounds)
+
+    def lex_cold() -> None:
+        L.clear_caches()
+        L.lex(L.parse(text, lang))
+
+    lex_ms = _ms(lex_cold, rounds) - parse_ms
+    cold_ms = _ms(lambda: _cold(text, lang), rounds)
+    L.clear_caches()
+    base = L.parse(text, lang)
+    L.lex(base)
+    L.functions(base)
+
+    def edit() -> None:
+        src = L.parse(edited, lang, previous=base)
+        L.lex(src)
+        L.functions(src)
+
+    edit_ms = _ms(edit, rounds)
+    after = L.parse(edited, lang)
+    tokens = len(L.lex(base).strings)
+    a, b = L.lex(base).strings, L.lex(after).strings
+    dist_ms = _ms(lambda: L.token_distance(a, b), rounds)
+    assert L.token_distance(a, b)[0] == 1
+    return {"lines": text.count("\n"), "tokens": tokens, "parse": parse_ms, "lex": max(lex_ms, 0.0),
+            "cold": cold_ms, "edit": edit_ms, "distance": dist_ms,
+            "tok_s": tokens / max(lex_ms, 1e-6) * 1000}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--lines", type=int, default=2000, help="lines of the generated file (default 2000)")
+    parser.add_argument("--rounds", type=int, default=7, help="rounds per figure, median reported (default 7)")
+    parser.add_argument("--languages", default=",".join(UNITS), help="comma-separated (default: all)")
+    args = parser.parse_args(argv)
+    names = [n.strip() for n in args.languages.split(",") if n.strip()]
+    unknown = [n for n in names if n not in UNITS]
+    if unknown or not names:
+        print(f"bench_lang: unknown language {', '.join(unknown) or '(none)'}; choose from {', '.join(UNITS)}",
+              file=sys.stderr)
+        return 2
+    if not 10 <= args.lines <= 200_000 or not 1 <= args.rounds <= 1000:
+        print("bench_lang: --lines must be 10..200000 and --rounds 1..1000", file=sys.stderr)
+        return 2
+    print(f"{'language':<11}{'lines':>6}{'tokens':>8}{'parse':>8}{'lex':>8}{'cold':>8}{'edit':>8}"
+          f"{'distance':>10}{'tokens/s':>11}   (ms, median of {args.rounds})")
+    for name in names:
+        r = bench(name, args.lines, args.rounds)
+        print(f"{name:<11}{r['lines']:>6}{r['tokens']:>8}{r['parse']:>8.2f}{r['lex']:>8.2f}{r['cold']:>8.2f}"
+              f"{r['edit']:>8.2f}{r['distance']:>10.3f}{r['tok_s']:>11,.0f}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
