@@ -140,7 +140,12 @@ def expand_regions(old: Side, new: Side, regions: list[tuple[int, int, int, int]
 
     The lines between two regions match one to one, so a region may grow into them on both sides;
     one that would reach its neighbour is joined with it first (the union is again a region)."""
-    pending = [list(r) for r in regions]
+    pending: list[list[int]] = []
+    for r in regions:  # only blank lines between two regions: one region (a blank line is a weak anchor)
+        if pending and all(not ln.strip() for ln in old.lines[pending[-1][1]:r[0] - 1]):
+            pending[-1][1], pending[-1][3] = r[1], r[3]
+        else:
+            pending.append(list(r))
     out: list[list[int]] = []
     i = 0
     while i < len(pending):
