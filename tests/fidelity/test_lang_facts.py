@@ -197,3 +197,19 @@ def test_same_tree_on_the_statements_around_an_edit() -> None:
     k = a.index("1;")
     assert not L.same_tree(A, (k, k + 1), B, (k, k + 1))  # the declaration: 1 became 2
     assert not L.same_text_tree(A, B)
+
+
+@pytest.mark.parametrize("lang, code, heads", [
+    ("javascript", "function f(a) {\n  const x = 1;\n  if (a) {\n    return x;\n  }\n  switch (a) { case 1: g(); break; }\n}\n",
+     ["function", "const", "if", "return", "switch", "g", "break"]),
+    ("java", "class A {\n  int f(int a) {\n    int b = a;\n    switch (a) { case 1: return 1; default: b++; }\n    return b;\n  }\n}\n",
+     ["class", "int", "int", "switch", "return", "b", "return"]),
+    ("go", "package m\nfunc F(a int) int {\n\tb := a\n\tif b > 0 {\n\t\tb++\n\t}\n\treturn b\n}\n",
+     ["package", "func", "b", "if", "b", "return"]),
+    ("rust", "fn f(a: i32) -> i32 {\n    let b = a;\n    if b > 0 { return 1; }\n    b\n}\n",
+     ["fn", "let", "if", "return", "b"]),
+])
+def test_statement_summaries(lang: str, code: str, heads: list[str]) -> None:
+    found = L.statements(_src(lang, code))
+    assert [s.head for s in found] == heads
+    assert all(code[s.start:s.end].startswith(s.head) for s in found)

@@ -175,3 +175,22 @@ def test_body_variant_takes_the_shallowest_function() -> None:
     src = L.parse(code, L.by_name("javascript"))
     assert L.first_function(src).name == "top"
     assert L.variant_tokens(src, "body_no_comments") == ["return", "2", ";", "}"]
+
+
+def test_parsing_in_threads_gives_the_same_results() -> None:
+    """Parsers and query cursors are per thread: concurrent measurements do not interfere."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    lang = L.by_name("typescript")
+    texts = [f"function f{i}(a: number): number {{\n  if (a > {i}) {{ return a; }}\n  return {i};\n}}\n" * 50
+             for i in range(8)]
+    expected = [(L.lex(L.parse(t, lang)).strings, [f.cognitive for f in L.functions(L.parse(t, lang))]) for t in texts]
+    L.clear_caches()
+
+    def run(t: str) -> tuple[list[str], list[int]]:
+        src = L.parse(t, lang)
+        L.guards(src)
+        return L.lex(src).strings, [f.cognitive for f in L.functions(src)]
+
+    with ThreadPoolExecutor(4) as pool:
+        assert list(pool.map(run, texts * 3)) == expected * 3

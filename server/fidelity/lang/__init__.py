@@ -23,7 +23,7 @@ from server.fidelity.lang.facts import (
 from server.fidelity.lang.functions import LangFunction, clear_metrics, first_function, functions
 from server.fidelity.lang.lex import LangLexed, clear_cache, lex
 from server.fidelity.lang.parse import ErrorRegion, Source, parse
-from server.fidelity.lang.same import Statement, canonical, same_text_tree, same_tree, statements_at
+from server.fidelity.lang.same import Statement, canonical, same_text_tree, same_tree, statements, statements_at
 from server.fidelity.lang.table import LANGUAGES, PYTHON, Lang, by_name, detect
 
 
@@ -39,5 +39,5 @@ __all__ = [
     "LangFunction", "LangLexed", "Source", "Statement", "bindings", "by_name", "canonical", "clear_caches", "cognitive",
     "comments", "cyclomatic", "detect", "distance", "distances", "first_function", "functions", "guards",
     "imports", "is_placeholder", "lex", "parse", "raw_tokens", "same_text_tree", "same_tree",
-    "statements_at", "token_distance", "unwraps", "variant_tokens",
+    "statements", "statements_at", "token_distance", "unwraps", "variant_tokens",
 ]

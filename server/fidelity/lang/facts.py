@@ -23,7 +23,7 @@ import tree_sitter as ts
 
 from server.fidelity.lang.functions import functions
 from server.fidelity.lang.lex import lex
-from server.fidelity.lang.parse import Source, language
+from server.fidelity.lang.parse import Source, language, per_thread
 from server.fidelity.lang.table import Lang
 
 
@@ -102,15 +102,12 @@ class _FactQueries:
         self.cursor = ts.QueryCursor(ts.Query(lg, "\n".join(parts)))
 
 
-_FQ: dict[str, _FactQueries] = {}
 
 
 def _captures(src: Source) -> dict[str, list[ts.Node]]:
     cached = src.__dict__.get("_captures")
     if cached is None:
-        q = _FQ.get(src.lang.name)
-        if q is None:
-            q = _FQ[src.lang.name] = _FactQueries(src.lang)
+        q = per_thread("facts:" + src.lang.name, lambda: _FactQueries(src.lang))
         cached = src.__dict__["_captures"] = q.cursor.captures(src.tree.root_node)
     return cached
 

@@ -19,7 +19,7 @@ import tree_sitter as ts
 
 from server.fidelity.lang import complexity
 from server.fidelity.lang.lex import LangLexed, lex
-from server.fidelity.lang.parse import Source, language
+from server.fidelity.lang.parse import Source, language, per_thread
 from server.fidelity.lang.table import Lang
 
 
@@ -51,7 +51,6 @@ class _Queries:
         self.functions = ts.QueryCursor(ts.Query(lg, "[" + " ".join(f"({k})" for k in kinds) + "] @f"))
 
 
-_QUERIES: dict[str, _Queries] = {}
 _ASSIGN_FIELDS = ("name", "left", "declarator", "pattern", "key", "property")
 _SKIP_IN_PARAMS = frozenset({"type", "value", "default_value", "right", "return_type", "default", "decorator"})
 _lock = threading.Lock()
@@ -60,10 +59,7 @@ _MAX_METRICS = 20000
 
 
 def _queries(lang: Lang) -> _Queries:
-    found = _QUERIES.get(lang.name)
-    if found is None:
-        found = _QUERIES[lang.name] = _Queries(lang)
-    return found
+    return per_thread("functions:" + lang.name, lambda: _Queries(lang))
 
 
 def _text(src: Source, node: ts.Node | None) -> str:

@@ -73,7 +73,7 @@ _KINDS: dict[str, _Kinds] = {}
 _lock = threading.Lock()
 _CACHE: OrderedDict[tuple[str, bytes], _Piece] = OrderedDict()
 _CACHE_BYTES = [0]
-MAX_CACHE_BYTES = 16 * 1024 * 1024  # of source bytes; the tokens cost ~40x that
+MAX_CACHE_BYTES = 2 * 1024 * 1024  # of source bytes (~30 files of 2,000 lines); the tokens cost ~25x that
 
 
 def _kinds(lang: Lang) -> _Kinds:

@@ -13,16 +13,19 @@ two texts (common head and tail) is applied to the old tree, and tree-sitter reu
 from __future__ import annotations
 
 import importlib
+import threading
 from bisect import bisect_right
+from collections.abc import Callable
 from functools import cached_property
-from typing import NamedTuple
+from typing import NamedTuple, TypeVar
 
 import tree_sitter as ts
 
 from server.fidelity.lang.table import Lang
 
+T = TypeVar("T")
 _LANGUAGES: dict[str, ts.Language] = {}
-_PARSERS: dict[str, ts.Parser] = {}
+_local = threading.local()  # a tree-sitter Parser is not thread-safe: one per thread and language
 
 
 def language(lang: Lang) -> ts.Language:
@@ -34,9 +37,23 @@ def language(lang: Lang) -> ts.Language:
 
 
 def _parser(lang: Lang) -> ts.Parser:
-    found = _PARSERS.get(lang.name)
+    parsers = getattr(_local, "parsers", None)
+    if parsers is None:
+        parsers = _local.parsers = {}
+    found = parsers.get(lang.name)
     if found is None:
-        found = _PARSERS[lang.name] = ts.Parser(language(lang))
+        found = parsers[lang.name] = ts.Parser(language(lang))
+    return found
+
+
+def per_thread(key: str, make: Callable[[], T]) -> T:
+    """A value made once per thread (query cursors carry state while they run)."""
+    values = getattr(_local, "values", None)
+    if values is None:
+        values = _local.values = {}
+    found = values.get(key)
+    if found is None:
+        found = values[key] = make()
     return found
 
 

@@ -14,7 +14,7 @@ from typing import NamedTuple
 
 import tree_sitter as ts
 
-from server.fidelity.lang.parse import Source
+from server.fidelity.lang.parse import Source, language, per_thread
 
 # Nodes whose children are statements (or members, or case groups).
 CONTAINERS = frozenset({
@@ -25,14 +25,16 @@ CONTAINERS = frozenset({
     "interface_body", "enum_body", "enum_body_declarations", "namespace_definition", "export_statement",
 })
 _CLOSERS = frozenset({")", "]", "}", ">"})
+_NOT_STATEMENTS = frozenset({"value", "condition", "pattern", "name", "label", "type", "guard"})
 
 
 class Statement(NamedTuple):
-    type: str
+    type: str  # node type (`if_statement`, `return_statement`, `let_declaration`, `method_declaration`, ...)
     start_line: int
     end_line: int
     start: int
     end: int
+    head: str  # its first token (`if`, `return`, `const`, a name): what a line-level view calls the statement
 
 
 def _statement_of(node: ts.Node) -> ts.Node:
@@ -65,11 +67,48 @@ def statement_nodes(src: Source, start: int, end: int) -> list[ts.Node]:
     return kids or [common]
 
 
+def _statement(src: Source, n: ts.Node) -> Statement:
+    last = n.end_point.row + 1 - (n.end_point.column == 0 and n.end_point.row > n.start_point.row)
+    first = n
+    while first.child_count and first.type not in src.lang.atomic:
+        first = first.children[0]
+    return Statement(n.type, n.start_point.row + 1, last, src.char(n.start_byte), src.char(n.end_byte),
+                     src.node_text(first))
+
+
 def statements_at(src: Source, start: int, end: int) -> list[Statement]:
+    """The statements an edit of characters [start, end) touches (siblings in one block)."""
+    return [_statement(src, n) for n in statement_nodes(src, start, end)]
+
+
+def statements(src: Source) -> list[Statement]:
+    """Every statement of the text (each child of a block, class body, case, or the top level), in
+    text order; nested statements follow the one holding them. Cached on the Source."""
+    cached = src.__dict__.get("_statements")
+    if cached is not None:
+        return cached
+    lang = src.lang
+
+    def make() -> ts.QueryCursor:
+        lg = language(lang)
+        kinds = [k for k in sorted(CONTAINERS) if lg.id_for_node_kind(k, True)]
+        return ts.QueryCursor(ts.Query(lg, "[" + " ".join(f"({k})" for k in kinds) + "] @c"))
+
+    cursor = per_thread("statements:" + lang.name, make)
+    nodes = list(src.tree.root_node.named_children)
+    for c in cursor.captures(src.tree.root_node).get("c", []):
+        for i, child in enumerate(c.children):  # not a case's value or label, nor a namespace's name
+            if child.is_named and c.field_name_for_child(i) not in _NOT_STATEMENTS and child.type != "switch_label":
+                nodes.append(child)
+    seen: set[int] = set()
     out = []
-    for n in statement_nodes(src, start, end):
-        last = n.end_point.row + 1 - (n.end_point.column == 0 and n.end_point.row > n.start_point.row)
-        out.append(Statement(n.type, n.start_point.row + 1, last, src.char(n.start_byte), src.char(n.end_byte)))
+    for n in sorted(nodes, key=lambda n: (n.start_byte, -n.end_byte)):
+        if n.id in seen or n.type in lang.comments or n.type in CONTAINERS and n.parent is not None \
+                and n.parent.type in CONTAINERS:
+            continue
+        seen.add(n.id)
+        out.append(_statement(src, n))
+    src.__dict__["_statements"] = out
     return out
 
 
