@@ -468,3 +468,12 @@ def test_cyclomatic_rust_where_clause_is_the_one_counting_difference() -> None:
     theirs = lizard.analyze_file.analyze_source_code("a.rs", code).function_list[0].cyclomatic_complexity
     assert ours == 1 + 1 + 1  # `?` (an early return) and `if`
     assert theirs == ours + 1  # lizard also counts `where`
+
+
+def test_file_complexity_does_not_depend_on_which_functions_are_named() -> None:
+    named = "function f(xs) {\n  const g = (x) => { if (x) { return 1; } return 2; };\n  return xs.map(g);\n}\n"
+    inline = "function f(xs) {\n  return xs.map((x) => { if (x) { return 1; } return 2; });\n}\n"
+    a, b = (L.parse(t, L.by_name("javascript")) for t in (named, inline))
+    assert [f.qualname for f in L.functions(a)] == ["f", "f.g"] and [f.qualname for f in L.functions(b)] == ["f"]
+    assert L.file_complexity(a) == L.file_complexity(b) == (2, 2)  # one `if`, nested once (in the lambda)
+    assert L.file_complexity(L.parse("const x = 1;\n", L.by_name("javascript"))) == (0, 0)

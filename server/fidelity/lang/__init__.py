@@ -20,7 +20,7 @@ from server.fidelity.lang.distance import VARIANTS, distance, distances, raw_tok
 from server.fidelity.lang.facts import (
     Binding, Comment, Guard, Import, bindings, comments, guards, imports, is_placeholder, unwraps,
 )
-from server.fidelity.lang.functions import LangFunction, clear_metrics, first_function, functions
+from server.fidelity.lang.functions import LangFunction, clear_metrics, file_complexity, first_function, functions
 from server.fidelity.lang.lex import LangLexed, clear_cache, lex
 from server.fidelity.lang.parse import ErrorRegion, Source, parse
 from server.fidelity.lang.same import Statement, canonical, same_text_tree, same_tree, statements, statements_at
@@ -37,7 +37,7 @@ def clear_caches() -> None:
 __all__ = [
     "LANGUAGES", "PYTHON", "VARIANTS", "Binding", "Comment", "ErrorRegion", "Guard", "Import", "Lang",
     "LangFunction", "LangLexed", "Source", "Statement", "bindings", "by_name", "canonical", "clear_caches", "cognitive",
-    "comments", "cyclomatic", "detect", "distance", "distances", "first_function", "functions", "guards",
+    "comments", "cyclomatic", "detect", "distance", "distances", "file_complexity", "first_function", "functions", "guards",
     "imports", "is_placeholder", "lex", "parse", "raw_tokens", "same_text_tree", "same_tree",
     "statements", "statements_at", "token_distance", "unwraps", "variant_tokens",
 ]

@@ -251,6 +251,26 @@ def functions(src: Source) -> list[LangFunction]:
     return out
 
 
+def file_complexity(src: Source) -> tuple[int, int]:
+    """(cyclomatic, cognitive) of the whole text: the sum over its outermost function-like nodes (named
+    or anonymous), each with everything nested in it, so the figure does not depend on which
+    functions are named. Code outside any function adds nothing (as in the Python path)."""
+    cached = src.__dict__.get("_file_complexity")
+    if cached is not None:
+        return cached
+    lang = src.lang
+    kinds = lang.functions | lang.lambdas
+    cyc = cog = 0
+    for node in _queries(lang).functions.captures(src.tree.root_node).get("f", []):
+        if any(p.type in kinds for p in _ancestors(node)):
+            continue
+        name = _declared_name(lang, node) if node.type in lang.functions else _assigned_name(lang, node)
+        cyc += complexity.cyclomatic(lang, node)
+        cog += complexity.cognitive(lang, node, src.node_text(name) if name is not None else "")
+    src.__dict__["_file_complexity"] = (cyc, cog)
+    return cyc, cog
+
+
 def simple(name: str) -> str:
     return complexity.simple_name(name)
 
