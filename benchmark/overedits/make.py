@@ -73,9 +73,10 @@ def _entry(tree: ast.Module, original: str, gold: str) -> tuple[str | None, tupl
         start = min([f.lineno, *(d.lineno for d in f.decorator_list)])
         if lines and all(start <= ln <= (f.end_lineno or f.lineno) for ln in lines):
             return f.name, (start, (f.end_lineno or f.lineno) + 1)
-    if funcs:
-        f = funcs[0]
-        return f.name, (f.lineno, (f.end_lineno or f.lineno) + 1)
+    touched = [f for f in funcs if any(min([f.lineno, *(d.lineno for d in f.decorator_list)]) <= ln <= (f.end_lineno or f.lineno)
+                                       for ln in lines)]
+    if touched or funcs:  # the fix spans several statements: the whole file is the target
+        return (touched or funcs)[0].name, (1, original.count("\n") + 2)
     return None, (1, original.count("\n") + 2)
 
 
@@ -131,8 +132,11 @@ def candidates_for(pair: Pair, source: str, seed: int, per_task: int) -> list[Ca
         gold, fix = minimal_gold(pair.original, pair.gold)
     except SyntaxError:  # a gold unit that does not stand alone
         return []
+    if any(h.unrequested for h in measure(pair.original, gold, target=range(*target)).hunks):
+        return []  # the gold edit itself is more than a plain logic change (an instructed rename, a new parameter)
     out: list[Candidate] = []
-    families = sorted(TRANSFORMS)
+    whole_file = target[0] == 1 and target[1] >= pair.original.count("\n") + 2
+    families = [f for f in sorted(TRANSFORMS) if not (whole_file and f == "outside_target")]
     for n in range(per_task):
         ch = Chooser(seed, f"{source}/{pair.task_id}/{n}")
         count = 1 + ch.below(4)
@@ -150,8 +154,9 @@ def candidates_for(pair: Pair, source: str, seed: int, per_task: int) -> list[Ca
             if not reps:
                 continue
             taken = [span for g in spans[1:] for span in g]
-            if any(s <= te and ts <= e for s, e, _ in reps for ts, te in taken):
-                continue  # on top of an earlier change: the two could not be told apart
+            if any(s <= te and ts <= e for s, e, _ in reps for ts, te in taken) or any(
+                    s < fe and fs < e for s, e, _ in reps for fs, fe in spans[0]):
+                continue  # on top of an earlier change or rewriting the fix: they could not be told apart
             groups = [list(g) for g in spans]  # moved only if the change is kept
             new_text, landed = apply(text, reps, groups)
             try:
@@ -224,6 +229,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     source = Path(args.source).stem if args.source.endswith(".jsonl") else args.source
     cands = [c for p in pairs for c in candidates_for(p, source, args.seed, args.per_task)]
+    used = len({c.task_id for c in cands})
+    print(f"{used} of {len(pairs)} tasks give candidates (the others: a gold edit the core flags on its own, "
+          "code that does not parse, no function)", file=sys.stderr)
     if args.tests:
         cands = asyncio.run(_run_all(cands, args.out.with_suffix(".testcache.json"), args.workers, args.timeout))
         kept = [c for c in cands if c.tests_passed]

@@ -128,9 +128,11 @@ def rename_map(original: Analysis, edited: Analysis, regions: list[LineRegion]) 
     appeared = {n for _, n in pairs if n not in old_names and n in edited.bound_names}
     renames: dict[str, str] = {}
     base = Levenshtein.distance(old_tokens, new_tokens)
-    attribute = [i > 0 and old_tokens[i - 1] == "." for i in range(len(old_tokens))]
+    skip_region = not_variables(old_tokens)
+    attribute = [i in skip_region for i in range(len(old_tokens))]
     strings = original.lexed.strings
-    plain_counts = Counter(t for i, t in enumerate(strings) if t in vanished and (i == 0 or strings[i - 1] != "."))
+    skip = not_variables(strings)
+    plain_counts = Counter(t for i, t in enumerate(strings) if t in vanished and i not in skip)
     for (old, new), _ in pairs.most_common(32):
         if old not in vanished or new not in appeared or old in renames or new in renames.values():
             continue
@@ -142,10 +144,31 @@ def rename_map(original: Analysis, edited: Analysis, regions: list[LineRegion]) 
     return renames
 
 
+def not_variables(strings: list[str]) -> set[int]:
+    """Indices of names that are no variable: attributes (`x.name`) and keywords of a call (`f(name=1)`)."""
+    out: set[int] = set()
+    stack: list[bool] = []  # per open bracket: is it a call's parentheses
+    for i, t in enumerate(strings):
+        if t in ("(", "[", "{"):
+            call = t == "(" and i > 0 and (strings[i - 1].isidentifier() or strings[i - 1] in (")", "]")) \
+                and not (i > 1 and strings[i - 2] in ("def", "class")) and not keyword.iskeyword(strings[i - 1])
+            stack.append(call)
+        elif t in (")", "]", "}"):
+            if stack:
+                stack.pop()
+        elif i > 0 and strings[i - 1] == "." and t.isidentifier():
+            out.add(i)
+        elif (stack and stack[-1] and t.isidentifier() and i + 1 < len(strings) and strings[i + 1] == "="
+              and strings[i - 1] in ("(", ",")):
+            out.add(i)
+    return out
+
+
 def _plain_names(a: Analysis) -> set[str]:
-    """Names used other than as an attribute (`x.name`)."""
+    """Names used as variables (not attributes nor call keywords)."""
     strings = a.lexed.strings
-    return {t for i, t in enumerate(strings) if t.isidentifier() and (i == 0 or strings[i - 1] != ".")}
+    skip = not_variables(strings)
+    return {t for i, t in enumerate(strings) if t.isidentifier() and i not in skip}
 
 
 def _signature_changes(original: Analysis, edited: Analysis) -> tuple[list[tuple[int, int]], list[tuple[int, int]], set[str]]:

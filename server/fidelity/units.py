@@ -82,6 +82,14 @@ class Side:
         self.comments = [((m[r] if m else r), c) for r, c in analysis.lexed.comments]
         self.comment_rows = [r for r, _ in self.comments]
         self._offsets: dict[int, tuple[int, int]] = {}
+        self._not_variables: set[int] | None = None
+
+    def not_variables(self) -> set[int]:
+        if self._not_variables is None:
+            from server.fidelity.hunks import not_variables
+
+            self._not_variables = not_variables(self.strings)
+        return self._not_variables
 
     def line_start(self, line: int) -> int:
         """Offset of 1-based line `line` (one past the last line: the text's end)."""
@@ -219,9 +227,8 @@ def region_atoms(old: Side, new: Side, region: tuple[int, int, int, int], rename
     u_lo, u_hi = new.a.token_span(b_start, b_end)
     old_items = old.items(t_lo, t_hi, a_start, a_end) if a_end >= a_start else []
     new_items = new.items(u_lo, u_hi, b_start, b_end) if b_end >= b_start else []
-    strings = old.strings
-    old_keys = [_renamed(i.key, renames) if i.token >= 0 and (i.token == 0 or strings[i.token - 1] != ".") else i.key
-                for i in old_items]
+    skip = old.not_variables() if renames else set()
+    old_keys = [_renamed(i.key, renames) if i.token >= 0 and i.token not in skip else i.key for i in old_items]
     new_keys = [i.key for i in new_items]
     atoms: list[Atom] = []
     prev_a, prev_b, pi, pj = a_lo, b_lo, 0, 0
