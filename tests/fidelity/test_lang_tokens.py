@@ -42,7 +42,7 @@ def test_every_language_loads_and_every_named_node_type_exists() -> None:
     from server.fidelity.lang.parse import language
 
     fields = ("comments", "atomic", "functions", "lambdas", "classes", "imports", "ifs", "loops", "switches",
-              "cases", "catches", "ternaries", "jumps", "gotos", "tries", "declarators", "params", "else_clauses",
+              "cases", "catches", "ternaries", "jumps", "gotos", "tries", "declarators", "else_clauses",
               "preproc_ifs", "parens", "strings", "identifiers")
     for lang in L.LANGUAGES:
         lg = language(lang)

@@ -73,13 +73,38 @@ def simple_name(name: str) -> str:
     return _SEPARATOR.split(name)[-1].strip()
 
 
+_INTERESTING: dict[str, frozenset[int]] = {}
+
+
+def _interesting(lang: Lang) -> frozenset[int]:
+    """Kind ids of every node type either walker looks at; all others are only descended into (a
+    kind id is an int: comparing it costs far less than building the node's type string)."""
+    found = _INTERESTING.get(lang.name)
+    if found is None:
+        from server.fidelity.lang.parse import language
+
+        lg = language(lang)
+        names = (lang.comments | lang.atomic | lang.ifs | lang.catches | lang.ternaries | lang.loops | lang.cases
+                 | lang.switches | lang.default_params | lang.preproc_ifs | lang.lambdas | lang.functions
+                 | lang.classes | lang.jumps | lang.gotos | frozenset(lang.calls)
+                 | {"binary_expression", lang.arm_guard, lang.try_operator, lang.let_else})
+        found = _INTERESTING[lang.name] = frozenset(
+            i for i in range(lg.node_kind_count) if lg.node_kind_is_named(i) and lg.node_kind_for_id(i) in names)
+    return found
+
+
 def cyclomatic(lang: Lang, node: ts.Node, nested: frozenset[int] = frozenset()) -> int:
     """McCabe's number of the function `node`; `nested` holds ids of nested named functions to skip."""
     score = 1
     logical = lang.logical | lang.cyclomatic_extra_ops
+    interesting = _interesting(lang)
     stack = list(node.children)
     while stack:
         n = stack.pop()
+        if n.kind_id not in interesting:
+            if n.child_count:
+                stack.extend(n.children)
+            continue
         t = n.type
         if n.id in nested or t in lang.comments or t in lang.atomic:
             continue
@@ -130,8 +155,13 @@ def cognitive(lang: Lang, node: ts.Node, name: str = "", *, recursion: bool = Tr
             items.append((child, nest + 1 if nested_fields is None or f in nested_fields else others))
         stack.extend(reversed(items))
 
+    interesting = _interesting(lang)
     while stack:
         n, nest = stack.pop()
+        if n.kind_id not in interesting:
+            if n.child_count:
+                stack.extend((c, nest) for c in reversed(n.children))
+            continue
         t = n.type
         if t in lang.comments or t in lang.atomic or n.child_count == 0 and t not in lang.jumps:
             continue

@@ -16,14 +16,6 @@ import tree_sitter as ts
 
 from server.fidelity.lang.parse import Source, language, per_thread
 
-# Nodes whose children are statements (or members, or case groups).
-CONTAINERS = frozenset({
-    "program", "source_file", "translation_unit", "statement_block", "block", "class_body",
-    "compound_statement", "declaration_list", "field_declaration_list", "statement_list", "constructor_body",
-    "switch_body", "switch_block", "switch_block_statement_group", "switch_case", "switch_default",
-    "case_statement", "expression_case", "default_case", "type_case", "communication_case", "match_block",
-    "interface_body", "enum_body", "enum_body_declarations", "namespace_definition", "export_statement",
-})
 _CLOSERS = frozenset({")", "]", "}", ">"})
 _NOT_STATEMENTS = frozenset({"value", "condition", "pattern", "name", "label", "type", "guard"})
 
@@ -37,8 +29,8 @@ class Statement(NamedTuple):
     head: str  # its first token (`if`, `return`, `const`, a name): what a line-level view calls the statement
 
 
-def _statement_of(node: ts.Node) -> ts.Node:
-    while node.parent is not None and node.parent.type not in CONTAINERS:
+def _statement_of(blocks: frozenset[str], node: ts.Node) -> ts.Node:
+    while node.parent is not None and node.parent.type not in blocks:
         node = node.parent
     return node
 
@@ -49,7 +41,7 @@ def statement_nodes(src: Source, start: int, end: int) -> list[ts.Node]:
     b0, b1 = src.byte(start), src.byte(max(end, start))
     lo = root.descendant_for_byte_range(b0, b0) or root
     hi = root.descendant_for_byte_range(max(b1 - 1, b0), max(b1 - 1, b0)) or root
-    a, b = _statement_of(lo), _statement_of(hi)
+    a, b = _statement_of(src.lang.blocks, lo), _statement_of(src.lang.blocks, hi)
     if a.id == b.id:
         return [a] if a.id != root.id else list(root.named_children)
     # climb until both are children of one container
@@ -91,7 +83,7 @@ def statements(src: Source) -> list[Statement]:
 
     def make() -> ts.QueryCursor:
         lg = language(lang)
-        kinds = [k for k in sorted(CONTAINERS) if lg.id_for_node_kind(k, True)]
+        kinds = [k for k in sorted(lang.blocks) if lg.id_for_node_kind(k, True)]
         return ts.QueryCursor(ts.Query(lg, "[" + " ".join(f"({k})" for k in kinds) + "] @c"))
 
     cursor = per_thread("statements:" + lang.name, make)
@@ -103,8 +95,8 @@ def statements(src: Source) -> list[Statement]:
     seen: set[int] = set()
     out = []
     for n in sorted(nodes, key=lambda n: (n.start_byte, -n.end_byte)):
-        if n.id in seen or n.type in lang.comments or n.type in CONTAINERS and n.parent is not None \
-                and n.parent.type in CONTAINERS:
+        if n.id in seen or n.type in lang.comments or n.type in lang.blocks and n.parent is not None \
+                and n.parent.type in lang.blocks:
             continue
         seen.add(n.id)
         out.append(_statement(src, n))

@@ -16,6 +16,15 @@ PYTHON = "python"
 
 F = frozenset
 
+# Nodes whose children are statements (or members, or case groups), in any of the grammars below.
+BLOCKS = F({
+    "program", "source_file", "translation_unit", "statement_block", "block", "class_body",
+    "compound_statement", "declaration_list", "field_declaration_list", "statement_list", "constructor_body",
+    "switch_body", "switch_block", "switch_block_statement_group", "switch_case", "switch_default",
+    "case_statement", "expression_case", "default_case", "type_case", "communication_case", "match_block",
+    "interface_body", "enum_body", "enum_body_declarations", "namespace_definition", "export_statement",
+})
+
 
 @dataclass(frozen=True, slots=True)
 class Lang:
@@ -58,12 +67,10 @@ class Lang:
     type_checks: frozenset[str] = F()  # node types of instanceof/typeof tests
     throws: frozenset[str] = F()  # throw/raise/panic statements
     tries: frozenset[str] = F()  # try statements (with a handler)
-    params: frozenset[str] = F()  # parameter declaration node types
     declarators: frozenset[str] = F()  # local variable declaration node types
-    name_fields: tuple[str, ...] = ("name", "declarator", "pattern", "left")
     import_path_binds: bool = False  # an import without a name binds its path's last part (Go)
     identifiers: frozenset[str] = F({"identifier"})  # leaves that are plain names (bindable)
-    statement_suffix: tuple[str, ...] = ("_statement", "_declaration", "_definition", "_item", "_expression")
+    blocks: frozenset[str] = BLOCKS  # nodes whose children are statements
 
 
 _C_COMMON = dict(
@@ -85,7 +92,6 @@ _C_COMMON = dict(
     calls={"call_expression": "function"},
     nulls=F({"NULL", "nullptr"}),
     throws=F({"throw_statement"}),
-    params=F({"parameter_declaration"}),
     declarators=F({"declaration"}),
     identifiers=F({"identifier", "field_identifier"}),
 )
@@ -117,7 +123,6 @@ _JS_COMMON = dict(
     type_checks=F({"typeof", "instanceof"}),
     throws=F({"throw_statement"}),
     tries=F({"try_statement"}),
-    params=F({"formal_parameters"}),
     declarators=F({"variable_declarator"}),
     identifiers=F({"identifier", "shorthand_property_identifier_pattern"}),
 )
@@ -183,7 +188,6 @@ LANGUAGES: tuple[Lang, ...] = (
         type_checks=F({"instanceof_expression"}),
         throws=F({"throw_statement"}),
         tries=F({"try_statement", "try_with_resources_statement"}),
-        params=F({"formal_parameter", "spread_parameter"}),
         declarators=F({"variable_declarator"}),
     ),
     Lang(
@@ -209,7 +213,6 @@ LANGUAGES: tuple[Lang, ...] = (
         **{**_C_COMMON,
            "loops": _C_COMMON["loops"] | {"for_range_loop"},
            "atomic": _C_COMMON["atomic"] | {"raw_string_literal"},
-           "params": F({"parameter_declaration", "optional_parameter_declaration", "variadic_parameter_declaration"}),
            "tries": F({"try_statement"}),
            "type_checks": F({"dynamic_cast"}),  # a leaf text: the cast is a template call
            "identifiers": F({"identifier", "field_identifier", "namespace_identifier", "destructor_name"})},
@@ -242,7 +245,6 @@ LANGUAGES: tuple[Lang, ...] = (
         calls={"call_expression": "function"},
         nulls=F({"nil"}),
         throws=F(),
-        params=F({"parameter_declaration", "variadic_parameter_declaration"}),
         declarators=F({"short_var_declaration", "var_spec", "const_spec"}),
         identifiers=F({"identifier", "field_identifier"}),
     ),
@@ -276,7 +278,6 @@ LANGUAGES: tuple[Lang, ...] = (
         calls={"call_expression": "function"},
         nulls=F({"None"}),
         throws=F({"macro_invocation"}),
-        params=F({"parameter", "self_parameter", "closure_parameters"}),
         declarators=F({"let_declaration"}),
     ),
 )
