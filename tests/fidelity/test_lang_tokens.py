@@ -194,3 +194,15 @@ def test_parsing_in_threads_gives_the_same_results() -> None:
 
     with ThreadPoolExecutor(4) as pool:
         assert list(pool.map(run, texts * 3)) == expected * 3
+
+
+@pytest.mark.parametrize("lang, text, bad", [
+    ("cpp", "int main() { @ return 0; }\n", "@"),
+    ("java", "class A { int f() { return 1 ¤ } }\n", "¤"),
+    ("go", "package m\nvar x = 1 $ 2\n", "$"),
+])
+def test_a_character_no_grammar_rule_accepts_is_an_error_token(lang: str, text: str, bad: str) -> None:
+    src = L.parse(text, L.by_name(lang))
+    lexed = L.lex(src)
+    assert (bad, "ERROR") in list(zip(lexed.strings, lexed.kinds))
+    assert any(e.start <= text.index(bad) < max(e.end, e.start + 1) for e in src.errors)

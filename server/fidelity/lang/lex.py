@@ -150,7 +150,7 @@ def _walk(node: ts.Node, data: bytes, kinds: _Kinds) -> _Piece:
         if token.isspace():
             continue
         strings.append(token)
-        knames.append(names[kid])
+        knames.append(names[kid] if kid < len(names) else "ERROR")  # ERROR's id is past the grammar's kinds
         starts.append(cs)
         ends.append(ce)
         if multi:
