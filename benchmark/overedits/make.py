@@ -125,12 +125,12 @@ def candidates_for(pair: Pair, source: str, seed: int, per_task: int) -> list[Ca
         ast.parse(pair.original)
     except SyntaxError:
         return []
-    entry, target = _entry(tree, pair.original, pair.gold)
-    if entry is None:
-        return []
     try:
         gold, fix = minimal_gold(pair.original, pair.gold)
     except SyntaxError:  # a gold unit that does not stand alone
+        return []
+    entry, target = _entry(tree, pair.original, gold)
+    if entry is None:
         return []
     if any(h.unrequested for h in measure(pair.original, gold, target=range(*target)).hunks):
         return []  # the gold edit itself is more than a plain logic change (an instructed rename, a new parameter)
