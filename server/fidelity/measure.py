@@ -5,7 +5,7 @@ from __future__ import annotations
 from rapidfuzz.distance import Levenshtein
 
 from server.fidelity.analysis import Analysis, analyze
-from server.fidelity.hunks import build_units
+from server.fidelity.classifier import build_units
 from server.fidelity.localize import broken_functions, localized_distances
 from server.fidelity.tokens import lex
 from server.fidelity.report import (

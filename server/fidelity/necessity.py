@@ -24,7 +24,7 @@ from collections.abc import Awaitable, Callable, Generator, Sequence
 import msgspec
 
 from server.fidelity.analysis import analyze
-from server.fidelity.hunks import build_units
+from server.fidelity.classifier import build_units
 from server.fidelity.measure import distances
 from server.fidelity.report import Distance, TextEdit
 from server.fidelity.textedits import apply_text_edits

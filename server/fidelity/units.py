@@ -19,6 +19,7 @@ the edited text, none the original.
 
 from __future__ import annotations
 
+import itertools
 import re
 from bisect import bisect_right
 from dataclasses import dataclass, field
@@ -26,6 +27,7 @@ from dataclasses import dataclass, field
 from rapidfuzz.distance import Indel
 
 from server.fidelity.analysis import Analysis
+from server.fidelity.hunks import _placeholder_lines, not_variables
 from server.fidelity.report import Position, Range, TextEdit
 from server.fidelity.textedits import utf16_len
 
@@ -86,8 +88,6 @@ class Side:
 
     def not_variables(self) -> set[int]:
         if self._not_variables is None:
-            from server.fidelity.hunks import not_variables
-
             self._not_variables = not_variables(self.strings)
         return self._not_variables
 
@@ -385,8 +385,6 @@ def _gap_atoms(old: Side, new: Side, a0: int, a1: int, b0: int, b1: int,
 
 
 def _placeholder_for_code(old_items: list[Item], new_items: list[Item]) -> bool:
-    from server.fidelity.hunks import _placeholder_lines
-
     new_code = [i for i in new_items if i.token >= 0 and i.key not in _NEWLINES]
     gone = [i for i in old_items if i.token >= 0 and i.key not in _NEWLINES]
     notes = [i.key[1:] for i in new_items if i.token < 0]
@@ -477,7 +475,7 @@ def _bracket_balance(items: list[Item]) -> int:
     return depth
 
 
-_groups = iter(range(1 << 62))
+_groups = itertools.count()  # ids only need to differ within one edit
 
 
 def _balance(atoms: list[Atom]) -> list[Atom]:
