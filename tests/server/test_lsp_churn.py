@@ -161,8 +161,8 @@ async def test_close_releases_the_documents_state_and_cache_entries(lsp, backend
     close_doc(lsp, a)
     after = await execute(lsp, "editFidelity.serverStats", {})
     assert after["documents"] == 1 and after["proposals"] == 1 and after["released"] == 1
-    # a's two texts (original and edited) are gone; b's stay
-    assert after["caches"]["analyses"]["entries"] == full["caches"]["analyses"]["entries"] - 2
+    # a's texts (its original and edited side) are gone; b's stay
+    assert after["caches"]["analyses"]["entries"] <= full["caches"]["analyses"]["entries"] - 2
     assert after["caches"]["analyses"]["owners"] == 1
     assert after["caches"]["chunks"]["bytes"] < full["caches"]["chunks"]["bytes"]
     # b is untouched: its proposal is still shown and applies
@@ -172,7 +172,8 @@ async def test_close_releases_the_documents_state_and_cache_entries(lsp, backend
     empty = await execute(lsp, "editFidelity.serverStats", {})
     assert empty["documents"] == 0 and empty["proposals"] == 0
     assert all(c["owners"] == 0 for c in empty["caches"].values())
-    assert empty["caches"]["analyses"]["entries"] == full["caches"]["analyses"]["entries"] - 4
+    assert empty["caches"]["analyses"]["entries"] <= after["caches"]["analyses"]["entries"] - 2
+    assert empty["caches"]["chunks"]["bytes"] < after["caches"]["chunks"]["bytes"]
 
 
 async def test_shared_text_stays_cached_for_the_open_document(lsp, backend):
