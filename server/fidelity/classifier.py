@@ -104,12 +104,13 @@ class UnitBuilder:
         self.regions = regions
         both_parse = original.parses and edited.parses
         line_regs = [LineRegion(*r) for r in regions]
-        self.renames = rename_map(original, edited, line_regs) if both_parse else {}
+        self.scopes: dict[str, tuple[int, int]] = {}
+        self.renames = rename_map(original, edited, line_regs, self.scopes) if both_parse else {}
         self.sig_old, self.sig_new, self.sig_changed = (
             _signature_changes(original, edited) if both_parse else ([], [], set())
         )
         try:
-            self.atoms = [atom for r in regions for atom in region_atoms(self.old, self.new, r, self.renames)]
+            self.atoms = [atom for r in regions for atom in region_atoms(self.old, self.new, r, self.renames, self.scopes)]
         except (IndexError, ValueError):  # offsets we could not find (odd line breaks): whole regions
             self.atoms = []
         if not _consistent(self.old.text, self.new.text, self.atoms):

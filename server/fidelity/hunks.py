@@ -88,46 +88,89 @@ def _is_name(token: str) -> bool:
     return token.isidentifier() and not keyword.iskeyword(token)
 
 
-def rename_map(original: Analysis, edited: Analysis, regions: list[LineRegion]) -> dict[str, str]:
+def rename_map(original: Analysis, edited: Analysis, regions: list[LineRegion],
+               scopes: dict[str, tuple[int, int]] | None = None) -> dict[str, str]:
     """Consistent identifier renames: a bound name that vanished, replaced by one new bound name.
 
     Candidates come from the token alignment; a candidate is accepted when renaming it in the original
     removes at least half of its occurrences from the edit distance (a real rename turns every
-    occurrence into a match; a chance alignment of two unrelated names does not).
+    occurrence into a match; a chance alignment of two unrelated names does not). A name still used
+    elsewhere is renamed in one function when it vanished from that function (a parameter `n` renamed
+    in one method while another keeps its own `n`); `scopes` receives that function's original lines.
     """
     old_tokens: list[str] = []
     new_tokens: list[str] = []
+    old_rows: list[int] = []
+    rows = original.token_rows[0]
     for region in regions:
-        old_tokens += original.tokens_in(region.a_start, region.a_end)
+        lo, hi = original.token_span(region.a_start, region.a_end)
+        old_tokens += original.lexed.strings[lo:hi] if hi > lo else []
+        old_rows += rows[lo:hi] if hi > lo else []
         new_tokens += edited.tokens_in(region.b_start, region.b_end)
     pairs: Counter[tuple[str, str]] = Counter()
+    first_row: dict[tuple[str, str], int] = {}
     for op in Levenshtein.opcodes(old_tokens, new_tokens):
         if op.tag == "replace":
-            for a, b in zip(old_tokens[op.src_start : op.src_end], new_tokens[op.dest_start : op.dest_end]):
+            for i, b in zip(range(op.src_start, op.src_end), new_tokens[op.dest_start : op.dest_end]):
+                a = old_tokens[i]
                 if a != b and _is_name(a) and _is_name(b):
                     pairs[a, b] += 1
+                    first_row.setdefault((a, b), old_rows[i])
     if not pairs:
         return {}
-    # attribute names do not count (`csv.writer` stays when a local `writer` is renamed)
+    # attribute names and call keywords do not count (`csv.writer` stays when a local `writer` is renamed)
     old_names, new_names = _plain_names(original), _plain_names(edited)
-    vanished = {n for n, _ in pairs if n not in new_names and n in original.bound_names}
-    appeared = {n for _, n in pairs if n not in old_names and n in edited.bound_names}
     renames: dict[str, str] = {}
     base = Levenshtein.distance(old_tokens, new_tokens)
     skip_region = not_variables(old_tokens)
     attribute = [i in skip_region for i in range(len(old_tokens))]
     strings = original.lexed.strings
     skip = not_variables(strings)
-    plain_counts = Counter(t for i, t in enumerate(strings) if t in vanished and i not in skip)
     for (old, new), _ in pairs.most_common(32):
-        if old not in vanished or new not in appeared or old in renames or new in renames.values():
+        if old in renames or new in renames.values() or old not in original.bound_names or new not in edited.bound_names:
             continue
-        trial = [t if attribute[i] else renames.get(t, new if t == old else t) for i, t in enumerate(old_tokens)]
+        scope: tuple[int, int] | None = None
+        if old in new_names or new in old_names:
+            scope = _function_scope(original, edited, first_row[old, new], old, new) if scopes is not None else None
+            if scope is None:
+                continue
+        inside = [scope is None or scope[0] <= r <= scope[1] for r in old_rows]
+        trial = [t if attribute[i] or not inside[i] else renames.get(t, new if t == old else t)
+                 for i, t in enumerate(old_tokens)]
         distance = Levenshtein.distance(trial, new_tokens)
-        if base - distance >= max(1, plain_counts[old] / 2):
+        count = sum(1 for i, t in enumerate(strings) if t == old and i not in skip
+                    and (scope is None or scope[0] <= rows[i] <= scope[1]))
+        if base - distance >= max(1, count / 2):
             renames[old] = new
             base = distance
+            old_tokens = trial
+            if scope is not None and scopes is not None:
+                scopes[old] = scope
     return renames
+
+
+def _function_scope(original: Analysis, edited: Analysis, row: int, old: str, new: str) -> tuple[int, int] | None:
+    """The original lines of the innermost function around `row` if the rename holds there: `old` gone
+    from the same function in the edited text and `new` absent from it in the original."""
+    inner = None
+    for f in original.structure.functions:
+        if f.start <= row <= f.end and (inner is None or f.start >= inner.start):
+            inner = f
+    if inner is None:
+        return None
+    other = next((f for f in edited.structure.functions if f.qualname == inner.qualname), None)
+    if other is None:
+        return None
+    if old in _names_in(edited, other.start, other.end) or new in _names_in(original, inner.start, inner.end):
+        return None
+    return inner.start, inner.end
+
+
+def _names_in(a: Analysis, first: int, last: int) -> set[str]:
+    lo, hi = a.token_span(first, last)
+    strings = a.lexed.strings
+    skip = not_variables(strings[lo:hi])
+    return {t for i, t in enumerate(strings[lo:hi]) if t.isidentifier() and i not in skip}
 
 
 def not_variables(strings: list[str]) -> set[int]:

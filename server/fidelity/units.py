@@ -219,7 +219,8 @@ def _starts_logical_line(side: Side, item: Item) -> bool:
     return item.token == 0 or side.strings[item.token - 1] in _NEWLINES
 
 
-def region_atoms(old: Side, new: Side, region: tuple[int, int, int, int], renames: dict[str, str]) -> list[Atom]:
+def region_atoms(old: Side, new: Side, region: tuple[int, int, int, int], renames: dict[str, str],
+                 scopes: dict[str, tuple[int, int]] | None = None) -> list[Atom]:
     a_start, a_end, b_start, b_end = region
     a_lo, a_hi = old.line_start(a_start), old.line_start(a_end + 1) if a_end >= a_start else old.line_start(a_start)
     b_lo, b_hi = new.line_start(b_start), new.line_start(b_end + 1) if b_end >= b_start else new.line_start(b_start)
@@ -228,7 +229,17 @@ def region_atoms(old: Side, new: Side, region: tuple[int, int, int, int], rename
     old_items = old.items(t_lo, t_hi, a_start, a_end) if a_end >= a_start else []
     new_items = new.items(u_lo, u_hi, b_start, b_end) if b_end >= b_start else []
     skip = old.not_variables() if renames else set()
-    old_keys = [_renamed(i.key, renames) if i.token >= 0 and i.token not in skip else i.key for i in old_items]
+
+    def key(i: Item) -> str:
+        if i.token < 0 or i.token in skip:
+            return i.key
+        scope = scopes.get(i.key) if scopes else None
+        if scope is not None and not scope[0] <= old.rows[i.token] <= scope[1]:
+            return i.key  # renamed in another function only
+        return _renamed(i.key, {k: v for k, v in renames.items() if not scopes or k not in scopes} if
+                        i.key not in renames else renames)
+
+    old_keys = [key(i) for i in old_items]
     new_keys = [i.key for i in new_items]
     atoms: list[Atom] = []
     prev_a, prev_b, pi, pj = a_lo, b_lo, 0, 0
