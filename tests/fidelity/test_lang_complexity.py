@@ -477,3 +477,20 @@ def test_file_complexity_does_not_depend_on_which_functions_are_named() -> None:
     assert [f.qualname for f in L.functions(a)] == ["f", "f.g"] and [f.qualname for f in L.functions(b)] == ["f"]
     assert L.file_complexity(a) == L.file_complexity(b) == (2, 2)  # one `if`, nested once (in the lambda)
     assert L.file_complexity(L.parse("const x = 1;\n", L.by_name("javascript"))) == (0, 0)
+
+
+@pytest.mark.parametrize("lang", sorted(CORPUS))
+def test_query_counting_equals_the_tree_walk(lang: str) -> None:
+    """`functions` counts decisions with one tree-sitter query; `cyclomatic` walks one function's tree."""
+    src = L.parse(CORPUS[lang][1], L.by_name(lang))
+    kinds = src.lang.functions | src.lang.lambdas
+    outermost = []
+    stack = [src.tree.root_node]
+    while stack:
+        n = stack.pop()
+        if n.type in kinds:
+            outermost.append(n)
+            continue
+        stack.extend(n.children)
+    assert outermost
+    assert L.file_complexity(src)[0] == sum(L.cyclomatic(src.lang, n) for n in outermost)

@@ -228,3 +228,63 @@ def cognitive(lang: Lang, node: ts.Node, name: str = "", *, recursion: bool = Tr
                 score += 1
             stack.extend((c, nest) for c in reversed(n.children))
     return score
+
+
+class _DecisionQuery:
+    """The decisions `cyclomatic` counts, matched by one tree-sitter query (in C, not node by node)."""
+
+    def __init__(self, lang: Lang) -> None:
+        from server.fidelity.lang.parse import language
+
+        lg = language(lang)
+
+        def has(kind: str, named: bool = True) -> bool:
+            return bool(kind) and bool(lg.id_for_node_kind(kind, named))
+
+        plain = sorted(k for k in lang.ifs | lang.catches | lang.ternaries | lang.loops | lang.cases
+                       if has(k) and k != "loop_expression")
+        parts = ["[" + " ".join(f"({k})" for k in plain) + "] @d"] if plain else []
+        ops = [o for o in sorted(lang.logical | lang.cyclomatic_extra_ops) if has(o, False)]
+        if ops and has("binary_expression"):
+            parts.append("(binary_expression operator: [" + " ".join(f'"{o}"' for o in ops) + "]) @d")
+        if lang.match_arms and has(lang.match_arms):
+            parts.append(f"(match_block ({lang.match_arms}) @arm)")
+        for k in sorted(lang.default_params):
+            if k == "assignment_pattern" and has(k) and has("formal_parameters"):
+                parts.append("(formal_parameters (assignment_pattern) @d)")
+            elif has(k):
+                parts.append(f"({k} value: (_)) @d")
+        if has(lang.arm_guard):
+            parts.append(f"({lang.arm_guard} condition: (_)) @d")
+        if has(lang.try_operator):
+            parts.append(f"({lang.try_operator}) @d")
+        if has(lang.let_else):
+            parts.append(f"({lang.let_else} alternative: (_)) @d")
+        for k in ("preproc_if", "preproc_elif"):
+            if k in lang.preproc_ifs and has(k):
+                parts.append(f"({k}) @d")
+        if "preproc_ifdef" in lang.preproc_ifs and has("#ifdef", False):
+            parts.append('(preproc_ifdef "#ifdef") @d')
+        valid = []
+        for part in parts:  # a pattern the grammar cannot produce (`assignment_pattern` as a TS parameter)
+            try:
+                ts.Query(lg, part)
+            except ts.QueryError:
+                continue
+            valid.append(part)
+        self.cursor = ts.QueryCursor(ts.Query(lg, "\n".join(valid)))
+        self.lang = lang
+
+    def positions(self, root: ts.Node) -> list[int]:
+        """Sorted start bytes of every decision under `root` (a match's first arm is no decision)."""
+        caps = self.cursor.captures(root)
+        out = [n.start_byte for n in caps.get("d", []) if n.type not in self.lang.cases or not _is_default(n)]
+        seen: set[int] = set()
+        for arm in sorted(caps.get("arm", []), key=lambda n: n.start_byte):
+            parent = arm.parent
+            key = parent.id if parent is not None else -1
+            if key in seen:
+                out.append(arm.start_byte)
+            seen.add(key)
+        out.sort()
+        return out

@@ -12,6 +12,7 @@ Complexities are cached per function text: an edit elsewhere in the file does no
 from __future__ import annotations
 
 import threading
+from bisect import bisect_left
 from collections import OrderedDict
 from typing import NamedTuple
 
@@ -146,23 +147,32 @@ def _scope_names(lang: Lang, src: Source, node: ts.Node) -> list[str]:
 
 
 def _signature(lexed: LangLexed, start: int, stop: int) -> str:
-    from bisect import bisect_left
-
     lo, hi = bisect_left(lexed.starts, start), bisect_left(lexed.starts, stop)
     return " ".join(lexed.strings[lo:hi])
 
 
-def _metrics(lang: Lang, src: Source, node: ts.Node, name: str,
-             nested: frozenset[int]) -> tuple[int, int, tuple[str, ...]]:
-    """(cyclomatic, cognitive, parameter names), cached by the function's text."""
+def _count(positions: list[int], start: int, end: int) -> int:
+    return bisect_left(positions, end) - bisect_left(positions, start)
+
+
+def _metrics(lang: Lang, src: Source, node: ts.Node, name: str, inner: list[ts.Node],
+             decisions: complexity._DecisionQuery) -> tuple[int, int, tuple[str, ...]]:
+    """(cyclomatic, cognitive, parameter names), cached by the function's text (which holds the nested
+    functions too, so the same text always gives the same figures)."""
     key = (lang.name, name, src.data[node.start_byte : node.end_byte])
     with _lock:
         found = _METRICS.get(key)
         if found is not None:
             _METRICS.move_to_end(key)
             return found
-    found = (complexity.cyclomatic(lang, node, nested), complexity.cognitive(lang, node, name),
-             _param_names(lang, _parameters(node), src))
+    positions = decisions.positions(node)
+    cyc = 1 + len(positions)
+    outer_end = -1
+    for n in inner:  # decisions of nested named functions are theirs (skip ones nested deeper still)
+        if n.start_byte >= outer_end:
+            cyc -= _count(positions, n.start_byte, n.end_byte)
+            outer_end = n.end_byte
+    found = (cyc, complexity.cognitive(lang, node, name), _param_names(lang, _parameters(node), src))
     with _lock:
         _METRICS[key] = found
         if len(_METRICS) > _MAX_METRICS:
@@ -194,7 +204,7 @@ def functions(src: Source) -> list[LangFunction]:
             continue
         found.append((node, name, kind))
     found.sort(key=lambda f: f[0].start_byte)
-    ids = [f[0].id for f in found]
+    decisions = per_thread("decisions:" + lang.name, lambda: complexity._DecisionQuery(lang))
     out: list[LangFunction] = []
     for i, (node, name_node, kind) in enumerate(found):
         name = src.node_text(name_node)
@@ -218,8 +228,8 @@ def functions(src: Source) -> list[LangFunction]:
         for j in range(i + 1, len(found)):  # sorted by start: the nested ones follow directly
             if found[j][0].start_byte >= node.end_byte:
                 break
-            inner.append(ids[j])
-        cyc, cog, params = _metrics(lang, src, node, name, frozenset(inner))
+            inner.append(found[j][0])
+        cyc, cog, params = _metrics(lang, src, node, name, inner, decisions)
         head = node
         if kind == "lambda" and node.parent is not None:
             head = node.parent.parent if node.parent.type == "expression_list" else node.parent
@@ -260,12 +270,14 @@ def file_complexity(src: Source) -> tuple[int, int]:
         return cached
     lang = src.lang
     kinds = lang.functions | lang.lambdas
+    decisions = per_thread("decisions:" + lang.name, lambda: complexity._DecisionQuery(lang)).positions(
+        src.tree.root_node)
     cyc = cog = 0
     for node in _queries(lang).functions.captures(src.tree.root_node).get("f", []):
         if any(p.type in kinds for p in _ancestors(node)):
             continue
         name = _declared_name(lang, node) if node.type in lang.functions else _assigned_name(lang, node)
-        cyc += complexity.cyclomatic(lang, node)
+        cyc += 1 + _count(decisions, node.start_byte, node.end_byte)
         cog += complexity.cognitive(lang, node, src.node_text(name) if name is not None else "")
     src.__dict__["_file_complexity"] = (cyc, cog)
     return cyc, cog
