@@ -73,8 +73,10 @@ def evaluate(cands: list[Candidate]) -> dict:
     for c in cands:
         report = measure(c.original, c.candidate, target=range(*c.target))
         unit_spans = [_widen(c.candidate, new_spans(c.original, report.edits, h.edits)) for h in report.hunks]
-        lo, hi = _function_span(c.candidate, c.entry)
-        truth = [(tuple(ch.kinds) + (("outside_target",) if "outside_target" not in ch.kinds and ch.spans and all(
+        whole = c.target[0] <= 1 and c.target[1] >= c.original.count("\n") + 2
+        lo, hi = (0, len(c.candidate)) if whole else _function_span(c.candidate, c.entry)
+        # a change that reaches outside the target function is outside the target
+        truth = [(tuple(ch.kinds) + (("outside_target",) if "outside_target" not in ch.kinds and ch.spans and any(
                   e <= lo or s >= hi for s, e in ch.spans) else ()), _widen(c.candidate, ch.spans)) for ch in c.changes]
         fix = list(c.fix_spans)
         truth.append((("logic",), _widen(c.candidate, fix)))

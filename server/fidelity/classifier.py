@@ -9,11 +9,12 @@ of its statements unchanged (parentheses, quotes, wrapping, trailing commas): th
 from __future__ import annotations
 
 import ast
+import re
 import warnings
 from collections import Counter
 
 import msgspec
-from rapidfuzz.distance import Levenshtein
+from rapidfuzz.distance import Indel, Levenshtein
 
 from server.fidelity.analysis import Analysis
 from server.fidelity.hunks import (
@@ -23,6 +24,7 @@ from server.fidelity.hunks import (
     _placeholder_lines,
     _plural,
     _signature_changes,
+    common_affix,
     line_regions,
     rename_map,
 )
@@ -106,6 +108,10 @@ class UnitBuilder:
         line_regs = [LineRegion(*r) for r in regions]
         self.scopes: dict[str, tuple[int, int]] = {}
         self.renames = rename_map(original, edited, line_regs, self.scopes) if both_parse else {}
+        if self.renames:  # align lines again as they read after the renames: a renamed line is no anchor elsewhere
+            mapped = _renamed_lines(original.lines, self.renames, self.scopes)
+            self.regions = regions = expand_regions(self.old, self.new, _regions_after_renames(
+                original.lines, mapped, edited.lines))
         self.sig_old, self.sig_new, self.sig_changed = (
             _signature_changes(original, edited) if both_parse else ([], [], set())
         )
@@ -456,6 +462,37 @@ class UnitBuilder:
                     renames=unit.renames, edits=edits, names=list(dict.fromkeys(names)), functions=functions,
                     token_spans=spans)
         return hunk, edits
+
+
+def _renamed_lines(lines: list[str], renames: dict[str, str], scopes: dict[str, tuple[int, int]]) -> list[str]:
+    words = re.compile(r"(?<![\w.])(" + "|".join(map(re.escape, renames)) + r")\b")
+    out = []
+    for n, line in enumerate(lines, start=1):
+        if words.search(line):
+            line = words.sub(lambda m: renames[m.group(1)] if m.group(1) not in scopes
+                             or scopes[m.group(1)][0] <= n <= scopes[m.group(1)][1] else m.group(1), line)
+        out.append(line)
+    return out
+
+
+def _regions_after_renames(lines: list[str], mapped: list[str], new: list[str]) -> list[tuple[int, int, int, int]]:
+    """Line regions of the edit aligned on the renamed original, plus each renamed line it pairs."""
+    head, tail = common_affix(lines, new)
+    out: list[tuple[int, int, int, int]] = []
+    current: list[int] | None = None
+    for op in Indel.opcodes(mapped[head:len(mapped) - tail], new[head:len(new) - tail]):
+        if op.tag != "equal":
+            if current is None:
+                current = [head + op.src_start + 1, head + op.src_start, head + op.dest_start + 1, head + op.dest_start]
+                out.append(current)  # type: ignore[arg-type]
+            current[1], current[3] = head + op.src_end, head + op.dest_end
+            continue
+        current = None
+        for k in range(op.src_end - op.src_start):
+            a, b = head + op.src_start + k, head + op.dest_start + k
+            if lines[a] != new[b]:
+                out.append([a + 1, a + 1, b + 1, b + 1])  # type: ignore[arg-type]
+    return [tuple(r) for r in out]  # type: ignore[misc]
 
 
 def _merge_same_point(order: list[object], groups: dict[object, list[Atom]]) -> list[Unit]:
