@@ -917,6 +917,8 @@ def _round(x: float | None, nd: int) -> float | None:
 def summarise(config: RunConfig, records: list[SampleRecord]) -> dict[str, Any]:
     """conditions[cond]: pass@1 (a fraction, as the paper), n_tasks, n_samples, and for polish opt_score
     and opt_score_margin; details[cond]: verdict classes, outcomes, fidelity over passing edits, tasks."""
+    from benchmark.report import flag_details
+
     by_cond = metrics.by_condition(records)
     conditions: dict[str, dict[str, Any]] = {}
     details: dict[str, dict[str, Any]] = {}
@@ -945,6 +947,7 @@ def summarise(config: RunConfig, records: list[SampleRecord]) -> dict[str, Any]:
                 "distance_mean": metrics.mean([r.distance for r in passing if r.distance is not None]),
                 "excess_lev_mean": metrics.mean([r.excess_lev for r in passing if r.excess_lev is not None]),
                 "flagged_hunks_mean": metrics.mean([float(r.flagged_hunks) for r in passing]),
+                **flag_details(passing),
                 "hunks_mean": metrics.mean([float(r.hunks) for r in passing]),
                 "added_cc_mean": metrics.mean([r.added_cc for r in passing if r.added_cc is not None]),
                 "n_passing": len(passing),

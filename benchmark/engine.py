@@ -33,6 +33,7 @@ from benchmark.session import ServerSession
 from benchmark.store import ResultsStore, retryable
 from benchmark.suite import Answer, Suite, Task, Verdict
 from server.fidelity import measure
+from server.fidelity.flags import split_flags
 
 logger = logging.getLogger(__name__)
 
@@ -136,6 +137,17 @@ def gold_numbers(before: str, after: str | None) -> Gold:
     return Gold(distance=rep.distance["no_comments"].normalized, cc_after=rep.complexity["paper"].after)
 
 
+def flag_counts(proposal: dict[str, Any]) -> tuple[int, int | None, int | None]:
+    """(flagged units, of them at warning severity, at hint severity) as the server judged them: its
+    `flaggedHunks` and `hunkSeverities` (None, None without severities: an older server's answer)."""
+    flagged = set(proposal.get("flaggedHunks") or [])
+    severities = proposal.get("hunkSeverities")
+    if not isinstance(severities, list) or not severities and flagged:
+        return len(flagged), None, None
+    warn, hint = split_flags((i in flagged for i in range(len(severities))), severities)
+    return len(flagged), warn, hint
+
+
 def score(suite_name: str, job: Job, sample: int, answer: Answer, gold: Gold, backend_name: str) -> SampleRecord:
     """The record of a proposal before the sandbox: the completion and the fidelity numbers."""
     t, proposal = job.task, answer.proposal
@@ -161,7 +173,7 @@ def score(suite_name: str, job: Job, sample: int, answer: Answer, gold: Gold, ba
     if paper.get("after") is not None and gold.cc_after is not None:
         rec.added_cc = paper["after"] - gold.cc_after
     rec.hunks = len(report.get("hunks") or [])
-    rec.flagged_hunks = len(proposal.get("flaggedHunks") or [])
+    rec.flagged_hunks, rec.flagged_warning, rec.flagged_hint = flag_counts(proposal)
     rec.identical = bool(report.get("identical"))
     return rec
 
@@ -336,6 +348,13 @@ class Engine:
         finally:
             self.timings["necessity_s"] = self.timings.get("necessity_s", 0.0) + time.perf_counter() - t0
 
+    def _completion_metrics(self, job: Job, completion: str) -> dict[str, Any]:
+        try:
+            return self.suite.completion_metrics(job.task, job.condition, completion)
+        except Exception as exc:  # noqa: BLE001  # an extra: its failure costs its numbers only, not the sample
+            logger.warning("completion metrics of %s: %s", job.task.task_id, exc)
+            return {"completion_metrics_error": f"{type(exc).__name__}: {exc}"[:300]}
+
     def _record(self, job: Job, **fields: Any) -> SampleRecord:
         t = job.task
         return SampleRecord(suite=self.suite.name, task_id=t.task_id, task=t.name, condition=job.condition,
@@ -375,6 +394,8 @@ class Engine:
         t0 = time.perf_counter()
         gold = await self._gold_for(t)
         rec = score(self.suite.name, job, sample, answer, gold, self.config.backend)
+        if rec.completion is not None and self.suite.offers("completion_metrics"):  # e.g. overedit's normalised flags
+            rec.metrics = {**rec.metrics, **await asyncio.to_thread(self._completion_metrics, job, rec.completion)}
         scoring_s = time.perf_counter() - t0
         rec.server_ms = server_s * 1000.0
         if isinstance(self.backend, Replay) and self.backend.recorded is not None:

@@ -18,6 +18,10 @@ def _fmt(x: float | None, nd: int = 2) -> str:
     return "-" if x is None else f"{x:.{nd}f}"
 
 
+def _pct(x: float | None) -> str:
+    return "-" if x is None else f"{100 * x:.1f}%"
+
+
 def bars(title: str, items: Sequence[tuple[str, float | None]], unit: str = "") -> str:
     vals = [v for _, v in items if v is not None]
     top = max(vals + [1e-9])
@@ -126,6 +130,8 @@ def canitedit_sections(summary: dict, records: list[SampleRecord]) -> str:
         f"<td>{m['n_samples']}</td><td>{_fmt(details[c].get('excess_lev_mean'), 4)}</td>"
         f"<td>{_fmt(details[c].get('added_cc_mean'))}</td>"
         f"<td>{_fmt(details[c].get('flagged_hunks_mean'))}</td>"
+        f"<td>{_fmt(details[c].get('flagged_warning_mean'))}</td><td>{_fmt(details[c].get('flagged_hint_mean'))}</td>"
+        f"<td>{_pct(details[c].get('flagged_warning_rate'))}</td>"
         f"<td>{_fmt(100 * details[c]['recorded_agreement'], 2) + '%' if 'recorded_agreement' in details[c] else '-'}</td></tr>"
         for c, m in conds.items())
     points = [(c, m["pass@1"], m["excess_code"]) for c, m in conds.items()
@@ -143,8 +149,11 @@ def canitedit_sections(summary: dict, records: list[SampleRecord]) -> str:
             plots.append(bars(f"pass@1 per change kind ({c})", [(k, v["pass@1"]) for k, v in per_kind.items()]))
             plots.append(bars(f"ExcessCode per change kind ({c})", [(k, v["excess_code"]) for k, v in per_kind.items()]))
     return f"""<table><tr><th>condition</th><th>pass@1</th><th>ExcessCode</th><th>tasks</th><th>n</th><th>token excess</th><th>added CC</th>
-<th>flagged hunks</th><th>agreement with recorded</th></tr>{rows}</table>
+<th>flagged units</th><th>at warning severity</th><th>at hint severity</th><th>flagged-unit rate</th>
+<th>agreement with recorded</th></tr>{rows}</table>
 <div>{''.join(plots)}</div>
 <p>pass@1 and ExcessCode as CanItEdit (x100). Token excess: d(M, C) - d(G, C), no_comments; added CC: paper cognitive
-complexity CC(M) - CC(G); flagged hunks: unrequested changes; all over passing completions. Change kinds: the
+complexity CC(M) - CC(G); flagged units: unrequested change units (any severity, then at warning severity and at
+hint severity, per completion); flagged-unit rate: the share of completions with at least one unit at warning
+severity; all over passing completions. Change kinds: the
 dataset's taxonomy (corrective, adaptive, perfective).</p>"""

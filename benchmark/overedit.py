@@ -226,6 +226,22 @@ def fidelity(task: Task, completion: str) -> dict[str, Any]:
     }
 
 
+def normalised_flags(task: Task, condition: str, completion: str) -> dict[str, Any]:
+    """Flagged change units of a repair on the paper's footing: both sides `ast.unparse`-normalised, as
+    the paper's distance compares them, so the dataset's layout differences (the corrupted program is the
+    normalised reference) are not blamed on the model. The server judges the raw texts (the record's
+    `flagged_warning`); it cannot judge texts no backend answered, so this is the pure core and the
+    judge's own rules (`server.fidelity.flags`) at the default severity settings, with the instruction
+    the model got."""
+    from server.fidelity import measure, normalize
+    from server.fidelity.flags import count_unit_flags
+
+    c, m = normalize(task.before), normalize(completion)
+    rep = measure(c, m)
+    warn, hint = count_unit_flags(rep, task.instruction(condition), original=c, edited=m)
+    return {"flagged_warning_normalised": warn, "flagged_hint_normalised": hint, "units_normalised": len(rep.hunks)}
+
+
 class OverEdit(Suite):
     name: ClassVar[str] = NAME
     conditions: ClassVar[tuple[str, ...]] = CONDITIONS
@@ -273,6 +289,9 @@ class OverEdit(Suite):
         return Verdict(passed=run.passed, exec_status=run.status, exit_code=run.exit_code,
                        stderr_tail=run.detail[-600:], sandbox_ms=run.wall_s * 1000.0,
                        sandbox_error=run.sandbox_error, metrics=metrics)
+
+    def completion_metrics(self, task: Task, condition: str, completion: str) -> dict[str, Any]:  # type: ignore[override]
+        return normalised_flags(task, condition, completion)
 
     def summarise(self, config: RunConfig, records: list[SampleRecord]) -> dict[str, Any]:
         from benchmark.report import ref_free_details
@@ -326,6 +345,8 @@ def _group(recs: list[SampleRecord]) -> dict[str, Any]:
     def values(key: str) -> list[float]:
         return [r.metrics[key] for r in passing if r.metrics.get(key) is not None]
 
+    from benchmark.report import flag_details
+
     added = values("added_cc")
     return {
         "pass@1": metrics.mean([c / n for n, c in metrics.pass_counts(by_task)]),
@@ -335,6 +356,9 @@ def _group(recs: list[SampleRecord]) -> dict[str, Any]:
         "added_cc_abs": metrics.mean([abs(v) for v in added]),
         "n_tasks": len(by_task),
         "n_passing": len(passing),
+        # flagged units: the server's judgment of the raw texts, and on the paper's footing (normalised)
+        **flag_details(passing),
+        **flag_details(passing, normalised=True),
     }
 
 
@@ -401,6 +425,10 @@ def _f(v: float | None, nd: int = 3) -> str:
     return "-" if v is None else f"{v:.{nd}f}"
 
 
+def _pct(v: float | None) -> str:
+    return "-" if v is None else f"{100 * v:.1f}%"
+
+
 def render_text(summary: dict[str, Any]) -> str:
     """The paper's table (Pass@1, excess ELev, added CC per condition), then per family and per count."""
     header = (f"{'condition':<10} {'Pass@1':>7} {'installed':>9} {'ExcessLev':>9} {'body':>7} {'AddedCC':>8} "
@@ -410,6 +438,13 @@ def render_text(summary: dict[str, Any]) -> str:
         lines.append(f"{cond:<10} {_f(m['pass@1']):>7} {_f(m['pass@1_installed']):>9} {_f(m['excess_lev'], 4):>9} "
                      f"{_f(m['excess_lev_body'], 4):>7} {_f(m['added_cc']):>8} {_f(m['added_cc_abs']):>9} "
                      f"{m['n_tasks']:>6} {m['n_env_missing']:>11}")
+    lines.append(f"\n{'flagged units':<10} {'warn':>7} {'hint':>7} {'warned':>7}   {'warn':>7} {'hint':>7} {'warned':>7}"
+                 f"\n{'':<10} {'raw texts (server)':^23}   {'normalised (paper)':^23}")
+    for cond, m in summary.get("conditions", {}).items():
+        lines.append(f"{cond:<10} {_f(m.get('flagged_warning_mean'), 2):>7} {_f(m.get('flagged_hint_mean'), 2):>7} "
+                     f"{_pct(m.get('flagged_warning_rate')):>7}   {_f(m.get('flagged_warning_normalised_mean'), 2):>7} "
+                     f"{_f(m.get('flagged_hint_normalised_mean'), 2):>7} {_pct(m.get('flagged_warning_normalised_rate')):>7}")
+    lines.append("(per passing repair; warned: the share with a unit at warning severity, the flagged-unit rate)")
     for cond, d in summary.get("details", {}).items():
         g = d["gold_distance"]
         lines.append(f"\n[{cond}] gold d(G, C) no_comments: mean {_f(g['no_comments_mean'], 4)}, median "
@@ -437,6 +472,9 @@ def overedit_html_sections(summary: dict[str, Any], records: list[SampleRecord])
     parts.append(scatter("conditions: Pass@1 against excess ELev", points, "Pass@1", "excess ELev (no_comments)"))
     parts.append(bars("Pass@1 per condition", [(c, m.get("pass@1")) for c, m in conds.items()]))
     parts.append(bars("added cognitive complexity per condition", [(c, m.get("added_cc")) for c, m in conds.items()]))
+    parts.append(bars("flagged-unit rate, normalised (% of passing repairs warned)",
+                      [(c, None if m.get("flagged_warning_normalised_rate") is None
+                        else 100 * m["flagged_warning_normalised_rate"]) for c, m in conds.items()]))
     for cond, d in summary.get("details", {}).items():
         fam = d.get("per_family", {})
         short = {f: f.removeprefix("mutate_").replace("_", " ") for f in fam}
@@ -452,7 +490,10 @@ def overedit_html_sections(summary: dict[str, Any], records: list[SampleRecord])
             parts.append("<p>Environment lacks (not counted in the per-family figures): "
                          + ", ".join(f"{_esc(t)} ({_esc(m)})" for t, m in d["env_missing"].items()) + "</p>")
     parts.append("<p>Excess ELev: d(M, C) - d(G, C), normalised token Levenshtein, no_comments; added CC: paper "
-                 "cognitive complexity CC(M) - CC(G); both over passing repairs.</p></section>")
+                 "cognitive complexity CC(M) - CC(G); both over passing repairs. Flagged units (table above): "
+                 "unrequested change units at warning and at hint severity per passing repair, as the server judged "
+                 "the raw texts and on the paper's footing (both sides normalised, `_normalised`); the rate is the "
+                 "share of passing repairs with a unit at warning severity.</p></section>")
     return "".join(parts)
 
 
@@ -524,12 +565,14 @@ def compare_conditions(records: list[SampleRecord], base: str = "generic", other
 
 def render_compare(cmp: dict[str, Any]) -> str:
     base, other = cmp["base"], cmp["other"]
-    lines = [f"{'condition':<10} {'Pass@1':>7} {'ExcessLev':>9} {'AddedCC':>8} {'tasks':>6}"]
+    lines = [f"{'condition':<10} {'Pass@1':>7} {'ExcessLev':>9} {'AddedCC':>8} {'warned':>7} {'tasks':>6}"]
     for cond in (base, other):
         m = cmp["conditions"][cond]
-        lines.append(f"{cond:<10} {_f(m['pass@1']):>7} {_f(m['excess_lev'], 4):>9} {_f(m['added_cc']):>8} {m['n_tasks']:>6}")
+        lines.append(f"{cond:<10} {_f(m['pass@1']):>7} {_f(m['excess_lev'], 4):>9} {_f(m['added_cc']):>8} "
+                     f"{_pct(m.get('flagged_warning_normalised_rate')):>7} {m['n_tasks']:>6}")
     p = cmp["excess_lev_p"]
     lines.append(f"{other} - {base}: Pass@1 {_f(cmp['pass@1_change'])}; over {cmp['n_pairs']} tasks passing under both: "
                  f"excess ELev {_f(cmp['excess_lev_change'], 4)} (signed-rank p {'-' if p is None else f'{p:.2g}'}), "
                  f"added CC {_f(cmp['added_cc_change'])}")
+    lines.append("warned: share of passing repairs with a unit at warning severity (normalised footing)")
     return "\n".join(lines)

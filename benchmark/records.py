@@ -77,7 +77,11 @@ class SampleRecord(msgspec.Struct, kw_only=True):
     added_cc: float | None = None  # paper cognitive complexity CC(M) - CC(G)
     cc_delta: float | None = None  # CC(M) - CC(C)
     hunks: int = 0
-    flagged_hunks: int = 0
+    flagged_hunks: int = 0  # flagged units at any severity (the proposal's `flaggedHunks`)
+    # ... of them at warning severity (error, warning) and at hint severity (information, hint), from the
+    # proposal's `hunkSeverities`; None: a record from before the server sent severities
+    flagged_warning: int | None = None
+    flagged_hint: int | None = None
     identical: bool = False
     # a recorded run's own verdict, when replaying one
     recorded_pass: bool | None = None

@@ -105,6 +105,7 @@ def summarise_canitedit(config: RunConfig, records: list[SampleRecord]) -> dict:
             "excess_lev_mean": metrics.mean(lev), "excess_lev_median": median(lev) if lev else None,
             "added_cc_mean": metrics.mean(cc), "added_cc_abs_mean": metrics.mean([abs(x) for x in cc]),
             "flagged_hunks_mean": metrics.mean([float(r.flagged_hunks) for r in passing]),
+            **flag_details(passing),
             **ref_free_details(passing),
             "hunks_mean": metrics.mean([float(r.hunks) for r in passing]),
             "identical": sum(r.identical for r in recs),
@@ -137,6 +138,29 @@ def summarise_canitedit(config: RunConfig, records: list[SampleRecord]) -> dict:
                 for k, ids in sorted(by_kind.items())}
         details[cond] = d
     return {"conditions": conditions, "details": details}
+
+
+def flag_details(passing: list[SampleRecord], prefix: str = "flagged", *, normalised: bool = False) -> dict:
+    """Flagged change units of passing completions, as the server judged them (`flaggedHunks` with their
+    `hunkSeverities`): the mean number at warning severity and at hint severity, and the flagged-unit rate,
+    the share of completions with at least one unit at warning severity. Over the records that carry
+    severities (`n_flag_counted`; older records have none). `normalised`: the over-editing suite's counts
+    on the paper's footing (`flagged_warning_normalised`, from the record's metrics)."""
+    def counts(r: SampleRecord) -> tuple[int, int] | None:
+        if normalised:
+            w, h = r.metrics.get("flagged_warning_normalised"), r.metrics.get("flagged_hint_normalised")
+        else:
+            w, h = r.flagged_warning, r.flagged_hint
+        return None if w is None or h is None else (int(w), int(h))
+
+    got = [c for c in map(counts, passing) if c is not None]
+    tag = "_normalised" if normalised else ""
+    return {
+        f"{prefix}_warning{tag}_mean": metrics.mean([float(w) for w, _ in got]),
+        f"{prefix}_hint{tag}_mean": metrics.mean([float(h) for _, h in got]),
+        f"{prefix}_warning{tag}_rate": metrics.mean([1.0 if w else 0.0 for w, _ in got]),
+        f"n_flag_counted{tag}": len(got),
+    }
 
 
 def ref_free_details(passing: list[SampleRecord]) -> dict:
@@ -188,6 +212,10 @@ def _fmt(x: object, nd: int = 2) -> str:
     return str(x)
 
 
+def _pct(x: float | None) -> str:
+    return "-" if x is None else f"{100 * x:.1f}%"
+
+
 def render_text(summary: dict) -> str:
     """The suite's table, then what its scores leave out (errors, samples not run, flaky verdicts)."""
     from benchmark import suites
@@ -219,7 +247,8 @@ def state_lines(summary: dict) -> list[str]:
 
 def _render_canitedit(summary: dict) -> str:
     lines = [f"suite {summary['suite']}   backend {summary['backend']}", ""]
-    head = f"{'condition':<12} {'pass@1':>7} {'ExcessCode':>10} {'tasks':>6} {'n':>4} {'passing':>8} {'ELev':>8} {'addCC':>7} {'flagged':>8} {'agree':>7}"
+    head = (f"{'condition':<12} {'pass@1':>7} {'ExcessCode':>10} {'tasks':>6} {'n':>4} {'passing':>8} {'ELev':>8} "
+            f"{'addCC':>7} {'flagged':>8} {'warn':>6} {'hint':>6} {'warned':>7} {'agree':>7}")
     lines += [head, "-" * len(head)]
     for cond, m in summary["conditions"].items():
         d = summary["details"].get(cond, {})
@@ -227,7 +256,9 @@ def _render_canitedit(summary: dict) -> str:
         lines.append(
             f"{cond:<12} {_fmt(m['pass@1'], 1):>7} {_fmt(m['excess_code']):>10} {m['n_tasks']:>6} {m['n_samples']:>4} "
             f"{d.get('n_passing', 0):>8} {_fmt(d.get('excess_lev_mean'), 4):>8} {_fmt(d.get('added_cc_mean')):>7} "
-            f"{_fmt(d.get('flagged_hunks_mean')):>8} {('-' if agree is None else f'{100 * agree:.1f}%'):>7}")
+            f"{_fmt(d.get('flagged_hunks_mean')):>8} {_fmt(d.get('flagged_warning_mean')):>6} "
+            f"{_fmt(d.get('flagged_hint_mean')):>6} {_pct(d.get('flagged_warning_rate')):>7} "
+            f"{('-' if agree is None else f'{100 * agree:.1f}%'):>7}")
     lines.append("")
     for cond in summary["conditions"]:
         d = summary["details"].get(cond, {})
@@ -237,7 +268,9 @@ def _render_canitedit(summary: dict) -> str:
                          f"{_fmt(d['necessity_runs_mean'], 1)} runs each; MAE against ELev "
                          f"{_fmt(d['excess_ref_free_mae_vs_gold'], 4)})")
     lines.append("pass@1 and ExcessCode as CanItEdit (x100); ELev: token excess over the gold patch (no_comments), "
-                 "addCC: paper cognitive complexity over gold, flagged: unrequested hunks; all over passing completions.")
+                 "addCC: paper cognitive complexity over gold, flagged: unrequested change units (warn: at warning "
+                 "severity, hint: at hint severity), warned: share with a warning-severity unit (the flagged-unit "
+                 "rate); all over passing completions.")
     return "\n".join(lines)
 
 
@@ -307,7 +340,7 @@ def _suite_compare(suite: str, group: list[dict]) -> tuple[dict, str] | None:
 
 def _compare_canitedit(summaries: list[dict]) -> str:
     head = (f"{'backend':<48} {'condition':<12} {'pass@1':>7} {'ExcessCode':>10} {'tasks':>6} {'n':>4} {'ELev':>8} "
-            f"{'errors':>7}")
+            f"{'warn':>6} {'hint':>6} {'warned':>7} {'errors':>7}")
     lines = [head, "-" * len(head)]
     for s in summaries:
         name = _run_name(s)
@@ -315,7 +348,10 @@ def _compare_canitedit(summaries: list[dict]) -> str:
             d = s["details"].get(cond, {})
             lines.append(f"{name:<48} {cond:<12} {_fmt(m['pass@1'], 1):>7} {_fmt(m['excess_code']):>10} "
                          f"{m['n_tasks']:>6} {m['n_samples']:>4} {_fmt(d.get('excess_lev_mean'), 4):>8} "
-                         f"{_errors_cell(s, cond):>7}")
+                         f"{_fmt(d.get('flagged_warning_mean')):>6} {_fmt(d.get('flagged_hint_mean')):>6} "
+                         f"{_pct(d.get('flagged_warning_rate')):>7} {_errors_cell(s, cond):>7}")
+    lines.append("warn / hint: flagged units per passing completion at warning / hint severity; warned: the "
+                 "flagged-unit rate (share of passing completions with a warning-severity unit)")
     return "\n".join(lines + _incomplete_notes(summaries))
 
 

@@ -161,6 +161,11 @@ class Suite:
     async def judge(self, box: Any, task: Task, condition: str, completion: str) -> Verdict:
         raise NotImplementedError
 
+    def completion_metrics(self, task: Task, condition: str, completion: str) -> dict[str, Any]:
+        """Numbers of a completion computed from the texts alone (pure, no sandbox) that may depend on the
+        condition, merged into the record's metrics; unlike `judge`'s, never shared across conditions."""
+        return {}
+
     async def passes(self, box: Any, task: Task, condition: str, text: str) -> bool | None:
         """Whether `text` passes the task's tests (None: the sandbox could not tell); the necessity
         analysis asks this of sub-edits. Suites with a costlier judge (coverage) override it."""
