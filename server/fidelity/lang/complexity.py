@@ -22,6 +22,7 @@ Cognitive (SonarSource's specification, G. Ann Campbell, "Cognitive Complexity",
 from __future__ import annotations
 
 import re
+from itertools import repeat
 
 import tree_sitter as ts
 
@@ -160,7 +161,7 @@ def cognitive(lang: Lang, node: ts.Node, name: str = "", *, recursion: bool = Tr
         n, nest = stack.pop()
         if n.kind_id not in interesting:
             if n.child_count:
-                stack.extend((c, nest) for c in reversed(n.children))
+                stack.extend(zip(reversed(n.children), repeat(nest)))
             continue
         t = n.type
         if t in lang.comments or t in lang.atomic or n.child_count == 0 and t not in lang.jumps:
@@ -226,7 +227,7 @@ def cognitive(lang: Lang, node: ts.Node, name: str = "", *, recursion: bool = Tr
             if recursion and not recursive and t in lang.calls and _calls_self(lang, n, own):
                 recursive = True
                 score += 1
-            stack.extend((c, nest) for c in reversed(n.children))
+            stack.extend(zip(reversed(n.children), repeat(nest)))
     return score
 
 

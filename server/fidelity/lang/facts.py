@@ -17,6 +17,7 @@
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from typing import NamedTuple
 
 import tree_sitter as ts
@@ -330,16 +331,24 @@ def _names_in(src: Source, node: ts.Node | None) -> list[ts.Node]:
 
 def bindings(src: Source) -> list[Binding]:
     lang = src.lang
-    fns = functions(src)
+    fns = sorted(functions(src), key=lambda f: (f.start_char, -f.end_char))
     out: list[Binding] = []
 
+    starts = [f.start_char for f in fns]  # text order: a nested function follows its parent
+    parent: list[int] = []
+    open_stack: list[int] = []
+    for i, f in enumerate(fns):
+        while open_stack and fns[open_stack[-1]].end_char <= f.start_char:
+            open_stack.pop()
+        parent.append(open_stack[-1] if open_stack else -1)
+        open_stack.append(i)
+
     def scope_of(pos: int) -> str:
-        best = ""
-        width = None
-        for f in fns:
-            if f.start_char <= pos < f.end_char and (width is None or f.end_char - f.start_char < width):
-                best, width = f.qualname, f.end_char - f.start_char
-        return best
+        """The innermost function around a character offset (walks up the nesting, not the list)."""
+        j = bisect_right(starts, pos) - 1
+        while j >= 0 and not fns[j].end_char > pos:
+            j = parent[j]
+        return fns[j].qualname if j >= 0 else ""
 
     for f in fns:
         out.append(Binding(f.name, f.kind if f.kind != "lambda" else "function", f.def_line, f.start_char,
