@@ -3,6 +3,7 @@
     python -m benchmark.overedits make --from overedit|canitedit|FILE.jsonl --out corpus.jsonl
         [--limit N] [--seed S] [--per-task K] [--tests | --no-tests] [--workers W]
     python -m benchmark.overedits.classify corpus.jsonl
+    python -m benchmark.overedits.necessity corpus.jsonl   (ddmin over units, tests in the sandbox)
 
 Each candidate is the gold edit of a task (original C -> gold G) plus 1 to 4 behaviour-preserving
 changes nobody asked for (`transforms.py`), each recorded with its family, the kinds the classifier
