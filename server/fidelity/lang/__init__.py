@@ -15,6 +15,7 @@ Python stays on the paper-compatible path (`server.fidelity.tokens`); `detect` t
 and reports an unknown language as unsupported (None), never as Python.
 """
 
+from server.fidelity.lang.analysis import LangAnalysis, analyze_lang
 from server.fidelity.lang.complexity import cognitive, cyclomatic
 from server.fidelity.lang.distance import VARIANTS, distance, distances, raw_tokens, token_distance, variant_tokens
 from server.fidelity.lang.facts import (
@@ -36,7 +37,7 @@ def clear_caches() -> None:
 
 __all__ = [
     "LANGUAGES", "PYTHON", "VARIANTS", "Binding", "Comment", "ErrorRegion", "Guard", "Import", "Lang",
-    "LangFunction", "LangLexed", "Source", "Statement", "bindings", "by_name", "canonical", "clear_caches", "cognitive",
+    "LangAnalysis", "LangFunction", "LangLexed", "analyze_lang", "Source", "Statement", "bindings", "by_name", "canonical", "clear_caches", "cognitive",
     "comments", "cyclomatic", "detect", "distance", "distances", "file_complexity", "first_function", "functions", "guards",
     "imports", "is_placeholder", "lex", "parse", "raw_tokens", "same_text_tree", "same_tree",
     "statements", "statements_at", "token_distance", "unwraps", "variant_tokens",
