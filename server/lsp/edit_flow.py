@@ -197,6 +197,7 @@ async def ask_backend(
         p.completion_tokens = completion.completion_tokens if len(answers) == 1 else None
         p.attempts = completion.attempts
         p.truncated = finish == "length"
+        p.samples = len(answers)
         await _score(ls, req, backend, plan, text, p)
         out.append(p)
     return out
@@ -251,6 +252,10 @@ async def run_edit(
     if req.key in ls.store.docs:
         for p in done:  # kept even when the buffer moved on: applying one is then refused as stale
             ls.store.add_proposal(p)
+        first = next((p for p in done if p.pending), None)
+        if first is not None:  # the newest answers are what the editor shows; the others a lens away
+            ls.store.docs[req.key].active_proposal = first.id
+            ls.store.docs[req.key].actions_cache = None
     else:  # closed while the backends worked: nothing to show them on; applying one is refused as stale
         ls.store.forget([p.id for p in done], req.key)
         ls.store.release_document(req.key)

@@ -4,7 +4,7 @@ The core (`server.fidelity`) describes each hunk (change unit) and says whether 
 this module weighs that against the user's instruction with the rules of `server.fidelity.instruction`
 (over the facts `server.fidelity.unit_facts` gathers), says why in each message, adds complexity notes
 per function, and picks severities from the settings (`severity`, `whitespaceHintLines`, thresholds).
-Also: whole-line selection handling, the per-function window for large files, revert edits.
+Also: whole-line selection handling, the per-function window for large files (reverts: `unit_edits`).
 """
 
 from __future__ import annotations
@@ -74,6 +74,8 @@ class HunkView:
     severity: int  # LSP DiagnosticSeverity: 1 error, 2 warning, 3 information, 4 hint
     complexity_delta: int | None
     code: str
+    # the unit's own extent (LSP start and end positions) on that side, from its edits; None: the lines
+    span: tuple[dict, dict] | None = None
 
 
 _NOT_REQUESTED = " (not requested)"
@@ -105,9 +107,11 @@ def hunk_views(
     thresholds: Thresholds,
     *,
     edited_side: bool,
+    spans: list[tuple[dict, dict] | None] | None = None,
 ) -> list[HunkView]:
     """What the editor shows per unit. `flagged` from `flag_hunks` carries the verdicts: the message
-    then says why a unit is (not) requested."""
+    then says why a unit is (not) requested. `spans`: each unit's extent on the shown side (for
+    proposals, the original side, it comes from the unit's edits when not given)."""
     verdicts: list[Verdict] | None = getattr(flagged, "verdicts", None)
     views = []
     mentioned: set[str] = set()
@@ -144,8 +148,20 @@ def hunk_views(
             severity = 4 if not (delta is not None and delta >= thresholds.complexity_warning) else 3
         code = (unrequested[0] if is_flagged and unrequested else (hunk.kinds[0] if hunk.kinds else "change"))
         lo, hi = (hunk.new_start_line, hunk.new_end_line) if edited_side else (hunk.start_line, hunk.end_line)
-        views.append(HunkView(i, lo, hi, is_flagged, message, severity, delta, code))
+        if spans is not None:
+            span = spans[i] if i < len(spans) else None
+        else:
+            span = None if edited_side else _original_span(hunk)
+        views.append(HunkView(i, lo, hi, is_flagged, message, severity, delta, code, span))
     return views
+
+
+def _original_span(hunk: Hunk) -> tuple[dict, dict] | None:
+    if not hunk.edits:
+        return None
+    start = min((e.range.start for e in hunk.edits), key=lambda p: (p.line, p.character))
+    end = max((e.range.end for e in hunk.edits), key=lambda p: (p.line, p.character))
+    return {"line": start.line, "character": start.character}, {"line": end.line, "character": end.character}
 
 
 # -- lines ---------------------------------------------------------------------------------------
@@ -224,17 +240,6 @@ def assemble_selection(original: str, first: int, last: int, code: str) -> str:
     return "".join(lines[:first]) + code + "".join(lines[last + 1 :])
 
 
-def revert_edit(current: str | list[str], baseline: str | list[str], hunk: Hunk) -> dict:
-    """An LSP TextEdit (against `current`, the edited side) that puts the hunk's baseline lines back.
-    Either text may be given already split (`split_lines`), to split once for many hunks."""
-    cur = split_lines(current) if isinstance(current, str) else current
-    base = split_lines(baseline) if isinstance(baseline, str) else baseline
-    start = hunk.new_start_line - 1
-    end = max(hunk.new_end_line, hunk.new_start_line - 1)  # exclusive, 0-based
-    text = "".join(base[hunk.start_line - 1 : max(hunk.end_line, hunk.start_line - 1)])
-    return {"range": {"start": line_start(cur, start), "end": line_start(cur, end)}, "newText": text}
-
-
 # -- measuring -------------------------------------------------------------------------------------
 def _toplevel(line: str) -> bool:
     return bool(line) and (line[0].isalpha() or line[0] in "_@")
@@ -247,6 +252,13 @@ class Window:
     after_end: int  # edited side
 
 
+def _shift_edit(e, offset: int):
+    r = e.range
+    return msgspec.structs.replace(e, range=msgspec.structs.replace(
+        r, start=msgspec.structs.replace(r.start, line=r.start.line + offset),
+        end=msgspec.structs.replace(r.end, line=r.end.line + offset)))
+
+
 def _shift_report(report: FidelityReport, offset: int) -> FidelityReport:
     if offset == 0:
         return report
@@ -257,6 +269,7 @@ def _shift_report(report: FidelityReport, offset: int) -> FidelityReport:
             end_line=h.end_line + offset,
             new_start_line=h.new_start_line + offset,
             new_end_line=h.new_end_line + offset,
+            edits=[_shift_edit(e, offset) for e in h.edits],
         )
         for h in report.hunks
     ]
@@ -270,19 +283,8 @@ def _shift_report(report: FidelityReport, offset: int) -> FidelityReport:
         )
         for f in report.functions
     ]
-    edits = []
-    for e in report.edits:
-        r = e.range
-        edits.append(
-            msgspec.structs.replace(
-                e,
-                range=msgspec.structs.replace(
-                    r,
-                    start=msgspec.structs.replace(r.start, line=r.start.line + offset),
-                    end=msgspec.structs.replace(r.end, line=r.end.line + offset),
-                ),
-            )
-        )
+    edits = [e for h in hunks for e in h.edits] if len(report.edits) == sum(len(h.edits) for h in report.hunks) \
+        else [_shift_edit(e, offset) for e in report.edits]
     return msgspec.structs.replace(report, hunks=hunks, functions=functions, edits=edits)
 
 

@@ -3,10 +3,10 @@
 `editFidelity.analyzeNecessity` {id} runs the workspace test command (`testCommand`) in the sandbox,
 never on the host: each run gets a copy of the workspace files the tests need (`necessity.include`,
 open buffers as the editor holds them) with the proposal's document replaced by one sub-edit, a
-subset of the proposal's hunks. The search is the core's ddmin (`server.fidelity.necessity`): at most
+subset of the proposal's change units (each applied with its own edits). The search is the core's ddmin (`server.fidelity.necessity`): at most
 `necessity.maxRuns` runs, `necessity.parallel` at a time, each subset once. The hunks the tests pass
 without become diagnostics ("the tests still pass without this hunk") and a code action "Keep only
-the needed hunks" applies the rest as one versioned edit.
+the needed hunks" applies the needed units (applyProposal, the rest dropped).
 
 Cancelling ($/cancelRequest or the progress' cancel button) cancels the search and kills the runs in
 flight: each analysis has its own sandbox pool, so the uids of its slots run nothing else.
@@ -31,7 +31,7 @@ import msgspec
 from lsprotocol import types
 from pygls import uris
 
-from server.fidelity import Distance, FidelityReport, TextEdit
+from server.fidelity import Distance, FidelityReport
 from server.fidelity.necessity import (
     NecessityResult,
     Probe,
@@ -283,7 +283,8 @@ async def _analyze(ls: EditFidelityServer, p: Proposal, root: Path, rel: str, to
     started = time.perf_counter()
     report = p.report
     assert report is not None and p.edited is not None
-    version, original, edits = p.version, p.original, list(report.edits)
+    # ddmin over change units, each with its own edits (a rename is one unit over all its occurrences)
+    version, original, edits = p.version, p.original, [list(h.edits) for h in report.hunks]
     overrides = _open_buffers(ls, root, cfg.include)
     overrides[rel] = original
     base = await ls.compute(collect_files, root, cfg.include, cfg.max_files, cfg.max_bytes, overrides)
@@ -402,7 +403,8 @@ def necessity_diagnostics(ls: EditFidelityServer, state: DocState, lines: list[s
     from server.lsp.views import SOURCE, hunk_range
 
     out: list[types.Diagnostic] = []
-    for p in ls.store.pending_for(state.uri, state.version):
+    shown, _ = ls.store.shown_proposal(state.uri, state.version)
+    for p in [shown] if shown is not None else []:  # the active proposal only, like its other diagnostics
         a = current_analysis(ls, p)
         if a is None:
             continue
@@ -411,7 +413,7 @@ def necessity_diagnostics(ls: EditFidelityServer, state: DocState, lines: list[s
             view = p.views[i]
             out.append(types.Diagnostic(
                 range=hunk_range(lines, view),
-                message=f"the tests still pass without this hunk (`{command}`, {a.result.runs} runs) [{p.backend}]",
+                message=f"the tests still pass without this hunk (`{command}`, {a.result.runs} runs) [{p.label}]",
                 severity=types.DiagnosticSeverity.Information,
                 source=SOURCE,
                 code=CODE,
@@ -424,22 +426,26 @@ def necessity_actions(ls: EditFidelityServer, state: DocState, uri: str) -> list
     """"Keep only the needed hunks" on every hunk of an analysed proposal: the needed hunks as one
     versioned edit (the proposal then no longer matches the buffer, so the rest is dropped), or a
     rejection when the tests need none."""
-    from server.lsp.views import CMD_REJECT, ActionEntry, _workspace_edit
+    from server.lsp.views import CMD_APPLY, CMD_REJECT, ActionEntry
 
     entries: list[ActionEntry] = []
-    for p in ls.store.pending_for(state.uri, state.version):
+    shown, _ = ls.store.shown_proposal(state.uri, state.version)
+    for p in [shown] if shown is not None else []:
         a = current_analysis(ls, p)
         if a is None or not a.result.unnecessary:
             continue
         n, needed = a.result.hunks, a.result.needed
-        title = f"[{p.backend}] Keep only the needed hunks ({len(needed)} of {n}: the tests pass without the other {n - len(needed)})"
+        title = f"[{p.label}] Keep only the needed hunks ({len(needed)} of {n}: the tests pass without the other {n - len(needed)})"
         if needed:
-            edits = [msgspec.to_builtins(e) for e in _needed_edits(p, needed)]
-            action = types.CodeAction(title=title, kind=types.CodeActionKind.QuickFix,
-                                      edit=_workspace_edit(uri, p.version, edits), is_preferred=True)
+            # applyProposal with the needed units' own edits, the rest dropped: the server's own edit,
+            # so the observation of changes does not flag it
+            action = types.CodeAction(title=title, kind=types.CodeActionKind.QuickFix, is_preferred=True,
+                                      command=types.Command(title="Keep only the needed hunks", command=CMD_APPLY,
+                                                            arguments=[{"id": p.id, "hunks": needed,
+                                                                        "rest": "reject"}]))
         else:
             action = types.CodeAction(
-                title=f"[{p.backend}] Keep only the needed hunks (none: the tests pass on the original)",
+                title=f"[{p.label}] Keep only the needed hunks (none: the tests pass on the original)",
                 kind=types.CodeActionKind.QuickFix,
                 command=types.Command(title="Reject", command=CMD_REJECT, arguments=[{"id": p.id}]))
         for v in p.views:
@@ -447,8 +453,4 @@ def necessity_actions(ls: EditFidelityServer, state: DocState, uri: str) -> list
             entries.append(ActionEntry(lo, max(v.end_line - 1, lo), action, ("proposal", p.id, v.index)))
     return entries
 
-
-def _needed_edits(p: Proposal, needed: list[int]) -> list[TextEdit]:
-    assert p.report is not None
-    return [p.report.edits[i] for i in needed]
 

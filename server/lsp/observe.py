@@ -5,18 +5,25 @@ the text before the burst is the baseline. After `debounceMs` of quiet the curre
 measured against it in a worker thread (per top-level block for files over `largeFileLines`) and
 the result is published. Later small edits re-measure against the same baseline, debounced, until
 the user dismisses it. Typing never waits for any of this.
+
+The server's own edits (an applied proposal, a revert) are not changes to observe: their didChanges
+start no burst, and once the buffer holds the edit's text the observation is measured again against
+its baseline (after a revert: the same one, so the reverted units are gone and the rest stays; after
+an apply: the baseline with the same edits applied, so the accepted units are not flagged).
 """
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import functools
 import logging
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from lsprotocol import types
 
-from server.fidelity import common_affix
+from server.fidelity import TextEdit, common_affix
 from server.lsp.judge import (
     Window,
     flag_hunks,
@@ -24,7 +31,8 @@ from server.lsp.judge import (
     measure_windowed,
     split_lines,
 )
-from server.lsp.state import DocState, Observation, owned
+from server.lsp.state import DocState, Observation, OwnEdit, owned
+from server.lsp.unit_edits import UnitGeometry, offsets_of
 
 if TYPE_CHECKING:
     from server.lsp.server import EditFidelityServer
@@ -86,12 +94,85 @@ async def observe_now(ls: EditFidelityServer, state: DocState) -> None:
 def store_observation(ls, state: DocState, baseline: str, current: str, version: int, source: str, report,
                       window: Window | None) -> Observation:
     flagged = flag_hunks(report, None)
-    views = hunk_views(report, flagged, ls.settings.thresholds, edited_side=True)
+    geometry = UnitGeometry(baseline, current, report)
+    views = hunk_views(report, flagged, ls.settings.thresholds, edited_side=True,
+                       spans=[geometry.edited_range(i) for i in range(len(report.hunks))])
     obs = Observation(uri=state.uri, version=version, baseline=baseline, current=current, source=source,
-                      report=report, flagged=flagged, views=views, window=window)
+                      report=report, flagged=flagged, views=views, window=window, geometry=geometry)
     state.observation = obs
     state.observe_baseline = None
     state.dismissed = False
     ls.publish(state.uri)
     ls.refresh_code_lenses()
     return obs
+
+
+# -- the server's own edits ------------------------------------------------------------------------
+def _rebased(obs: Observation, current: str, edits: Sequence[TextEdit]) -> str | None:
+    """The observation's baseline with `edits` (against the buffer, its edited side) applied too, so
+    that what they change is not part of the observed change; None when an edit touches an observed
+    unit (there is no baseline that keeps both apart)."""
+    geometry = obs.geometry
+    if geometry is None or geometry.spans is None or obs.current != current:
+        return None
+    spans = [s for unit in geometry.spans for s in unit]
+    moved = []
+    for (begin, end), e in zip(offsets_of(current, edits), edits, strict=True):
+        if any(begin < ee and end > es or begin == end and es < begin < ee for _, _, es, ee in spans):
+            return None
+        shift = sum((ee - es) - (oe - ob) for ob, oe, es, ee in spans if ee <= begin and not (ee == begin == es))
+        moved.append((begin - shift, end - shift, e.new_text))
+    out, cursor = [], 0
+    base = obs.baseline
+    for begin, end, text in sorted(moved):
+        out.append(base[cursor:begin])
+        out.append(text)
+        cursor = end
+    out.append(base[cursor:])
+    return "".join(out)
+
+
+def expect_own_edit(state: DocState, expected: str, edits: Sequence[TextEdit] | None, budget: int,
+                    baseline: str | None = None) -> OwnEdit:
+    """Register an edit the server is about to send. `edits` (against the buffer): an apply, the
+    observation's baseline moves by them; None: a revert, the observation keeps `baseline`."""
+    obs = state.observation
+    if edits is not None:
+        baseline = _rebased(obs, state.text, edits) if obs is not None and not state.dismissed else None
+    own = OwnEdit(expected=expected, budget=budget, baseline=baseline, burst_baseline=state.observe_baseline)
+    state.own_edits.append(own)
+    return own
+
+
+def forget_own_edit(state: DocState, own: OwnEdit) -> None:
+    if own in state.own_edits:
+        state.own_edits.remove(own)
+
+
+def own_edit_arrived(ls: EditFidelityServer, state: DocState) -> bool:
+    """didChange: whether the change is (part of) an edit the server sent; when the buffer now holds
+    its text, measure the observation again against the baseline the edit leaves."""
+    if not state.own_edits:
+        return False
+    text = state.text
+    done = next((o for o in state.own_edits if len(o.expected) == len(text) and o.expected == text), None)
+    if done is None:
+        for o in list(state.own_edits):
+            o.budget -= 1
+            if o.budget <= 0:
+                state.own_edits.remove(o)
+        return bool(state.own_edits)
+    state.own_edits.remove(done)
+    state.observe_baseline = done.burst_baseline
+    obs = state.observation
+    if obs is not None and not state.dismissed:
+        if done.baseline is None:
+            state.observation = None
+            ls.publish(state.uri)
+            ls.refresh_code_lenses()
+        else:
+            state.observation = dataclasses.replace(obs, baseline=done.baseline)
+            schedule(ls, state, 0.0)
+    elif state.observe_baseline is not None:
+        schedule(ls, state, ls.settings.thresholds.debounce_ms / 1000.0)
+    return True

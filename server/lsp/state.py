@@ -39,6 +39,7 @@ class Proposal:
     attempts: int = 0
     truncated: bool = False
     sample: int = 0  # which of the backend's `n` samples
+    samples: int = 1  # how many answers the backend gave to the request
     created: float = field(default_factory=time.time)
     # after a partial apply: the text we expect the client to produce, to carry the rest over
     expected_text: str | None = None
@@ -47,6 +48,11 @@ class Proposal:
     closed: bool = False  # accepted in full, rejected, or superseded
     client_uri: str = ""  # the URI as the client spelled it (`uri` is the normalised key)
     generation: int = 0  # which opening of the document (`DocState.generation`) it was computed on
+
+    @property
+    def label(self) -> str:
+        """How the editor names it: the backend, and which sample when the backend gave several."""
+        return self.backend if self.samples <= 1 else f"{self.backend}, sample {self.sample + 1} of {self.samples}"
 
     @property
     def pending(self) -> bool:
@@ -64,6 +70,7 @@ class Observation:
     flagged: list[bool]
     views: list[HunkView]
     window: Window | None = None
+    geometry: Any = None  # server.lsp.unit_edits.UnitGeometry: where the units lie, their reverts
 
 
 @dataclass
@@ -74,6 +81,19 @@ class BugMark:
     bug_type: str
     backend: str
     version: int
+
+
+@dataclass
+class OwnEdit:
+    """An edit the server sent (applyProposal, revertHunks): its didChanges are not a change to observe.
+
+    Once the buffer is `expected`, the observation (if any) is measured again against `baseline`: the
+    same one after a revert, the baseline moved by the applied edits after an apply (None: dropped)."""
+
+    expected: str
+    budget: int  # didChanges to wait for `expected` before treating them as the user's
+    baseline: str | None
+    burst_baseline: str | None  # `observe_baseline` when the edit was sent (a burst in progress)
 
 
 @dataclass
@@ -90,6 +110,8 @@ class DocState:
     python: bool = True  # only Python buffers are observed
     bug_marks: list[BugMark] = field(default_factory=list)  # the last locateBug answers (any change clears them)
     generation: int = 0  # one per didOpen: versions restart on reopen (VS Code starts again at 1)
+    active_proposal: str | None = None  # the pending proposal the diagnostics show (None: the first)
+    own_edits: list[OwnEdit] = field(default_factory=list)
 
 
 def same_content(state: DocState, version: int, generation: int, text: str) -> bool:
@@ -165,6 +187,15 @@ class Store:
             return p.version == version and (state is None or p.generation == state.generation)
 
         return [p for p in self.proposals.values() if p.uri == uri and p.pending and matches(p)]
+
+    def shown_proposal(self, uri: str, version: int) -> tuple[Proposal | None, list[Proposal]]:
+        """The pending proposal the editor shows for the buffer (the active one, else the first) and
+        all pending ones, in request order (backend order, then sample)."""
+        pending = self.pending_for(uri, version)
+        state = self.docs.get(uri)
+        active = state.active_proposal if state is not None else None
+        shown = next((p for p in pending if p.id == active), pending[0] if pending else None)
+        return shown, pending
 
     def invalidate_actions(self, uri: str) -> None:
         doc = self.docs.get(uri)

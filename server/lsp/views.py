@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 
-from server.lsp.judge import HunkView, revert_edit, split_lines, utf16_len
+from server.lsp.judge import HunkView, split_lines, utf16_len
 from server.lsp.state import DocState, Observation, Proposal
 
 if TYPE_CHECKING:
@@ -23,6 +23,7 @@ CMD_APPLY = "editFidelity.applyProposal"
 CMD_REJECT = "editFidelity.rejectProposal"
 CMD_REVERT = "editFidelity.revertHunks"
 CMD_DISMISS = "editFidelity.dismiss"
+CMD_SELECT = "editFidelity.selectProposal"
 
 _SOURCE_LABEL = {
     "observed": "observed change",
@@ -33,6 +34,9 @@ _SOURCE_LABEL = {
 
 
 def hunk_range(lines: list[str], view: HunkView) -> types.Range:
+    if view.span is not None:  # the unit's own extent (finer than lines)
+        a, b = view.span
+        return types.Range(start=types.Position(**a), end=types.Position(**b))
     start = view.start_line - 1
     if view.end_line < view.start_line:  # an insertion point / deleted lines: zero width
         if start < len(lines):
@@ -64,12 +68,13 @@ def _visible_observation(state: DocState) -> Observation | None:
 def diagnostics_for(ls: EditFidelityServer, state: DocState) -> list[types.Diagnostic]:
     lines = split_lines(state.text)
     out: list[types.Diagnostic] = []
-    for p in ls.store.pending_for(state.uri, state.version):
+    p, _ = ls.store.shown_proposal(state.uri, state.version)
+    if p is not None:  # one proposal at a time: the active one (the others are a code lens away)
         for v in p.views:
             out.append(
                 types.Diagnostic(
                     range=hunk_range(lines, v),
-                    message=f"{v.message} [{p.backend}]",
+                    message=f"{v.message} [{p.label}]",
                     severity=types.DiagnosticSeverity(v.severity),
                     source=SOURCE,
                     code=v.code,
@@ -158,10 +163,13 @@ def hover_for(ls: EditFidelityServer, state: DocState, line: int) -> str | None:
             return one_based == v.start_line
         return v.start_line <= one_based <= v.end_line
 
-    for p in ls.store.pending_for(state.uri, state.version):
+    p, pending = ls.store.shown_proposal(state.uri, state.version)
+    if p is not None:
         hit = next((v for v in p.views if covers(v)), None)
         if hit is not None and p.report is not None:
-            title = f"proposal from `{p.backend}` ({p.style}, {p.latency_ms:.0f} ms): {p.instruction[:80]}"
+            title = f"proposal from `{p.label}` ({p.style}, {p.latency_ms:.0f} ms): {p.instruction[:80]}"
+            if len(pending) > 1:
+                title += f"\n\nproposal {pending.index(p) + 1} of {len(pending)} (the code lenses switch)"
             parts.append(report_markdown(title, p.report, hit, p.flagged))
     obs = _visible_observation(state)
     if obs is not None:
@@ -189,12 +197,13 @@ def proposal_summary(p: Proposal) -> str:
     k = sum(1 for f in p.flagged if f)
     d = p.report.distance.get("no_comments")
     dist = f", distance {d.normalized:.3f}" if d is not None else ""
-    return f"{p.backend}: {n} hunk{'s' if n != 1 else ''}, {k} unrequested{dist}"
+    return f"{p.label}: {n} hunk{'s' if n != 1 else ''}, {k} unrequested{dist}"
 
 
 def code_lenses_for(ls: EditFidelityServer, state: DocState) -> list[types.CodeLens]:
     lenses: list[types.CodeLens] = []
-    for p in ls.store.pending_for(state.uri, state.version):
+    p, pending = ls.store.shown_proposal(state.uri, state.version)
+    if p is not None:
         assert p.report is not None
         first = min((v.start_line for v in p.views), default=1)
         line = (p.target[0] if p.target else first - 1)
@@ -207,6 +216,10 @@ def code_lenses_for(ls: EditFidelityServer, state: DocState) -> list[types.CodeL
                       {"id": p.id, "hunks": unflagged})
             )
         lenses.append(_lens(line, "✗ Reject", CMD_REJECT, {"id": p.id}))
+        for k, other in enumerate(pending):  # the others, one lens each: show it instead
+            if other is not p:
+                lenses.append(_lens(line, f"Show proposal {k + 1} of {len(pending)}: {proposal_summary(other)}",
+                                    CMD_SELECT, {"uri": state.uri, "id": other.id}))
     obs = _visible_observation(state)
     if obs is not None:
         flagged = [v for v in obs.views if v.flagged]
@@ -253,14 +266,15 @@ def _workspace_edit(uri: str, version: int, edits: list[dict]) -> types.Workspac
 def build_action_entries(ls: EditFidelityServer, state: DocState, uri: str) -> list[ActionEntry]:
     entries: list[ActionEntry] = []
     quickfix = types.CodeActionKind.QuickFix
-    for p in ls.store.pending_for(state.uri, state.version):
+    shown, _ = ls.store.shown_proposal(state.uri, state.version)
+    for p in [shown] if shown is not None else []:  # the active proposal's units only
         unflagged = [i for i, f in enumerate(p.flagged) if not f]
         flagged_any = any(p.flagged)
         for v in p.views:
             lo = v.start_line - 1
             hi = max(v.end_line - 1, lo)
             key = ("proposal", p.id, v.index)
-            label = f"[{p.backend}] "
+            label = f"[{p.label}] "
             entries.append(ActionEntry(lo, hi, types.CodeAction(
                 title=f"{label}Accept this hunk: {v.message}"[:160],
                 kind=quickfix,
@@ -287,30 +301,29 @@ def build_action_entries(ls: EditFidelityServer, state: DocState, uri: str) -> l
             ), key))
     obs = _visible_observation(state)
     if obs is not None:
+        # reverts are server commands (revertHunks): the server then knows the edit is its own and
+        # measures the rest against the same baseline instead of observing its revert as a change
         flagged_views = [v for v in obs.views if v.flagged]
-        cur_lines, base_lines = split_lines(obs.current), split_lines(obs.baseline)
-        revert_all = None
-        if flagged_views:
-            edits = [revert_edit(cur_lines, base_lines, obs.report.hunks[v.index]) for v in flagged_views]
-            revert_all = _workspace_edit(uri, state.version, edits)
         for v in obs.views:
             if not v.flagged and obs.source == "observed" and v.severity == 4:
                 continue
             lo = v.start_line - 1
             hi = max(v.end_line - 1, lo)
             key = ("observation", state.uri, v.index)
-            edit = revert_edit(cur_lines, base_lines, obs.report.hunks[v.index])
             entries.append(ActionEntry(lo, hi, types.CodeAction(
                 title=f"Revert this hunk: {v.message}"[:160],
                 kind=quickfix,
-                edit=_workspace_edit(uri, state.version, [edit]),
+                command=types.Command(title="Revert hunk", command=CMD_REVERT,
+                                      arguments=[{"uri": uri, "version": state.version, "hunks": [v.index]}]),
                 is_preferred=v.flagged,
             ), key))
-            if revert_all is not None:
+            if flagged_views:
                 entries.append(ActionEntry(lo, hi, types.CodeAction(
                     title=f"Revert all {len(flagged_views)} unrequested hunks",
                     kind=quickfix,
-                    edit=revert_all,
+                    command=types.Command(title="Revert unrequested", command=CMD_REVERT,
+                                          arguments=[{"uri": uri, "version": state.version,
+                                                      "hunks": [f.index for f in flagged_views]}]),
                 ), key))
             entries.append(ActionEntry(lo, hi, types.CodeAction(
                 title="Dismiss edit-fidelity warnings for this change",

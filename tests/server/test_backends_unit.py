@@ -18,7 +18,8 @@ from server.backends import (
     parse_retry_after,
 )
 from server.backends.scripted import ScriptedServer, Step, fenced
-from server.lsp.judge import allowed_kinds, assemble_selection, revert_edit, whole_lines
+from server.lsp.judge import allowed_kinds, assemble_selection, whole_lines
+from server.lsp.unit_edits import UnitGeometry
 from server.lsp.observe import changed_lines
 from server.lsp.settings import parse_settings
 
@@ -179,8 +180,14 @@ def test_revert_edit_and_change_size():
     before = "a = 1\nb = 2\nc = 3\n"
     after = "a = 1\nbee = 2\nc = 3\nd = 4"
     report = measure(before, after)
-    edits = [msgspec.convert(revert_edit(after, before, h), TextEdit) for h in report.hunks]
+    geometry = UnitGeometry(before, after, report)
+    edits = [msgspec.convert(e, TextEdit) for e in geometry.revert(range(len(report.hunks)))]
     assert apply_text_edits(after, edits) == before
+    # one unit at a time: only its own text comes back
+    for i in range(len(report.hunks)):
+        one = [msgspec.convert(e, TextEdit) for e in geometry.revert([i])]
+        rest = [j for j in range(len(report.hunks)) if j != i]
+        assert apply_text_edits(after, one) == apply_text_edits(before, report.unit_edits(rest))
     from lsprotocol import types
 
     typing = [types.TextDocumentContentChangePartial(range=types.Range(types.Position(1, 1), types.Position(1, 1)), text="x")]

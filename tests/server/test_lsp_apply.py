@@ -54,7 +54,7 @@ async def test_apply_some_hunks_then_the_rest(lsp, backend):
 
     from server.fidelity import TextEdit
 
-    chosen = [msgspec.convert(report["edits"][i], TextEdit) for i in keep]
+    chosen = [msgspec.convert(e, TextEdit) for i in keep for e in report["hunks"][i]["edits"]]
     expected = apply_text_edits(SAMPLE, chosen)
     await wait_for(lambda: editor.texts[URI] == expected)
     assert editor.texts[URI] not in (SAMPLE,)

@@ -140,18 +140,20 @@ async def test_needed_hunks_diagnostics_and_keep_action(lsp, backend, tmp_path):
     guard = next(d for d in diags if d.data["hunk"] == 0)
     assert guard.range.start.line == 1  # the line the guard goes in front of
 
-    # the code action keeps only the needed hunk, as one edit versioned for the proposal's version
+    # the code action keeps only the needed unit: applyProposal with its own edits, the rest dropped
     actions = await code_actions(lsp, uri, guard.range, [guard])
     [keep] = [a for a in actions if a["title"].startswith("[three-hunks] Keep only the needed hunks")]
     assert "(1 of 3" in keep["title"] and keep["diagnostics"]
-    [change] = keep["edit"]["documentChanges"]
-    assert change["textDocument"]["version"] == 1
-    edits = [types.TextEdit(range=types.Range(start=types.Position(**e["range"]["start"]),
-                                              end=types.Position(**e["range"]["end"])), new_text=e["newText"])
-             for e in change["edits"]]
-    editor.change(uri, edits)
+    command = keep["command"]
+    assert command["arguments"][0] == {"id": p["id"], "hunks": [1], "rest": "reject"}
+    applied = await execute(lsp, command["command"], command["arguments"][0])
+    assert applied["applied"] is True and applied["hunks"] == [1]
+    [request] = editor.apply_requests
+    assert request.edit.document_changes[0].text_document.version == 1  # versioned for the proposal
     assert editor.texts[uri] == FIXED_ONLY
     await wait_for(lambda: not necessity_diags())  # the proposal no longer matches the buffer
+    again = await execute(lsp, "editFidelity.applyProposal", {"id": p["id"]})
+    assert again["applied"] is False and again["reason"] in ("closed", "stale")  # the rest was dropped
 
 
 async def test_run_budget_and_bad_requests(lsp, backend, tmp_path):
@@ -163,7 +165,7 @@ async def test_run_budget_and_bad_requests(lsp, backend, tmp_path):
     assert res["status"] == "budget" and res["runs"] == 3 and not res["oneMinimal"]
     assert 1 in res["needed"] and "run budget (3) spent" in res["message"]
     # whatever the budget found passes: its sub-edit is the whole proposal minus the hunks left out
-    kept = apply_text_edits(MODULE, [measure(MODULE, EDITED).edits[i] for i in res["needed"]])
+    kept = apply_text_edits(MODULE, measure(MODULE, EDITED).unit_edits(res["needed"]))
     assert "v > limit" in kept
 
     with pytest.raises(Exception, match="no proposal with id 'nope'"):

@@ -41,14 +41,6 @@ def _observed(lsp, uri=URI):
     return [d for d in lsp.diagnostics.get(uri, ()) if "[observed change]" in d.message]
 
 
-def _apply_workspace_edit(editor, edit: dict) -> None:
-    [change] = edit["documentChanges"]
-    assert change["textDocument"]["version"] == editor.versions[change["textDocument"]["uri"]]
-    editor.change(change["textDocument"]["uri"], [
-        te(e["range"]["start"]["line"], e["range"]["start"]["character"], e["range"]["end"]["line"],
-           e["range"]["end"]["character"], e["newText"]) for e in change["edits"]])
-
-
 async def test_large_change_is_observed_and_revertible(lsp, backend):
     editor = await start_session(lsp, settings_for(backend, "fix"))
     editor.open(URI, SAMPLE)
@@ -67,7 +59,7 @@ async def test_large_change_is_observed_and_revertible(lsp, backend):
     # lenses: revert / dismiss
     lenses = await lsp.text_document_code_lens_async(types.CodeLensParams(types.TextDocumentIdentifier(uri=URI)))
     assert any("revert" in lens.command.title for lens in lenses)
-    # code actions: revert this hunk (a versioned edit), revert all flagged
+    # code actions: revert this hunk, revert all flagged (server commands: the server sends the edit)
     actions = await code_actions(lsp, URI, diags[0].range, diags[:1])
     titles = [a["title"] for a in actions]
     assert any(t.startswith("Revert this hunk") for t in titles)
@@ -75,8 +67,12 @@ async def test_large_change_is_observed_and_revertible(lsp, backend):
     started = time.perf_counter()
     again = await code_actions(lsp, URI, diags[0].range, diags[:1])  # served from the per-version cache
     assert again == actions and time.perf_counter() - started < 2.0
-    _apply_workspace_edit(editor, revert_all["edit"])
+    command = revert_all["command"]
+    result = await execute(lsp, command["command"], command["arguments"][0])
+    assert result["applied"] is True
     assert editor.texts[URI] == SAMPLE
+    # the revert is the server's own edit: the observation ends, nothing is flagged on HEAD's text
+    await wait_for(lambda: URI in lsp.diagnostics and not lsp.diagnostics[URI])
 
 
 async def test_revert_command_and_dismiss(lsp, backend):

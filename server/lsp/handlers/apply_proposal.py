@@ -1,10 +1,12 @@
-"""`editFidelity.applyProposal` {id, hunks?} -> {applied, reason?}.
+"""`editFidelity.applyProposal` {id, hunks?, rest?} -> {applied, reason?}.
 
 Sends `workspace/applyEdit` with a TextDocumentEdit versioned for the document version the
 proposal was computed on, so the client itself refuses it if the buffer moved on in between; and
 nothing is sent when the server already knows the version moved ("stale"). After a partial apply
 the rest of the proposal is carried over to the new version once the client reports exactly the
-text the applied hunks produce.
+text the applied hunks produce (`rest: "reject"`: the rest is dropped instead). Each hunk is a change
+unit applied with its own edits, so a fix accepted without the rename on its line stays a fix. The
+edit is the server's own: the observation of changes does not flag it.
 """
 
 from __future__ import annotations
@@ -15,7 +17,9 @@ from lsprotocol import types
 from server.fidelity import apply_text_edits
 from server.lsp import args as A
 from server.lsp.records import ApplyResult
+from server.lsp.observe import expect_own_edit, forget_own_edit
 from server.lsp.state import same_content
+from server.lsp.unit_edits import unit_edits
 from server.lsp.views import _workspace_edit
 
 COMMAND = "editFidelity.applyProposal"
@@ -31,6 +35,9 @@ def register(ls) -> None:
         obj = A.single_object(COMMAND, params.arguments)
         pid = A.get_str(COMMAND, obj, "id", max_len=200)
         hunks = A.get_int_list(COMMAND, obj, "hunks")
+        rest = A.get_str(COMMAND, obj, "rest", required=False, max_len=20)
+        if rest not in (None, "keep", "reject"):
+            raise A.InvalidArgs(COMMAND, f'`rest` must be "keep" or "reject", got {rest!r}')
         p = ls.store.proposals.get(pid)
         if p is None and pid in ls.store.released:  # its document was closed (and maybe reopened) since
             uri = ls.store.released[pid]
@@ -70,23 +77,28 @@ def register(ls) -> None:
         if not (caps and caps.workspace and caps.workspace.apply_edit):
             return _refuse("unsupported", "the client does not support workspace/applyEdit")
         chosen = sorted(hunks) if hunks is not None else list(range(n))
-        edits = [p.report.edits[i] for i in chosen]
+        edits = unit_edits(p.report, chosen)
         ws_edit = _workspace_edit(doc.uri, p.version, [msgspec.to_builtins(e) for e in edits])
         partial = len(chosen) < n
+        carry = partial and rest != "reject"
         # Set before sending: the client's didChange can arrive before its applyEdit answer.
-        p.expected_text = apply_text_edits(p.original, edits) if partial else None
+        expected = apply_text_edits(p.original, edits)
+        p.expected_text = expected if carry else None
         p.applied_hunks = chosen
         p.expected_budget = 2 * len(edits) + 2
+        own = expect_own_edit(state, expected, edits, p.expected_budget)
         try:
             result = await ls.workspace_apply_edit_async(
-                types.ApplyWorkspaceEditParams(edit=ws_edit, label=f"edit-fidelity: {p.backend}")
+                types.ApplyWorkspaceEditParams(edit=ws_edit, label=f"edit-fidelity: {p.label}")
             )
         except Exception as exc:  # noqa: BLE001 - a client's error answer is a refusal, not a crash
             p.expected_text = None
+            forget_own_edit(state, own)
             return _refuse("rejected", f"workspace/applyEdit failed: {exc}"[:300])
         if not result.applied:
             p.expected_text = None
+            forget_own_edit(state, own)
             return _refuse("rejected", result.failure_reason or "the client did not apply the edit")
-        if not partial:
+        if not carry:
             p.closed = True
         return msgspec.to_builtins(ApplyResult(applied=True, hunks=chosen, version=p.version))

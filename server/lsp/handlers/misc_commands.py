@@ -2,8 +2,11 @@
 
 - `editFidelity.rejectProposal` {id} -> {rejected}
 - `editFidelity.dismiss` {uri} -> {dismissed}: hide the observed-change warnings
-- `editFidelity.revertHunks` {uri, version?, hunks?} -> {applied, reason?}: revert observed hunks
-  (default: the flagged ones) with a versioned workspace/applyEdit
+- `editFidelity.revertHunks` {uri, version?, hunks?} -> {applied, reason?}: revert observed units
+  (default: the flagged ones) with a versioned workspace/applyEdit; each unit's own edits are undone
+  and nothing else (a fix on the line of a reverted rename stays), and the revert is not observed
+- `editFidelity.selectProposal` {uri, id} -> {active}: the pending proposal the diagnostics, lenses,
+  hover and code actions show (one at a time)
 - `editFidelity.takeSnapshot` {uri} -> {version}: the baseline for checkChange "snapshot"
 - `editFidelity.listBackends` {} -> {backends, problems}: the configuration as the server sees it
 - `editFidelity.serverStats` {} -> {documents, proposals, released, caches, rssBytes}: what the server
@@ -18,8 +21,11 @@ import msgspec
 from lsprotocol import types
 
 from server.lsp import args as A
-from server.lsp.judge import revert_edit, split_lines
+from server.fidelity import apply_text_edits
 from server.fidelity import cache as fidelity_cache
+from server.lsp.observe import expect_own_edit, forget_own_edit
+from server.lsp.unit_edits import UnitGeometry
+from server.fidelity import TextEdit
 from server.lsp.records import ApplyResult, ServerStats
 from server.lsp.views import _workspace_edit
 
@@ -75,16 +81,42 @@ def register(ls) -> None:
             chosen = sorted(hunks)
         if not chosen:
             return msgspec.to_builtins(ApplyResult(applied=False, reason="nothing", message="no hunks to revert"))
-        cur_lines, base_lines = split_lines(obs.current), split_lines(obs.baseline)
-        edits = [revert_edit(cur_lines, base_lines, obs.report.hunks[i]) for i in chosen]
-        result = await ls.workspace_apply_edit_async(
-            types.ApplyWorkspaceEditParams(edit=_workspace_edit(doc.uri, doc.version, edits),
-                                           label="edit-fidelity: revert unrequested changes")
-        )
+        geometry = obs.geometry or UnitGeometry(obs.baseline, obs.current, obs.report)
+        edits = geometry.revert(chosen)
+        expected = apply_text_edits(obs.current, [msgspec.convert(e, TextEdit) for e in edits])
+        # set before sending: the client's didChange can arrive before its applyEdit answer
+        own = expect_own_edit(state, expected, None, 2 * len(edits) + 2, baseline=obs.baseline)
+        try:
+            result = await ls.workspace_apply_edit_async(
+                types.ApplyWorkspaceEditParams(edit=_workspace_edit(doc.uri, doc.version, edits),
+                                               label="edit-fidelity: revert unrequested changes")
+            )
+        except Exception as exc:  # noqa: BLE001 - a client's error answer is a refusal, not a crash
+            forget_own_edit(state, own)
+            return msgspec.to_builtins(ApplyResult(applied=False, reason="rejected",
+                                                   message=f"workspace/applyEdit failed: {exc}"[:300]))
         if not result.applied:
+            forget_own_edit(state, own)
             return msgspec.to_builtins(ApplyResult(applied=False, reason="rejected",
                                                    message=result.failure_reason or "the client did not apply the edit"))
         return msgspec.to_builtins(ApplyResult(applied=True, hunks=chosen, version=doc.version))
+
+    @ls.command("editFidelity.selectProposal")
+    async def select_proposal(ls, params: types.ExecuteCommandParams):
+        cmd = "editFidelity.selectProposal"
+        obj = A.single_object(cmd, params.arguments)
+        doc, state = _document(ls, cmd, obj)
+        pid = A.get_str(cmd, obj, "id", max_len=200)
+        pending = ls.store.pending_for(state.uri, state.version)
+        if not any(p.id == pid for p in pending):
+            known = ", ".join(p.id for p in pending) or "none"
+            raise A.InvalidArgs(cmd, f"no pending proposal {pid!r} for {doc.uri} at version {doc.version} "
+                                     f"(pending: {known})")
+        state.active_proposal = pid
+        state.actions_cache = None
+        ls.publish(state.uri)
+        ls.refresh_code_lenses()
+        return {"active": pid}
 
     @ls.command("editFidelity.takeSnapshot")
     async def take_snapshot(ls, params: types.ExecuteCommandParams):

@@ -16,9 +16,10 @@ from lsprotocol import types
 
 from server.fidelity import measure
 from server.lsp.judge import flag_hunks, hunk_views
-from server.lsp.observe import changed_lines, schedule
+from server.lsp.observe import changed_lines, own_edit_arrived, schedule
 from server.lsp.necessity import forget_analyses
 from server.lsp.state import DocState, Proposal, owned
+from server.lsp.unit_edits import unit_edits
 
 logger = logging.getLogger(__name__)
 
@@ -41,7 +42,7 @@ def _shift_target(target: tuple[int, int] | None, edits) -> tuple[int, int] | No
 async def _carry_over(ls, p: Proposal, version: int, text: str) -> None:
     """After a partial apply: the rest of the proposal, measured against the new buffer."""
     try:
-        applied = [p.report.edits[i] for i in p.applied_hunks] if p.report else []
+        applied = unit_edits(p.report, p.applied_hunks) if p.report else []
         target = _shift_target(p.target, applied)
         rng = range(target[0] + 1, target[1] + 2) if target else None
         report = await ls.compute(owned(p.uri, functools.partial(measure, text, p.edited, target=rng)))
@@ -108,7 +109,9 @@ def register(ls) -> None:
                     p.expected_text = None
 
         th = ls.settings.thresholds
-        if ls.settings.observe_changes and state.python:
+        if own_edit_arrived(ls, state):
+            pass  # the server's own edit (an apply, a revert): not a change to observe
+        elif ls.settings.observe_changes and state.python:
             lines = changed_lines(prev, params.content_changes)
             if lines > th.large_change_lines:
                 if state.observe_baseline is None:
