@@ -94,3 +94,14 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path: Path):
     assert run.returncode == 2 and run.stderr.count("\n") == 1 and "error:" in run.stderr
     run = subprocess.run([sys.executable, "-m", "benchmark.overedits"], capture_output=True, text=True, check=False)
     assert run.returncode == 2 and "usage:" in run.stderr
+
+
+@pytest.mark.skipif(not envs.is_prepared("base"), reason="sandbox env missing: run scripts/setup-sandbox")
+def test_necessity_over_units_finds_the_fix_alone():
+    from benchmark.overedits.necessity import study
+
+    cands = [c for c in corpus(per_task=8) if all(ch.family != "none_guard" for ch in c.changes)][:3]
+    pairs = asyncio.run(study(cands, max_runs=24, workers=2, timeout_s=20))
+    assert len(pairs) == len(cands)
+    # ddmin over units keeps only the fix: the reference-free excess is the gold-based one
+    assert all(abs(ref - gold) < 1e-9 for ref, gold in pairs), pairs
