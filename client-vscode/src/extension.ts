@@ -51,6 +51,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     vscode.commands.registerCommand("editFidelity.acceptHunks", (arg?: unknown) => f.acceptHunks(arg)),
     vscode.commands.registerCommand("editFidelity.discardProposal", (arg?: unknown) => f.reject(arg)),
     vscode.commands.registerCommand("editFidelity.findNeededHunks", (arg?: unknown) => f.findNeededHunks(arg)),
+    vscode.commands.registerCommand("editFidelity.switchProposal", () => f.switchProposal()),
     vscode.commands.registerCommand("editFidelity.snapshotNow", () => f.takeSnapshot()),
     vscode.commands.registerCommand("editFidelity.revertFlaggedHunks", () => f.revertFlagged()),
     vscode.commands.registerCommand("editFidelity.showLastReport", () => f.showLastReport()),

@@ -11,12 +11,13 @@ import {
   type CompareRow,
   type LocateBugParams,
   type LocateBugResult,
-  type LspRange,
   type NecessityResult,
   type Proposal,
   type RequestEditParams,
   type RequestEditResult,
+  type SelectProposalResult,
 } from "./protocol";
+import { Cancelled, errorText, raceCancellation, toLspRange } from "./cancel";
 import { PROPOSAL_SCHEME, ProposalDocuments } from "./proposals";
 import {
   bugAnswerItems,
@@ -26,6 +27,7 @@ import {
   fmtSigned,
   hunkItems,
   necessityMarkdown,
+  proposalLabel,
   proposalRow,
   renderMarkdownTable,
   renderRows,
@@ -34,6 +36,8 @@ import {
   type RowItem,
 } from "./render";
 import type { FidelityStatus } from "./status";
+
+export { Cancelled, errorText, raceCancellation, toLspRange } from "./cancel";
 
 export interface ServerApi {
   /** Start the server if needed; false (after telling the user why) when there is none. */
@@ -47,47 +51,6 @@ export interface ServerApi {
 
 /** Work-done progress the server reports for a request (message, percentage 0-100). */
 export type ProgressSink = (message: string | undefined, percentage: number | undefined) => void;
-
-export class Cancelled extends Error {
-  constructor() {
-    super("cancelled");
-  }
-}
-
-/** Settle as soon as the token fires, even when the server never answers the cancelled request. */
-export function raceCancellation<T>(promise: Promise<T>, token: vscode.CancellationToken): Promise<T> {
-  if (token.isCancellationRequested) return Promise.reject(new Cancelled());
-  return new Promise<T>((resolve, reject) => {
-    const sub = token.onCancellationRequested(() => {
-      sub.dispose();
-      reject(new Cancelled());
-    });
-    promise.then(
-      (v) => {
-        sub.dispose();
-        if (token.isCancellationRequested) reject(new Cancelled());
-        else resolve(v);
-      },
-      (e) => {
-        sub.dispose();
-        reject(token.isCancellationRequested ? new Cancelled() : e);
-      },
-    );
-  });
-}
-
-export function errorText(e: unknown): string {
-  if (e instanceof Error) return e.message;
-  if (e && typeof e === "object" && "message" in e) return String((e as { message: unknown }).message);
-  return String(e);
-}
-
-export function toLspRange(sel: vscode.Selection | vscode.Range): LspRange {
-  return {
-    start: { line: sel.start.line, character: sel.start.character },
-    end: { line: sel.end.line, character: sel.end.character },
-  };
-}
 
 interface Snapshot {
   uri: vscode.Uri;
@@ -222,6 +185,10 @@ export class Flows {
       chosen = ok.find((p) => p.id === pick.row.id);
     }
     if (!chosen) return undefined;
+    // Every answer stays pending on the server, which shows one at a time (the first): keep the
+    // others to switch to, and make the server show the one previewed.
+    for (const p of ok) if (p !== chosen) this.docs.add(p, snap, instruction);
+    if (ok.length > 1 && chosen !== ok[0]) await this.selectOnServer(snap.uri.toString(), chosen.id);
     await this.preview(chosen, snap, doc, instruction);
     return chosen;
   }
@@ -229,10 +196,11 @@ export class Flows {
   /** Diff editor: the buffer on the left, the proposed text (virtual document) on the right. */
   async preview(proposal: Proposal, snap: Snapshot, doc: vscode.TextDocument, instruction: string): Promise<void> {
     const uri = this.docs.add(proposal, snap, instruction);
-    const summary = this.status.update(proposal.report, `proposal from ${proposal.backend}`, proposal.flaggedHunks);
+    const who = proposalLabel(proposal);
+    const summary = this.status.update(proposal.report, `proposal from ${who}`, proposal.flaggedHunks);
     this.setPending(proposal.id);
     const name = doc.uri.path.split("/").pop();
-    await vscode.commands.executeCommand("vscode.diff", doc.uri, uri, `${name} ↔ ${proposal.backend} proposal`, { preview: true });
+    await vscode.commands.executeCommand("vscode.diff", doc.uri, uri, `${name} ↔ ${who} proposal`, { preview: true });
     if (doc.version !== snap.version) {
       void vscode.window.showWarningMessage(
         `${MSG}: the document changed while the model was answering; this proposal is for the older text and will be refused.`,
@@ -242,7 +210,7 @@ export class Flows {
       ? `distance ${fmtDistance(summary.distance)}, excess ${fmtSigned(summary.excess, 3)}, Δ complexity ${fmtSigned(summary.complexityDelta)}, ${summary.flagged} flagged hunk${summary.flagged === 1 ? "" : "s"}`
       : "no fidelity report";
     const actions = ["Accept", "Accept Hunks…", "Reject"];
-    const choice = await vscode.window.showInformationMessage(`${MSG}: ${proposal.backend} proposal: ${facts}.`, ...actions);
+    const choice = await vscode.window.showInformationMessage(`${MSG}: ${who} proposal: ${facts}.`, ...actions);
     if (choice === "Accept") await this.accept(proposal.id);
     else if (choice === "Accept Hunks…") await this.acceptHunks(proposal.id);
     else if (choice === "Reject") await this.reject(proposal.id);
@@ -570,10 +538,52 @@ export class Flows {
     if (tabs.length) await groups.close(tabs);
   }
 
+  /** Tell the server which pending proposal to show (its diagnostics, lenses); best effort. */
+  private async selectOnServer(uri: string, id: string): Promise<boolean> {
+    try {
+      await this.api.executeCommand<SelectProposalResult>(Commands.selectProposal, { uri, id });
+      return true;
+    } catch (e) {
+      void vscode.window.showWarningMessage(`${MSG}: could not show that proposal: ${errorText(e)}`);
+      return false;
+    }
+  }
+
+  /** The pending proposal the server shows changed (a "Show proposal …" lens, or our quick pick). */
+  private followActive(id: string): void {
+    const stored = this.docs.get(id);
+    if (!stored) return;
+    this.setPending(id);
+    this.status.update(stored.proposal.report, `proposal from ${proposalLabel(stored.proposal)}`, stored.proposal.flaggedHunks);
+  }
+
+  /** Quick pick of the active file's pending proposals; the chosen one is shown (diagnostics, diff). */
+  async switchProposal(): Promise<void> {
+    const editor = vscode.window.activeTextEditor;
+    const uri = editor?.document.uri.scheme === PROPOSAL_SCHEME ? this.docs.get(this.docs.idOf(editor.document.uri) ?? "")?.documentUri : editor?.document.uri.toString();
+    const stored = uri ? this.docs.forDocument(uri) : [];
+    if (stored.length < 2) {
+      void vscode.window.showInformationMessage(`${MSG}: there is no other pending proposal for this file.`);
+      return;
+    }
+    const items = renderRows(stored.map((s) => proposalRow(s.proposal))).map((r) => ({ ...r, label: r.row.id === this.pendingId ? `${r.label} (shown)` : r.label }));
+    const pick = await vscode.window.showQuickPick(items, { title: `${MSG}: ${stored.length} pending proposals; choose the one to show` });
+    const id = pick?.row.id;
+    if (!id || !uri || !(await this.api.ready()) || !(await this.selectOnServer(uri, id))) return;
+    this.followActive(id);
+    const name = vscode.Uri.parse(uri).path.split("/").pop();
+    await vscode.commands.executeCommand("vscode.diff", vscode.Uri.parse(uri), this.docs.uriFor(id, vscode.Uri.parse(uri)), `${name} ↔ ${proposalLabel(this.docs.get(id)!.proposal)} proposal`, { preview: true });
+  }
+
   /** A code lens or code action ran a server command: keep the pending state in step. */
   serverCommandDone(command: string, args: unknown[], result: unknown): void {
     const id = (args?.[0] as { id?: unknown } | undefined)?.id;
     if (typeof id !== "string") return;
+    if (command === Commands.selectProposal) {
+      const active = (result as SelectProposalResult | undefined)?.active;
+      if (typeof active === "string") this.followActive(active);
+      return;
+    }
     const r = result as { applied?: boolean; rejected?: boolean } | undefined;
     if ((command === Commands.applyProposal && r?.applied) || (command === Commands.rejectProposal && r?.rejected)) {
       this.done(id);

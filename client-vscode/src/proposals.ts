@@ -102,6 +102,11 @@ export class ProposalDocuments implements vscode.TextDocumentContentProvider, vs
     return this.store.get(id);
   }
 
+  /** The stored proposals of a document, in the order they were added. */
+  forDocument(documentUri: string): StoredProposal[] {
+    return [...this.store.values()].filter((p) => p.documentUri === documentUri);
+  }
+
   forget(id: string): void {
     this.store.delete(id);
   }

@@ -14,6 +14,8 @@ export const Commands = {
   // Asking the models where a syntax bug is, and which hunks of a proposal the tests need.
   locateBug: "editFidelity.locateBug",
   analyzeNecessity: "editFidelity.analyzeNecessity",
+  // Which pending proposal the diagnostics, lenses, hover and code actions show (one at a time).
+  selectProposal: "editFidelity.selectProposal",
 } as const;
 
 export interface LspPosition {
@@ -52,6 +54,8 @@ export interface Hunk {
   unrequested: boolean;
   message: string;
   renames?: Record<string, string>;
+  /** The change unit's own edits against the original (a rename: one per occurrence). */
+  edits?: LspTextEdit[];
 }
 
 /** The object `edit-fidelity check --format json` prints (server/fidelity/report.py). */
@@ -90,6 +94,19 @@ export interface Proposal {
   hunkMessages?: string[];
   style?: string;
   truncated?: boolean;
+  /** Which of the backend's `n` answers. */
+  sample?: number;
+  /** How the server names it: the backend, and "sample i of n" when the backend gave several. */
+  label?: string;
+}
+
+export interface SelectProposalParams {
+  uri: string;
+  id: string;
+}
+
+export interface SelectProposalResult {
+  active: string;
 }
 
 export interface RequestEditResult {

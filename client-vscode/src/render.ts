@@ -187,10 +187,15 @@ export function renderMarkdownTable(rows: CompareRow[]): string {
 }
 
 /** A compare row built from a requestEdit proposal, so several proposals share the table. */
+/** The server's name for a proposal: its backend, and which sample when the backend gave several. */
+export function proposalLabel(p: Proposal): string {
+  return p.label || p.backend;
+}
+
 export function proposalRow(p: Proposal): CompareRow {
   const s = summarize(p.report ?? undefined, p.flaggedHunks);
   return {
-    backend: p.backend,
+    backend: proposalLabel(p),
     status: p.status,
     error: p.error ?? undefined,
     latencyMs: p.latencyMs ?? null,

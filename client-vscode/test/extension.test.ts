@@ -50,6 +50,7 @@ describe("activation", () => {
       "editFidelity.listBackends",
       "editFidelity.locateBug",
       "editFidelity.analyzeNecessity",
+      "editFidelity.selectProposal",
     ];
     for (const serverCommand of serverCommands) {
       expect(contributed).not.toContain(serverCommand);

@@ -204,6 +204,62 @@ describe("edit selection with instruction", () => {
   });
 });
 
+describe("several samples: the server shows one proposal at a time", () => {
+  const samples = () => [
+    proposal("s1", "qwen", [FIX, RENAME], { sample: 0, label: "qwen, sample 1 of 2" }),
+    proposal("s2", "qwen", [FIX], { sample: 1, label: "qwen, sample 2 of 2" }),
+  ];
+
+  it("labels each sample, and makes the server show the one chosen for the preview", async () => {
+    server.handlers["editFidelity.requestEdit"] = () => ({ proposals: samples() });
+    server.handlers["editFidelity.selectProposal"] = (arg) => ({ active: arg.id });
+    let offered: string[] = [];
+    vscode.ui.onQuickPick = (items) => {
+      offered = items.map((i) => i.label);
+      return items.find((i) => i.row.id === "s2");
+    };
+    await flows.editSelection();
+    expect(offered.sort()).toEqual(["$(warning) qwen, sample 1 of 2", "$(warning) qwen, sample 2 of 2"]);
+    expect(server.sent[1]).toMatchObject({ command: "editFidelity.selectProposal", arg: { uri: "file:///w/clip.py", id: "s2" } });
+    expect(diffCalls()[0].args[3]).toBe("clip.py ↔ qwen, sample 2 of 2 proposal");
+    expect(flows.pendingId).toBe("s2");
+    // the other sample is kept, to switch to
+    expect(docs.get("s1")?.proposal.label).toBe("qwen, sample 1 of 2");
+  });
+
+  it("follows a code lens that shows another sample, and switches with its own quick pick", async () => {
+    server.handlers["editFidelity.requestEdit"] = () => ({ proposals: samples() });
+    server.handlers["editFidelity.selectProposal"] = (arg) => ({ active: arg.id });
+    vscode.ui.onQuickPick = (items) => items.find((i) => i.row.id === "s1");
+    await flows.editSelection();
+    expect(flows.pendingId).toBe("s1");
+    expect(server.sent.filter((c) => c.command === "editFidelity.selectProposal")).toEqual([]); // the server's default
+    // the server's "Show proposal 2 of 2" lens ran selectProposal through the language client
+    flows.serverCommandDone("editFidelity.selectProposal", [{ uri: "file:///w/clip.py", id: "s2" }], { active: "s2" });
+    expect(flows.pendingId).toBe("s2");
+    expect(status.text).toContain("Fidelity");
+    // the palette command: a quick pick of the file's pending proposals
+    let offered: string[] = [];
+    vscode.ui.onQuickPick = (items) => {
+      offered = items.map((i) => i.label);
+      return items.find((i) => i.row.id === "s1");
+    };
+    await flows.switchProposal();
+    expect(offered).toContain("$(warning) qwen, sample 2 of 2 (shown)");
+    expect(server.sent.at(-1)).toMatchObject({ command: "editFidelity.selectProposal", arg: { uri: "file:///w/clip.py", id: "s1" } });
+    expect(flows.pendingId).toBe("s1");
+    expect(docs.idOf(diffCalls().at(-1)!.args[2] as any)).toBe("s1");
+  });
+
+  it("says so when the file has no other proposal", async () => {
+    server.handlers["editFidelity.requestEdit"] = () => ({ proposals: [proposal("p1", "qwen")] });
+    await flows.editSelection();
+    vscode.ui.messages.length = 0;
+    await flows.switchProposal();
+    expect(vscode.ui.messages[0].message).toBe("Edit Fidelity: there is no other pending proposal for this file.");
+  });
+});
+
 describe("accept, accept some hunks, reject", () => {
   beforeEach(async () => {
     server.handlers["editFidelity.requestEdit"] = () => ({ proposals: [proposal("p1", "qwen", [FIX, RENAME])] });

@@ -31,6 +31,7 @@ class ProposalRecord(msgspec.Struct, rename="camel"):
     attempts: int = 0
     truncated: bool = False
     sample: int = 0
+    label: str = ""  # how the editor names it: the backend, and "sample i of n" when it gave several
 
 
 class RequestEditResult(msgspec.Struct, rename="camel"):

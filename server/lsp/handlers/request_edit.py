@@ -32,6 +32,7 @@ def proposal_record(p: Proposal) -> ProposalRecord:
         attempts=p.attempts,
         truncated=p.truncated,
         sample=p.sample,
+        label=p.label,
     )
 
 
