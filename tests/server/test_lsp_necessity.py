@@ -273,3 +273,53 @@ async def test_cancel_kills_the_runs(lsp, backend, tmp_path):
     # the server carries on
     result = await execute(lsp, "editFidelity.listBackends", {})
     assert result["backends"][0]["name"] == "three-hunks"
+
+
+AVG = '''def average(numbers):
+    # Average of the numbers.
+    # The caller passes a non-empty list.
+    total = sum(numbers)
+    return total / len(numbers) + 1
+'''
+# the fix (drop `+ 1`) on the line that also renames `numbers`, and the comments removed
+AVG_OVER = '''def average(values):
+    total = sum(values)
+    return total / len(values)
+'''
+AVG_FIX = AVG.replace("len(numbers) + 1", "len(numbers)")
+AVG_TESTS = '''import unittest
+
+from pkg.stats import average
+
+
+class AverageTests(unittest.TestCase):
+    def test_average(self):
+        self.assertEqual(average([1, 2, 3]), 2)
+'''
+
+
+async def test_necessity_over_units_separates_the_fix_from_the_rename_on_its_line(lsp, backend, tmp_path):
+    ws = workspace(tmp_path, {"test_stats.py": AVG_TESTS})
+    (ws / "pkg" / "stats.py").write_text(AVG)
+    backend.scripts["avg-over"] = [Step(content=lambda req: fenced(AVG_OVER))]
+    editor = await start(lsp, ws, {"backends": [backend_entry(backend, "avg-over")], "testCommand": COMMAND,
+                                   "necessity": {"maxRuns": 16, "parallel": 2, "timeoutS": 30}})
+    uri = (ws / "pkg" / "stats.py").as_uri()
+    editor.open(uri, AVG)
+    [p] = (await execute(lsp, "editFidelity.requestEdit", {"uri": uri, "version": 1, "instruction": "fix average"}))["proposals"]
+    hunks = p["report"]["hunks"]
+    fix = next(i for i, h in enumerate(hunks) if h["kinds"] == ["logic"])
+    assert len(hunks) == 3 and any(len(h["edits"]) == 3 for h in hunks)  # the rename: one unit, three edits
+    res = await execute(lsp, "editFidelity.analyzeNecessity", {"id": p["id"]})
+    assert res["status"] == "minimal", res["message"]
+    # line-level hunks said "2 of 2 needed" with excess 0.0; over units only the fix is needed
+    assert res["hunks"] == 3 and res["needed"] == [fix] and sorted(res["unnecessary"]) == sorted(set(range(3)) - {fix})
+    fix_only = measure(AVG, AVG_FIX)
+    assert res["dMin"]["raw"]["tokens"] == fix_only.distance["raw"].tokens == 2
+    assert res["excessRefFree"]["no_comments"] > 0.1
+    diags = await wait_for(lambda: [d for d in lsp.diagnostics.get(uri, []) if d.code == "unnecessary-for-tests"])
+    assert sorted(d.data["hunk"] for d in diags) == sorted(res["unnecessary"])
+    actions = await code_actions(lsp, uri, diags[0].range, diags[:1])
+    [keep] = [a for a in actions if "Keep only the needed hunks" in a["title"]]
+    assert (await execute(lsp, keep["command"]["command"], keep["command"]["arguments"][0]))["applied"] is True
+    assert editor.texts[uri] == AVG_FIX  # the fix alone: the rename on its line left out
