@@ -257,3 +257,25 @@ def test_plain_http_key_warning():
     ])
     assert [b.name for b in backends] == ["remote", "local", "tls"]  # a warning, not a refusal
     assert len(problems) == 1 and "'remote' sends its API key over plain http" in problems[0]
+
+
+def test_an_applied_edit_moves_the_observation_baseline():
+    """After an apply, the observed change is measured against its baseline with the applied edits on it:
+    the accepted change is not observed, the observed rename still is; an edit inside an observed unit
+    has no such baseline."""
+    from server.fidelity import measure
+    from server.lsp.observe import _rebased
+    from server.lsp.state import Observation
+    from server.lsp.unit_edits import UnitGeometry
+
+    before = "def f(a):\n    return a + 1\n\n\ndef g(x):\n    return x * 2\n"
+    observed = before.replace("(a)", "(alpha)").replace("a + 1", "alpha + 1")
+    report = measure(before, observed)
+    obs = Observation(uri="u", version=1, baseline=before, current=observed, source="observed", report=report,
+                      flagged=[], views=[], geometry=UnitGeometry(before, observed, report))
+    accepted = observed.replace("x * 2", "x * 3")
+    moved = _rebased(obs, observed, measure(observed, accepted).edits)
+    assert moved == before.replace("x * 2", "x * 3")
+    assert [h.kinds for h in measure(moved, accepted).hunks] == [["rename", "signature_change"]]
+    inside = observed.replace("(alpha)", "(beta)")
+    assert _rebased(obs, observed, measure(observed, inside).edits) is None
