@@ -98,10 +98,13 @@ class Side:
     def token_offsets(self, lo: int, hi: int) -> None:
         """Find the character interval of tokens lo..hi-1 (in order, each at or after its row)."""
         cursor = self.line_start(self.rows[lo]) if lo < len(self.rows) else len(self.text)
-        text, strings, rows = self.text, self.strings, self.rows
+        text, strings, rows, starts = self.text, self.strings, self.rows, self.starts
+        last = len(starts)
         for i in range(lo, hi):
             s = strings[i]
-            begin = max(cursor, self.line_start(rows[i]))
+            row = rows[i]
+            line_start = starts[row - 1] if 0 < row <= last else self.line_start(row)
+            begin = cursor if cursor > line_start else line_start
             if s == "":
                 pos = begin
             else:
