@@ -12,11 +12,15 @@ import msgspec
 
 from server import example
 from server.fidelity import FidelityReport, measure
+from server.fidelity.lang.table import LANGUAGES, PYTHON, detect
 from server.report_text import render_report
 
 
 class CheckError(Exception):
     """A problem with the user's input, reported as one line."""
+
+
+_NAMES = (PYTHON, *(lang.name for lang in LANGUAGES))
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -33,7 +37,28 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("paths", nargs="*", default=[], help=argparse.SUPPRESS)
     parser.add_argument("--example", action="store_true", help="run on the embedded example edit")
     parser.add_argument("--format", choices=("text", "json"), default="text")
+    parser.add_argument("--language", metavar="ID",
+                        help="the language (python, javascript, typescript, tsx, java, c, cpp, go, rust); "
+                             "default: from the file extension, Python for a file without one")
     parser.set_defaults(handler=run)
+
+
+def language_of(path: str, given: str | None = None) -> str:
+    """The language to measure `path` as: `given` (checked), else by extension; a file without an
+    extension is Python (the paper's language, the tool's default), an unknown extension is
+    unsupported (token distance only), never Python."""
+    if given is not None:
+        found = detect(given)
+        if found is None:
+            raise CheckError(f"--language {given}: not a supported language; use one of {', '.join(_NAMES)}")
+        return PYTHON if found == PYTHON else found.name  # type: ignore[union-attr]
+    name = Path(path).name
+    if "." not in name.lstrip("."):
+        return PYTHON
+    found = detect(None, name)
+    if found is None:
+        return name.rsplit(".", 1)[1].lower()  # measure() reports it as unsupported:<ext>
+    return PYTHON if found == PYTHON else found.name  # type: ignore[union-attr]
 
 
 def run(args: argparse.Namespace) -> int:
@@ -46,11 +71,13 @@ def run(args: argparse.Namespace) -> int:
 
 def _run(args: argparse.Namespace) -> int:
     target = parse_target(args.target) if args.target else None
+    if args.language is not None:
+        language_of("", args.language)  # a bad --language is one line before anything is read
     if args.git:
         paths = [p for p in (args.original, args.edited, *args.paths) if p]
         if args.gold:
             raise CheckError("--gold cannot be combined with --git")
-        return _check_git(args.git, paths, args.format, target)
+        return _check_git(args.git, paths, args.format, target, args.language)
     if args.paths:
         raise CheckError(f"unexpected arguments: {' '.join(args.paths)}")
     if args.example:
@@ -64,7 +91,9 @@ def _run(args: argparse.Namespace) -> int:
     original = read_text(args.original)
     edited = read_text(args.edited)
     gold = read_text(args.gold) if args.gold else None
-    _emit(measure(original, edited, gold=gold, target=target), args.format, title=f"{args.original} -> {args.edited}")
+    language = language_of(args.edited, args.language)
+    _emit(measure(original, edited, gold=gold, target=target, language=language), args.format,
+          title=f"{args.original} -> {args.edited}")
     return 0
 
 
@@ -131,7 +160,7 @@ class Change(msgspec.Struct, frozen=True, kw_only=True):
     similarity: int | None = None  # a rename's, in percent
 
 
-def _check_git(rev: str, paths: list[str], fmt: str, target: range | None) -> int:
+def _check_git(rev: str, paths: list[str], fmt: str, target: range | None, language: str | None = None) -> int:
     top = Path(_git(["rev-parse", "--show-toplevel"], what="--git",
                     fix="run it inside a git work tree, or compare two files").decode().strip())
     _git(["rev-parse", "--verify", "--end-of-options", f"{rev}^{{commit}}"], what=f"--git {rev}: no such commit",
@@ -146,7 +175,7 @@ def _check_git(rev: str, paths: list[str], fmt: str, target: range | None) -> in
             before = b"" if ch.status == "A" else _git(["show", f"{rev}:{ch.old_path or ch.path}"], cwd=top)
             after = b"" if ch.status == "D" else _read_worktree(top / ch.path, ch.path)
             entry["report"] = measure(decode(before, f"{rev}:{ch.old_path or ch.path}"), decode(after, ch.path),
-                                      target=target)
+                                      target=target, language=language_of(ch.path, language))
         except CheckError as exc:
             entry["error"] = str(exc)
         results.append(entry)

@@ -28,6 +28,9 @@ from server.fidelity.hunks import (
     line_regions,
     rename_map,
 )
+from server.fidelity.lang.analysis import LangAnalysis
+from server.fidelity.lang.parse import parse as lang_parse
+from server.fidelity.lang.same import same_tree as lang_same_tree
 from server.fidelity.report import UNREQUESTED_KINDS, Hunk, TextEdit
 from server.fidelity.structure import FunctionInfo, Structure
 from server.fidelity.textedits import apply_text_edits, region_edit
@@ -100,6 +103,7 @@ class UnitBuilder:
 
     def __init__(self, original: Analysis, edited: Analysis, target: range | None) -> None:
         self.original, self.edited, self.target = original, edited, target
+        self.lang = isinstance(original, LangAnalysis)  # another language: its own trees, no NEWLINE tokens
         self.old, self.new = Side(original), Side(edited)
         regions = expand_regions(self.old, self.new, [(r.a_start, r.a_end, r.b_start, r.b_end)
                                                       for r in line_regions(original.lines, edited.lines)])
@@ -232,7 +236,9 @@ class UnitBuilder:
         if old_code or new_code:
             old_keys = [it.key for it in old_code]
             new_keys = [it.key for it in new_code]
-            if _plausibly_formatting(old_keys, new_keys) and (_same_layout(old_keys, new_keys) or self._same_tree(atoms)):
+            # another language: quotes may mean a char, not a string, so its own tree decides
+            if _plausibly_formatting(old_keys, new_keys) and (
+                    (not self.lang and _same_layout(old_keys, new_keys)) or self._same_tree(atoms)):
                 kinds.append("formatting_only")
                 details.append("reformats code (same syntax tree)")
             else:
@@ -278,6 +284,8 @@ class UnitBuilder:
             return False
         lo = min(a.a0 for a in atoms)
         hi = max(a.a1 for a in atoms)
+        if self.lang:
+            return self._lang_same_tree(atoms, lo, hi)
         quick = self._same_statement_tree(atoms, lo, hi)
         if quick is not None:
             return quick
@@ -296,6 +304,19 @@ class UnitBuilder:
             cursor = a.a1
         pieces.append(text[cursor:stop])
         return _dump_text("".join(pieces)) == before
+
+    def _lang_same_tree(self, atoms: list[Atom], lo: int, hi: int) -> bool:
+        """Another language: the original with only these atoms applied, parsed, and the statements
+        around them compared with tree-sitter's canonical trees."""
+        text, pieces, cursor = self.old.text, [], 0
+        for a in sorted(atoms, key=lambda a: a.a0):
+            pieces.append(text[cursor:a.a0])
+            pieces.append(self.new.text[a.b0:a.b1])
+            cursor = a.a1
+        pieces.append(text[cursor:])
+        patched = "".join(pieces)
+        src = self.original.source  # type: ignore[attr-defined]
+        return lang_same_tree(src, (lo, hi), lang_parse(patched, src.lang), (lo, hi + len(patched) - len(text)))
 
     def _same_statement_tree(self, atoms: list[Atom], lo: int, hi: int) -> bool | None:
         """The same check on the logical lines the atoms touch alone (parsed dedented); None when
@@ -352,7 +373,8 @@ class UnitBuilder:
                          for c in [it.key[1:]] if c not in old_notes and _placeholder_lines([c])]
         guards = [g for g in b_struct.guards if self._guard_added(g[0])]
         guard_ranges = [(g[0], g[1]) for g in guards]
-        whole_statements = any(it.key in ("\n", "\r\n", "") for it in old_code)
+        whole_statements = (self._whole_lines(old_code, old_lines) if self.lang
+                            else any(it.key in ("\n", "\r\n", "") for it in old_code))
         removal = ("lazy_placeholder" if placeholders else
                    "deletion" if whole_statements and not [it for it in new_code if it.key not in ("\n", "")] else "logic")
 
@@ -404,6 +426,15 @@ class UnitBuilder:
             note("deletion", f"deletes {_plural(len(old_lines), 'line')} of code with nothing in their place")
         if counts["logic"]:
             note("logic", "changes logic")
+
+    def _whole_lines(self, old_code: list, old_lines: list[int]) -> bool:
+        """Another language has no NEWLINE tokens: removed code is whole statements when it is every
+        token of the lines it is on."""
+        if not old_lines:
+            return False
+        lo, _ = self.original.token_span(old_lines[0], old_lines[0])
+        _, hi = self.original.token_span(old_lines[-1], old_lines[-1])
+        return {it.token for it in old_code} >= set(range(lo, hi))
 
     def _guard_added(self, line: int) -> bool:
         """Is the guard starting on this edited line new (its first token inserted, not aligned)?"""

@@ -6,6 +6,8 @@ from rapidfuzz.distance import Levenshtein
 
 from server.fidelity.analysis import Analysis, analyze
 from server.fidelity.classifier import build_units
+from server.fidelity.lang.measure import measure_lang, measure_unsupported
+from server.fidelity.lang.table import PYTHON, detect
 from server.fidelity.localize import broken_functions, localized_distances
 from server.fidelity.tokens import lex
 from server.fidelity.report import (
@@ -104,13 +106,24 @@ def measure(
     *,
     gold: str | None = None,
     target: range | None = None,
+    language: str | None = None,
 ) -> FidelityReport:
     """How faithful `edited` is to `original`.
 
     `gold` is the reference minimal edit (enables `excess`); `target` is the range of 1-based original
     lines the edit was asked for (hunks outside it are `outside_target`). Never raises on bad code:
     text that does not parse gets fallback tokens and complexity `None`.
+
+    `language` is an LSP `languageId` or a language-layer name: None or Python is the paper-compatible
+    path below; JavaScript, TypeScript, Java, C, C++, Go and Rust go through the tree-sitter layer
+    (same report); anything else is `unsupported:<id>` with token distance only, never Python.
     """
+    if language is not None:
+        found = detect(language)
+        if found is None:
+            return measure_unsupported(original, edited, language.strip().lower() or "unknown", gold=gold)
+        if found != PYTHON:
+            return measure_lang(original, edited, found, gold=gold, target=target)  # type: ignore[arg-type]
     a, b = analyze(original), analyze(edited)
     dist = {v: token_distance(a.variant_tokens(v), b.variant_tokens(v)) for v in VARIANTS}
     gold_dist: dict[str, Distance] | None = None

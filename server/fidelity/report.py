@@ -35,12 +35,17 @@ class Distance(msgspec.Struct, frozen=True):
     normalized: float
 
 
-class ComplexityDelta(msgspec.Struct, frozen=True):
-    """A whole-file complexity before and after; all three are None where the code does not parse."""
+class ComplexityDelta(msgspec.Struct, frozen=True, omit_defaults=True):
+    """A whole-file complexity before and after; all three are None where the code does not parse.
+
+    `reason` says why a metric is None by construction (the paper's metric and radon's index exist
+    for Python only; an unsupported language has none); omitted when absent, so Python's records
+    read as before."""
 
     before: float | None
     after: float | None
     delta: float | None
+    reason: str | None = None
 
 
 class Position(msgspec.Struct, frozen=True):
@@ -118,6 +123,10 @@ class FidelityReport(msgspec.Struct, frozen=True):
     # to its top-level statements (each tokenised and normalised alone, a broken one scanned with the
     # tokenizer's token pattern); `distance` itself when both sides parse
     localized_distance: dict[str, Distance] | None = None
+    # what the text was measured as: "python" (the paper-compatible path), a language-layer name
+    # ("javascript", "typescript", "tsx", "java", "c", "cpp", "go", "rust") or "unsupported:<id>"
+    # (token distance only)
+    language: str = "python"
 
     def unit_edits(self, units: list[int] | range | None = None) -> list[TextEdit]:
         """The text edits of the chosen units (all when None): apply them to accept exactly those."""

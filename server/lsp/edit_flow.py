@@ -24,6 +24,7 @@ from server.backends.local_spec import dependency_problem
 from server.backends.openai_backend import Completion
 from server.backends.prompts import WHOLE_DOCUMENT_STYLES, PromptPlan, build_prompt
 from server.fidelity import measure
+from server.fidelity.lang.table import resolve
 from server.lsp import args as A
 from server.lsp.judge import (
     assemble_selection,
@@ -219,7 +220,7 @@ async def _score(ls: EditFidelityServer, req: EditRequest, backend: OpenAIBacken
             edited = assemble_selection(req.text, req.selection[0], req.selection[1], code)
         target = range(req.selection[0] + 1, req.selection[1] + 2) if req.selection else None
         report = await ls.compute(owned(req.key, functools.partial(measure, req.text, edited, gold=req.gold,
-                                                                   target=target)))
+                                                                   target=target, language=resolve(req.language, req.key))))
         p.edited = edited
         p.report = report
         p.report_json = report.to_builtins()

@@ -288,9 +288,13 @@ def _shift_report(report: FidelityReport, offset: int) -> FidelityReport:
     return msgspec.structs.replace(report, hunks=hunks, functions=functions, edits=edits)
 
 
-def measure_windowed(before: str, after: str, large_file_lines: int) -> tuple[FidelityReport, Window | None]:
+def measure_windowed(before: str, after: str, large_file_lines: int,
+                     language: str | None = None) -> tuple[FidelityReport, Window | None]:
     """`measure`, but for files longer than `large_file_lines` only over the top-level blocks
-    (functions, classes) that the change touches; line numbers and edits are for the whole file."""
+    (functions, classes) that the change touches; line numbers and edits are for the whole file.
+    Another language is measured whole (its top-level blocks are not found by indentation)."""
+    if language not in (None, "python"):
+        return measure(before, after, language=language), None
     b = split_lines(before)
     a = split_lines(after)
     if max(len(a), len(b)) <= large_file_lines:

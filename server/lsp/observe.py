@@ -85,7 +85,7 @@ async def observe_now(ls: EditFidelityServer, state: DocState) -> None:
         ls.publish(state.uri)
         return
     report, window = await ls.compute(owned(state.uri, functools.partial(
-        measure_windowed, baseline, current, ls.settings.thresholds.large_file_lines)))
+        measure_windowed, baseline, current, ls.settings.thresholds.large_file_lines, state.language)))
     if ls.store.docs.get(state.uri) is not state or state.version != version:
         return  # closed, or changed again: a newer run is scheduled
     store_observation(ls, state, baseline, current, version, source, report, window)

@@ -107,7 +107,8 @@ class DocState:
     observe_task: asyncio.Task | None = None
     actions_cache: tuple[int, list] | None = None  # (version, entries)
     dismissed: bool = False
-    python: bool = True  # only Python buffers are observed
+    python: bool = True  # observed: Python or a language the fidelity layer supports
+    language: str = "python"  # what measure() measures it as (`resolve(languageId, path)`)
     bug_marks: list[BugMark] = field(default_factory=list)  # the last locateBug answers (any change clears them)
     generation: int = 0  # one per didOpen: versions restart on reopen (VS Code starts again at 1)
     active_proposal: str | None = None  # the pending proposal the diagnostics show (None: the first)

@@ -315,3 +315,22 @@ def detect(language_id: str | None = None, path: str | None = None) -> Lang | st
             return PYTHON
         return _BY_EXT.get(ext)
     return None
+
+
+def resolve(language_id: str | None, path: str | None = None) -> str:
+    """What `measure(language=...)` should get for a document: "python", a row's name, or the given id
+    (which `measure` reports as `unsupported:<id>`). The `languageId` decides; an empty one or
+    "plaintext" defers to the extension, and an empty id with no known extension stays Python (what
+    an editor that sends no language meant before languages existed here)."""
+    key = (language_id or "").strip().lower()
+    found = detect(key or None, path)
+    if found == PYTHON:
+        return PYTHON
+    if isinstance(found, Lang):
+        return found.name
+    return key or PYTHON
+
+
+def by_name_or_none(name: str) -> Lang | None:
+    """The row of a language-layer name, None for Python or an unsupported id."""
+    return _BY_ID.get(name.lower())

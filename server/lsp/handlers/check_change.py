@@ -63,7 +63,7 @@ def register(ls) -> None:
             before = baseline["text"]
         version, current = state.version, state.text
         report, window = await ls.compute(owned(state.uri, functools.partial(
-            measure_windowed, before, current, ls.settings.thresholds.large_file_lines)))
+            measure_windowed, before, current, ls.settings.thresholds.large_file_lines, state.language)))
         still_open = ls.store.docs.get(state.uri) is state  # not closed (and maybe reopened) meanwhile
         obs = store_observation(ls, state, before, current, version, f"checkChange:{kind}", report, window) \
             if still_open and state.version == version else None

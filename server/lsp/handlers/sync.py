@@ -15,6 +15,7 @@ from urllib.parse import unquote
 from lsprotocol import types
 
 from server.fidelity import measure
+from server.fidelity.lang.table import PYTHON, by_name_or_none, resolve
 from server.lsp.judge import flag_hunks, hunk_views
 from server.lsp.observe import changed_lines, own_edit_arrived, schedule
 from server.lsp.necessity import forget_analyses
@@ -45,7 +46,9 @@ async def _carry_over(ls, p: Proposal, version: int, text: str) -> None:
         applied = unit_edits(p.report, p.applied_hunks) if p.report else []
         target = _shift_target(p.target, applied)
         rng = range(target[0] + 1, target[1] + 2) if target else None
-        report = await ls.compute(owned(p.uri, functools.partial(measure, text, p.edited, target=rng)))
+        state = ls.store.docs.get(p.uri)
+        report = await ls.compute(owned(p.uri, functools.partial(
+            measure, text, p.edited, target=rng, language=state.language if state is not None else None)))
         state = ls.store.docs.get(p.uri)
         if state is None or state.version != version or state.generation != p.generation \
                 or ls.store.proposals.get(p.id) is not p:
@@ -72,7 +75,9 @@ def register(ls) -> None:
         if old is not None and old.observe_task is not None:
             old.observe_task.cancel()
         python = (item.language_id or "").lower() in ("python", "py", "python3", "") or key.endswith((".py", ".pyi"))
-        ls.store.docs[key] = DocState(uri=key, text=item.text, version=item.version, snapshot=item.text, python=python,
+        language = PYTHON if python else resolve(item.language_id, key)
+        ls.store.docs[key] = DocState(uri=key, text=item.text, version=item.version, snapshot=item.text,
+                                      python=python or by_name_or_none(language) is not None, language=language,
                                       generation=ls.store.next_generation())
         # opened again without a close: what was computed for other content is stale (versions restart)
         for p in ls.store.proposals.values():
