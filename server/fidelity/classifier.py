@@ -30,6 +30,7 @@ from server.fidelity.hunks import (
 )
 from server.fidelity.lang.analysis import LangAnalysis
 from server.fidelity.lang.parse import parse as lang_parse
+from server.fidelity.lang.facts import unwraps as lang_unwraps
 from server.fidelity.lang.same import same_tree as lang_same_tree
 from server.fidelity.report import UNREQUESTED_KINDS, Hunk, TextEdit
 from server.fidelity.structure import FunctionInfo, Structure
@@ -219,8 +220,10 @@ class UnitBuilder:
             rows = self.old.rows
             kinds = ["rename"]
             details = [f"renamed `{old_name}` to `{new_name}`"]
-            if any(_in_ranges(rows[a.old[0].token], self.sig_old) for a in atoms):
-                kinds.append("signature_change")  # a renamed parameter breaks keyword callers
+            # a renamed parameter breaks Python's keyword callers; the other languages have no
+            # keyword arguments, so there it is a rename only
+            if not self.lang and any(_in_ranges(rows[a.old[0].token], self.sig_old) for a in atoms):
+                kinds.append("signature_change")
                 details.append("changes the signature of " + ", ".join(
                     f"`{n}`" for n in dict.fromkeys(n for n, _ in self._functions_at(atoms)) if n in self.sig_changed
                 ) or "a function")
@@ -316,7 +319,11 @@ class UnitBuilder:
         pieces.append(text[cursor:])
         patched = "".join(pieces)
         src = self.original.source  # type: ignore[attr-defined]
-        return lang_same_tree(src, (lo, hi), lang_parse(patched, src.lang), (lo, hi + len(patched) - len(text)))
+        # one character more each side: an insertion's empty span, or one of layout only (`\n` -> `;\n`),
+        # then still reaches the statements around it
+        lo, grow = max(lo - 1, 0), 1 if hi < len(text) else 0
+        return lang_same_tree(src, (lo, hi + grow), lang_parse(patched, src.lang),
+                              (lo, hi + grow + len(patched) - len(text)))
 
     def _same_statement_tree(self, atoms: list[Atom], lo: int, hi: int) -> bool | None:
         """The same check on the logical lines the atoms touch alone (parsed dedented); None when
@@ -388,8 +395,14 @@ class UnitBuilder:
             return None
 
         seen: list[str] = []
+        # another language: an `unwrap()`/`expect()` dropped for a new match on the Result is defensive
+        unwrapped = self._unwraps() if self.lang and any(g[2].startswith("a match") or "`if let`" in g[2]
+                                                          for g in guards) else []
         for it in old_code:
-            seen.append(shared(a_rows[it.token], a_struct, self.sig_old) or removal)
+            kind = shared(a_rows[it.token], a_struct, self.sig_old) or removal
+            if unwrapped and kind == "logic" and any(s <= it.start < e for s, e in unwrapped):
+                kind = "defensive"
+            seen.append(kind)
         for it in new_code:
             row = b_rows[it.token]
             kind = shared(row, b_struct, self.sig_new)
@@ -426,6 +439,10 @@ class UnitBuilder:
             note("deletion", f"deletes {_plural(len(old_lines), 'line')} of code with nothing in their place")
         if counts["logic"]:
             note("logic", "changes logic")
+
+    def _unwraps(self) -> list[tuple[int, int]]:
+        """Character spans of the original's `.unwrap()` / `.expect(...)` calls."""
+        return [(s, e) for _, s, e in lang_unwraps(self.original.source)]  # type: ignore[attr-defined]
 
     def _whole_lines(self, old_code: list, old_lines: list[int]) -> bool:
         """Another language has no NEWLINE tokens: removed code is whole statements when it is every

@@ -28,6 +28,7 @@ from rapidfuzz.distance import Indel
 
 from server.fidelity.analysis import Analysis
 from server.fidelity.hunks import _placeholder_lines, not_variables
+from server.fidelity.lang.analysis import LangAnalysis
 from server.fidelity.report import Position, Range, TextEdit
 from server.fidelity.textedits import utf16_len
 
@@ -246,7 +247,10 @@ def region_atoms(old: Side, new: Side, region: tuple[int, int, int, int], rename
     new_keys = [i.key for i in new_items]
     atoms: list[Atom] = []
     prev_a, prev_b, pi, pj = a_lo, b_lo, 0, 0
-    anchors = align(old_items, old_keys, new_keys)
+    # another language has no NEWLINE tokens: its lines come from where the items start
+    lines = (_lines_from_rows(old, old_items), _lines_from_rows(new, new_items)) if isinstance(old.a, LangAnalysis) \
+        else (None, None)
+    anchors = align(old_items, old_keys, new_keys, *lines)
     anchors.append((len(old_items), len(new_items)))
     for i, j in anchors:
         end_a = old_items[i].start if i < len(old_items) else a_hi
@@ -267,14 +271,19 @@ def region_atoms(old: Side, new: Side, region: tuple[int, int, int, int], rename
     return _balance(atoms)
 
 
-def align(old_items: list[Item], old_keys: list[str], new_keys: list[str]) -> list[tuple[int, int]]:
+def align(old_items: list[Item], old_keys: list[str], new_keys: list[str],
+          old_lines: list[tuple[int, int]] | None = None,
+          new_items_lines: list[tuple[int, int]] | None = None) -> list[tuple[int, int]]:
     """Aligned item pairs: logical lines first (similar lines paired), then tokens within paired lines.
 
     A flat token alignment may tie a line's tokens to a later line's line break (a fix `+ 1` then lands
-    in the `except` block a wrap added); pairing whole lines first keeps each change on its line."""
+    in the `except` block a wrap added); pairing whole lines first keeps each change on its line.
+    `old_lines`/`new_items_lines` give the lines of a language without NEWLINE tokens."""
     del old_items
-    new_items_lines = _lines_from_keys(new_keys)
-    old_lines = _lines_from_keys(old_keys)
+    if new_items_lines is None:
+        new_items_lines = _lines_from_keys(new_keys)
+    if old_lines is None:
+        old_lines = _lines_from_keys(old_keys)
     if len(old_lines) * len(new_keys) > 200_000:
         return _token_pairs(old_keys, new_keys, 0, len(old_keys), 0, len(new_keys))
     old_group = [tuple(old_keys[a:b]) for a, b in old_lines]
@@ -294,6 +303,21 @@ def align(old_items: list[Item], old_keys: list[str], new_keys: list[str]) -> li
         i_prev, j_prev = op.src_end, op.dest_end
     pairs.sort()
     return pairs
+
+
+def _lines_from_rows(side: Side, items: list[Item]) -> list[tuple[int, int]]:
+    """Item index ranges of one text line each (items in text order)."""
+    out: list[tuple[int, int]] = []
+    start, row = 0, None
+    for n, it in enumerate(items):
+        r = side.line_of(it.start)
+        if row is not None and r != row:
+            out.append((start, n))
+            start = n
+        row = r
+    if start < len(items):
+        out.append((start, len(items)))
+    return out
 
 
 def _lines_from_keys(keys: list[str]) -> list[tuple[int, int]]:

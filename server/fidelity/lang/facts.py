@@ -242,7 +242,7 @@ def _check_kind(src: Source, cond: ts.Node | None) -> str | None:
             if arg is not None and arg.type in lang.identifiers and found is None:
                 found = "emptiness"
         stack.extend(n.children)
-    if found is None and re.search(r"\.(?:length|size|isEmpty|empty|len)\b|\blen\(", text):
+    if found is None and re.search(r"\.(?:length|size|isEmpty|is_empty|empty|len)\b|\blen\(", text):
         found = "emptiness"
     return found
 
