@@ -35,8 +35,9 @@ candidate scores max(((T - t)/T + (M - m)/M) / 2, 0), anything not accepted 0 (`
 original's mean), so an unchanged program scores exactly 0 there while it may score a few hundredths
 from noise in the compatible mode. Win Rate across backends: `win_rate` over several run summaries.
 Fidelity (debug, polish, switch): the server's report of the edit against the original buffer, as
-recorded; for C++/Java the core's token distance falls back to whitespace tokens and its complexity
-measures (Python-only) are absent.
+recorded, in the document's language; for C++/Java answers the judge adds `lang_fidelity` (token
+distance, excess over the gold edit, cyclomatic and Sonar cognitive deltas, through the core's
+tree-sitter layer: the paper's complexity metric is Python-only), averaged in the summary.
 """
 
 from __future__ import annotations
@@ -63,6 +64,7 @@ import msgspec
 
 from benchmark import metrics
 from benchmark.datadir import DataError, data_dir
+from benchmark.lang_fidelity import lang_fidelity
 from benchmark.suite import Suite, Verdict
 from sandbox.judge import (
     Checker,
@@ -864,6 +866,10 @@ class CodeEditorBench(Suite):
         if task.kind == "polish":
             found.update(await self._polish(judge, task, program, tt, limits) if j.passed else
                          {"opt_score": 0.0, "opt_score_margin": 0.0})
+        if task.kind != "translate" and task.language != "python":
+            # C++/Java: distance and complexity delta through the core's language layer (pure, ms)
+            found["lang_fidelity"] = await asyncio.to_thread(lang_fidelity, task.language, task.before, completion,
+                                                             task.after)
         return Verdict(passed=j.passed, exec_status=j.verdict, stderr_tail=(j.detail or j.compile_output)[-400:],
                        sandbox_error=(j.detail[:400] or "the judge could not decide") if j.verdict == "judge_error" else None,
                        sandbox_ms=sum(t.wall_s for t in j.tests) * 1000.0, metrics=found)
@@ -914,6 +920,20 @@ def _round(x: float | None, nd: int) -> float | None:
     return None if x is None else round(x, nd)
 
 
+def _lang_means(passing: list[SampleRecord]) -> dict[str, Any]:
+    """Means of the language-layer numbers of the passing C++/Java answers (empty when none)."""
+    found = [f for r in passing if (f := (r.metrics or {}).get("lang_fidelity"))]
+    if not found:
+        return {}
+
+    def mean(key: str) -> float | None:
+        return metrics.mean([float(f[key]) for f in found if f.get(key) is not None])
+
+    return {"lang_distance_mean": mean("distance"), "lang_excess_mean": mean("excess"),
+            "cyclomatic_delta_mean": mean("cyclomatic_delta"), "cognitive_delta_mean": mean("cognitive_delta"),
+            "added_cognitive_mean": mean("added_cognitive"), "n_lang": len(found)}
+
+
 def summarise(config: RunConfig, records: list[SampleRecord]) -> dict[str, Any]:
     """conditions[cond]: pass@1 (a fraction, as the paper), n_tasks, n_samples, and for polish opt_score
     and opt_score_margin; details[cond]: verdict classes, outcomes, fidelity over passing edits, tasks."""
@@ -950,9 +970,11 @@ def summarise(config: RunConfig, records: list[SampleRecord]) -> dict[str, Any]:
                 **flag_details(passing),
                 "hunks_mean": metrics.mean([float(r.hunks) for r in passing]),
                 "added_cc_mean": metrics.mean([r.added_cc for r in passing if r.added_cc is not None]),
+                **_lang_means(passing),
                 "n_passing": len(passing),
-                "note": "the server's report of the edit against the original buffer; C++/Java distances use "
-                        "whitespace tokens (the core tokenises Python) and have no complexity numbers",
+                "note": "the server's report of the edit against the original buffer, in the document's language "
+                        "(C++/Java through the tree-sitter layer); C++/Java complexity: cyclomatic and Sonar "
+                        "cognitive deltas (the paper's metric is Python-only)",
             }
         d["tasks"] = [{"task": t, "passed": sum(r.passed for r in v), "n": len(v),
                        "verdicts": [(r.metrics or {}).get("verdict") or r.outcome for r in v],
