@@ -93,8 +93,17 @@ def _run(args: argparse.Namespace) -> int:
     gold = read_text(args.gold) if args.gold else None
     language = language_of(args.edited, args.language)
     _emit(measure(original, edited, gold=gold, target=target, language=language), args.format,
-          title=f"{args.original} -> {args.edited}")
+          title=f"{args.original} -> {args.edited}" + _as(language))
     return 0
+
+
+def _as(language: str) -> str:
+    """The title's note of the language (none for Python, the default)."""
+    if language == PYTHON:
+        return ""
+    if language.startswith("unsupported:") or detect(language) is None:
+        return f" (unsupported:{language.removeprefix('unsupported:')}: token distance only)"
+    return f" ({language})"  # parentheses: the renderer reads [...] as markup
 
 
 def parse_target(value: str) -> range:
@@ -189,7 +198,8 @@ def _check_git(rev: str, paths: list[str], fmt: str, target: range | None, langu
         if "error" in item:
             print(f"{item['path']}: skipped: {renamed}{item['error']}")
         else:
-            render_report(item["report"], title=f"{item['path']} ({renamed}{rev} -> working tree)")
+            render_report(item["report"], title=f"{item['path']} ({renamed}{rev} -> working tree)"
+                          + _as(item["report"].language))
     return 0
 
 

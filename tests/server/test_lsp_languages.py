@@ -128,3 +128,48 @@ async def test_typescript_proposal_is_measured_as_typescript(lsp, scripted):
     assert by_kind["rename"]["renames"] == {"out": "result"}
     assert "comment_removed" in by_kind and "logic" in by_kind
     assert by_kind["logic"]["tokens_changed"] == 1  # `+` -> `*`, the fix alone
+
+
+CPP_URI = "file:///tmp/lang/sum.cpp"
+CPP = """#include <vector>
+
+// Sum of the positive values.
+int positive_sum(const std::vector<int>& values) {
+  int total = 0;
+  for (int v : values) {
+    if (v > 0) total += v;
+  }
+  return total;
+}
+"""
+# the fix asked for (`>=` kept as `>`: none) plus an unrequested rename and a removed comment
+CPP_ASSISTANT = """int positive_sum(const std::vector<int>& values) {
+  int acc = 0;
+  for (int v : values) {
+    if (v > 0) acc += v;
+  }
+  return acc;
+}
+"""
+
+
+async def test_cpp_observed_hover_and_revert_a_unit(lsp, scripted):
+    from lsp_helpers import code_actions
+    from lsprotocol import types
+
+    editor = await start_session(lsp, _settings(scripted))
+    editor.open(CPP_URI, CPP, language="cpp")
+    editor.change(CPP_URI, [te(2, 0, 10, 0, CPP_ASSISTANT)])
+    diags = await wait_for(lambda: _observed(lsp, CPP_URI))
+    messages = " | ".join(d.message for d in diags)
+    assert "renamed `total` to `acc`" in messages and "removes 1 comment" in messages
+    assert "changes logic" not in messages
+    hover = await lsp.text_document_hover_async(types.HoverParams(
+        types.TextDocumentIdentifier(uri=CPP_URI), diags[0].range.start))
+    assert hover is not None and "not requested" in hover.contents.value
+    rename = next(d for d in diags if "renamed" in d.message)
+    actions = await code_actions(lsp, CPP_URI, rename.range, [rename])
+    revert = next(a for a in actions if a["title"].startswith("Revert this hunk"))
+    result = await execute(lsp, revert["command"]["command"], revert["command"]["arguments"][0])
+    assert result["applied"] is True
+    assert editor.texts[CPP_URI] == CPP.replace("// Sum of the positive values.\n", "")  # the rename undone alone
