@@ -173,3 +173,14 @@ async def test_cpp_observed_hover_and_revert_a_unit(lsp, scripted):
     result = await execute(lsp, revert["command"]["command"], revert["command"]["arguments"][0])
     assert result["applied"] is True
     assert editor.texts[CPP_URI] == CPP.replace("// Sum of the positive values.\n", "")  # the rename undone alone
+
+
+async def test_language_from_the_extension_when_the_editor_sends_none(lsp, scripted):
+    editor = await start_session(lsp, _settings(scripted))
+    uri = "file:///tmp/lang/no_id.go"
+    old = "package p\n\nfunc f(a int) int {\n\t// one more\n\treturn a + 1\n}\n"
+    editor.open(uri, old, language="")
+    editor.replace_all(uri, old.replace("\t// one more\n", ""))
+    result = await execute(lsp, "editFidelity.checkChange", {"uri": uri, "baseline": "snapshot"})
+    assert result["report"]["language"] == "go"
+    assert [h["kinds"] for h in result["report"]["hunks"]] == [["comment_removed"]]

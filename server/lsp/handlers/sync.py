@@ -74,8 +74,10 @@ def register(ls) -> None:
         old = ls.store.docs.get(key)
         if old is not None and old.observe_task is not None:
             old.observe_task.cancel()
-        python = (item.language_id or "").lower() in ("python", "py", "python3", "") or key.endswith((".py", ".pyi"))
-        language = PYTHON if python else resolve(item.language_id, key)
+        # the languageId decides (an empty one: the extension, else Python as before languages existed)
+        language = resolve(item.language_id, key)
+        python = language == PYTHON or (by_name_or_none(language) is None and key.endswith((".py", ".pyi")))
+        language = PYTHON if python else language
         ls.store.docs[key] = DocState(uri=key, text=item.text, version=item.version, snapshot=item.text,
                                       python=python or by_name_or_none(language) is not None, language=language,
                                       generation=ls.store.next_generation())
