@@ -80,14 +80,15 @@ def test_extras_keep_behaviour_and_add_hunks():
 
 
 def test_separate_extras_give_the_gold_excess_exactly(box):
-    """The fix and three extras in hunks of their own: ddmin keeps exactly the fix, so the
-    reference-free excess is the gold-based one."""
+    """The fix and three extras in units of their own (the temporary is two: `return` becomes the
+    assignment, and the new `return` line): ddmin keeps exactly the fix, so the reference-free excess
+    is the gold-based one."""
     gold = ns.gold_text(CANONICAL)
     candidate = ns.with_extras(gold, ["unused_import", "defensive_guard", "return_temp"])
-    assert len(hunk_edits(CORRUPTED, candidate)) == 4
+    assert len(hunk_edits(CORRUPTED, candidate)) == 5
     item = ns.StudyItem(source="overedit", task_id="constructed", condition="three extras")
     item = asyncio.run(ns.analyse(item, CORRUPTED, candidate, gold, passes_with(box, TESTS), max_runs=32, parallel=2))
-    assert item.status == "minimal" and item.needed == [2] and item.unnecessary == [0, 1, 3], item.error
+    assert item.status == "minimal" and item.needed == [2] and item.unnecessary == [0, 1, 3, 4], item.error
     assert item.d_min == pytest.approx(distances(CORRUPTED, gold)["no_comments"].normalized)
     assert item.excess_ref_free == pytest.approx(item.excess_gold) and item.excess_gold > 0
     assert 0 < item.runs <= 32
@@ -95,9 +96,9 @@ def test_separate_extras_give_the_gold_excess_exactly(box):
 
 def test_study_on_a_task_file(box, tmp_path):
     """`overedit_items` reads the over-editing format. With every extra at once, the renamed local is
-    used on the line after the fix, so the fix's hunk holds a use of the new name: the tests need that
-    hunk whole, and with it every other hunk that carries the rename. Only the unused import goes; the
-    reference-free excess falls below the gold-based one (the estimate's known blind spot)."""
+    used on the line after the fix; line hunks coupled that use to the fix, so the tests needed the
+    rename. As change units the rename is one unit over all its occurrences: ddmin reverts it whole,
+    keeps only the fix, and the reference-free excess equals the gold-based one."""
     (tmp_path / "overedit").mkdir()
     row = {"task_id": "Constructed/0", "canonical_solution": CANONICAL, "corrupted_solution": CORRUPTED,
            "test_code": TESTS, "mutation_type": "comparison_flip"}
@@ -106,11 +107,12 @@ def test_study_on_a_task_file(box, tmp_path):
                                            parallel=2, seed=0, concurrency=1))
     assert item.condition == "+".join(ns.EXTRAS) and item.status == "minimal", item.error
     edits = hunk_edits(CORRUPTED, ns.with_extras(ns.gold_text(CANONICAL), list(ns.EXTRAS)))
-    assert item.hunks == len(edits) == 5 and item.needed == [1, 2, 3, 4] and item.unnecessary == [0]
-    assert "import typing" in edits[0].new_text
-    assert "if v > limit:\n            total_value += v" in sub_edit(CORRUPTED, edits, [2])
-    assert all("total_value" in sub_edit(CORRUPTED, edits, [i]) for i in item.needed)
-    assert item.excess_ref_free < item.excess_gold
+    assert item.hunks == len(edits) == 6 and item.needed == [3] and item.unnecessary == [0, 1, 2, 4, 5]
+    assert "import typing" in edits[0][0].new_text
+    assert [e.new_text for e in edits[2]] == ["total_value"] * 4  # the rename: one unit, every occurrence
+    kept = sub_edit(CORRUPTED, edits, [3])
+    assert "if v > limit:" in kept and "total_value" not in kept
+    assert item.excess_ref_free == pytest.approx(item.excess_gold) and item.excess_gold > 0
     assert item.excess_ref_free == pytest.approx(item.distance - item.d_min)
 
 
