@@ -11,8 +11,12 @@ from __future__ import annotations
 
 import io
 import re
+import threading
 import tokenize
+from collections import deque
 from typing import NamedTuple
+
+from rapidfuzz.distance import Indel
 
 _SKIPPED = frozenset(
     (tokenize.COMMENT, tokenize.NL, tokenize.INDENT, tokenize.DEDENT, tokenize.ENCODING, tokenize.ENDMARKER)
@@ -59,6 +63,53 @@ def lex(text: str) -> Lexed:
         return _split_fallback(text)
 
 
+class _Lexing(NamedTuple):
+    """A recent successful tokenisation, kept to reuse on a text that shares lines with it."""
+
+    lines: list[str]
+    lexed: Lexed
+    # per 0-based line index where a statement starts (no open bracket, string or backslash):
+    # (tokens before it, comments before it, the indentation stack there)
+    checkpoints: dict[int, tuple[int, int, tuple[int, ...]]]
+
+
+# An edit is tokenised right after its original (and the normalised edit after the normalised
+# original): the lines both share are not tokenised again. Tokenising goes line by line from a state
+# (brackets, strings, indentation), so from a statement start inside a run of shared lines, reached in
+# the state the recent text had there, its tokens up to its last statement start in the run are the
+# same, rows moved.
+_RECENT = 4
+_MIN_SHARED_LINES = 8
+_recent: deque[_Lexing] = deque(maxlen=_RECENT)
+_recent_lock = threading.Lock()
+
+
+def _shared_runs(lines: list[str]) -> tuple[_Lexing, list[int], list[int]] | None:
+    """A recent tokenisation sharing many lines with these, and per line the recent text's line it
+    equals (-1 if none) and the end of that run of equal lines in the recent text."""
+    with _recent_lock:
+        recent = list(_recent)
+    for entry in reversed(recent):
+        other = entry.lines
+        if other[0] != lines[0] and other[-1] != lines[-1]:
+            continue
+        blocks = [op for op in Indel.opcodes(other, lines) if op.tag == "equal"]
+        if 4 * sum(op.src_end - op.src_start for op in blocks) < max(len(lines), 4 * _MIN_SHARED_LINES):
+            continue
+        same = [-1] * len(lines)
+        run_end = [-1] * len(lines)
+        last_old, last_new = len(other), len(lines)
+        for op in blocks:
+            src_end, dest_end = op.src_end, op.dest_end
+            if (src_end == last_old) != (dest_end == last_new):  # a last line lacks the other's line break
+                src_end, dest_end = src_end - 1, dest_end - 1
+            for k in range(dest_end - op.dest_start):
+                same[op.dest_start + k] = op.src_start + k
+                run_end[op.dest_start + k] = src_end
+        return entry, same, run_end
+    return None
+
+
 # Python 3.11's pure-Python tokenizer rules. 3.12+ tokenize through C (f-strings become several tokens)
 # but still export these regular expressions, so the 3.11 algorithm runs unchanged on any version.
 _PSEUDO = re.compile(tokenize.PseudoToken, re.UNICODE) if hasattr(tokenize, "PseudoToken") else None
@@ -89,10 +140,24 @@ def _lex_311(text: str) -> Lexed:
     controw = 0
     endprog: re.Pattern[str] | None = None
     indents = [0]
+    indent_key: tuple[int, ...] = (0,)
     line = ""
     last_line = ""
+    checkpoints: dict[int, tuple[int, int, tuple[int, ...]]] = {}
+    found = _shared_runs(lines) if len(lines) >= _MIN_SHARED_LINES else None
+    same: list[int] = found[1] if found is not None else []
     while True:
         last_line = line
+        if contstr is None and parenlev == 0 and not continued:
+            checkpoints[lnum] = (len(strings), len(comments), indent_key)
+            if lnum <= last_index and same and same[lnum] >= 0:
+                skipped = _copy_run(found, lnum, indent_key, strings, rows, end_rows, comments, checkpoints)  # type: ignore[arg-type]
+                if skipped:
+                    lnum += skipped
+                    indent_key = checkpoints[lnum][2]
+                    indents = list(indent_key)
+                    line = lines[lnum - 1] + ("\n" if lnum - 1 < last_index else "")
+                    continue
         if lnum < last_index:
             line = lines[lnum] + "\n"
         elif lnum == last_index:
@@ -145,12 +210,14 @@ def _lex_311(text: str) -> Lexed:
                 continue
             if column > indents[-1]:
                 indents.append(column)
+                indent_key = tuple(indents)
             while column < indents[-1]:
                 if column not in indents:
                     raise IndentationError(
                         "unindent does not match any outer indentation level", ("<tokenize>", lnum, pos, line)
                     )
                 indents.pop()
+                indent_key = tuple(indents)
         else:  # a statement continued from the previous line
             if not line:
                 raise tokenize.TokenError("EOF in multi-line statement", (lnum, 0))
@@ -215,7 +282,50 @@ def _lex_311(text: str) -> Lexed:
         append_string("")
         append_row(row)
         append_end(row)
-    return Lexed(strings, rows, end_rows, comments, True)
+    return _remember(lines, Lexed(strings, rows, end_rows, comments, True), checkpoints)
+
+
+def _remember(lines: list[str], lexed: Lexed, checkpoints: dict[int, tuple[int, int, tuple[int, ...]]]) -> Lexed:
+    with _recent_lock:
+        _recent.append(_Lexing(lines, lexed, checkpoints))
+    return lexed
+
+
+def _copy_run(found: tuple[_Lexing, list[int], list[int]], lnum: int, indent_key: tuple[int, ...],
+              strings: list[str], rows: list[int], end_rows: list[int], comments: list[tuple[int, str]],
+              checkpoints: dict[int, tuple[int, int, tuple[int, ...]]]) -> int:
+    """Append the recent tokenisation's tokens of the shared lines from line `lnum` (0-based) to its
+    last statement start in their run; how many lines that covers (0: none usable)."""
+    entry, same, run_end = found
+    old_line = same[lnum]
+    here = entry.checkpoints.get(old_line)
+    if here is None or here[2] != indent_key:
+        return 0
+    marks = entry.checkpoints
+    stop = next((k for k in range(run_end[lnum], old_line, -1) if k in marks), None)
+    if stop is None:
+        return 0
+    old = entry.lexed
+    n0, c0, _ = here
+    n1, c1, _ = marks[stop]
+    if n1 > n0 and old.rows[n0] <= old_line:  # a NEWLINE first: its row is the token's before it
+        return 0
+    shift = lnum - old_line
+    strings.extend(old.strings[n0:n1])
+    if shift:
+        rows.extend([r + shift for r in old.rows[n0:n1]])
+        end_rows.extend([r + shift for r in old.end_rows[n0:n1]])
+        comments.extend([(r + shift, c) for r, c in old.comments[c0:c1]])
+    else:
+        rows.extend(old.rows[n0:n1])
+        end_rows.extend(old.end_rows[n0:n1])
+        comments.extend(old.comments[c0:c1])
+    dn, dc = len(strings) - n1, len(comments) - c1
+    for k in range(old_line + 1, stop + 1):
+        mark = marks.get(k)
+        if mark is not None:
+            checkpoints[k + shift] = (mark[0] + dn, mark[1] + dc, mark[2])
+    return stop - old_line
 
 
 def _lex_stdlib(text: str) -> Lexed:

@@ -22,6 +22,7 @@ from __future__ import annotations
 import itertools
 import re
 from bisect import bisect_right
+from collections import Counter
 from dataclasses import dataclass, field
 
 from rapidfuzz.distance import Indel
@@ -75,14 +76,12 @@ class Side:
         self.a = analysis
         self.text = analysis.text
         self.lines = analysis.lines
-        starts = [0]
-        for line in self.lines:
-            starts.append(starts[-1] + len(line))
-        self.starts = starts
+        self.starts = [0, *itertools.accumulate(map(len, self.lines))]
         self.strings = analysis.lexed.strings
         self.rows, self.end_rows = analysis.token_rows
         m = analysis.line_map
-        self.comments = [((m[r] if m else r), c) for r, c in analysis.lexed.comments]
+        comments = analysis.lexed.comments
+        self.comments = [(m[r], c) for r, c in comments] if m else comments
         self.comment_rows = [r for r, _ in self.comments]
         self._offsets: dict[int, tuple[int, int]] = {}
         self._not_variables: set[int] | None = None
@@ -120,7 +119,8 @@ class Side:
             missing = [i for i in (lo, hi - 1) if i not in self._offsets]
             if missing:
                 self.token_offsets(lo, hi)
-        out = [Item("\n" if self.strings[i] == "\r\n" else self.strings[i], *self._offsets[i], i) for i in range(lo, hi)]
+        strings, offsets = self.strings, self._offsets
+        out = [Item("\n" if s == "\r\n" else s, *offsets[i], i) for i, s in zip(range(lo, hi), strings[lo:hi])]
         c_lo = bisect_right(self.comment_rows, first_line - 1)
         c_hi = bisect_right(self.comment_rows, last_line)
         if c_lo < c_hi:
@@ -243,7 +243,7 @@ def region_atoms(old: Side, new: Side, region: tuple[int, int, int, int], rename
         return _renamed(i.key, {k: v for k, v in renames.items() if not scopes or k not in scopes} if
                         i.key not in renames else renames)
 
-    old_keys = [key(i) for i in old_items]
+    old_keys = [key(i) for i in old_items] if renames else [i.key for i in old_items]
     new_keys = [i.key for i in new_items]
     atoms: list[Atom] = []
     prev_a, prev_b, pi, pj = a_lo, b_lo, 0, 0
@@ -577,6 +577,17 @@ def _complete(side: Side, items: list[Item]) -> bool:
     except (SyntaxError, ValueError):
         return False
     return True
+
+
+_NO_COMMENTS: Counter[str] = Counter()  # shared, never mutated
+
+
+def comment_delta(old: list[str], new: list[str]) -> tuple[Counter[str], Counter[str]]:
+    """Comments removed and added (as multisets); most units have none, so no Counter is built."""
+    if not old and not new:
+        return _NO_COMMENTS, _NO_COMMENTS
+    a, b = Counter(old), Counter(new)
+    return a - b, b - a
 
 
 # ---------------------------------------------------------------- edits
