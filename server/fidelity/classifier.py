@@ -43,6 +43,7 @@ from server.fidelity.units import (
     Item,
     Side,
     atom_edit,
+    comment_delta,
     expand_regions,
     mark_dependent,
     region_atoms,
@@ -246,8 +247,7 @@ class UnitBuilder:
                 details.append("reformats code (same syntax tree)")
             else:
                 self._explain(atoms, old_code, new_code, kinds, details)
-        removed = Counter(old_comments) - Counter(new_comments)
-        added = Counter(new_comments) - Counter(old_comments)
+        removed, added = comment_delta(old_comments, new_comments)
         placeholders = [c for c in added if _placeholder_lines([c])]
         if placeholders and "lazy_placeholder" not in kinds and not (old_code or new_code):
             kinds.append("lazy_placeholder")
