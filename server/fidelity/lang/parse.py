@@ -182,4 +182,10 @@ def parse(text: str, lang: Lang, previous: Source | None = None) -> Source:
         old_end_point=_point(old, len(old) - tail),
         new_end_point=_point(data, len(data) - tail),
     )
-    return Source(text, lang, parser.parse(data, tree), data)
+    new = parser.parse(data, tree)
+    if new.root_node.has_error:
+        # tree-sitter's error recovery may differ when old nodes are reused (a string literal torn
+        # into pieces inside an ERROR): a broken text is parsed afresh, so its facts never depend
+        # on the history of the buffer
+        new = parser.parse(data)
+    return Source(text, lang, new, data)
