@@ -136,15 +136,19 @@ class Analysis:
         if found is None:
             return lex(body_by_regex(self.normalized)).strings
         offset, piece = found
-        # Within its chunk the paper's function is also the first FunctionDef in walk order, so the
-        # chunk's normalised text can be searched the same way.
-        func = first_function(ast.parse(piece.normalized))
-        assert func is not None
-        start = body_start_line(ast.Module(body=[func], type_ignores=[]))
+        start = _top_level_body_start(piece) if piece.function_depth == 1 else None
+        top_level = start is not None
+        if start is None:
+            # Within its chunk the paper's function is also the first FunctionDef in walk order, so the
+            # chunk's normalised text can be searched the same way.
+            func = first_function(ast.parse(piece.normalized))
+            assert func is not None
+            start = body_start_line(ast.Module(body=[func], type_ignores=[]))
+            top_level = func.col_offset == 0
         if start == 0:
             return []
         assert start is not None
-        if func.col_offset == 0:
+        if top_level:
             # A top-level function: tokenising the slice gives exactly the tail of the full token list.
             before = sum(len(c.normalized_lexed.strings) for o, c in self._normalized_parts if o < offset)
             return self.normalized_tokens[before + bisect_left(piece.normalized_lexed.rows, start) :]
@@ -278,6 +282,34 @@ class Analysis:
         value = mi_compute(volume, self.cyclomatic[0], raw.lloc, comments)
         return None if math.isnan(value) else round(value, 2)
 
+
+
+def _top_level_body_start(piece: Chunk) -> int | None:
+    """`body_start_line` of a chunk whose paper function is a top-level statement, read from the tokens
+    of its normalised text instead of parsing that text again; None where the tokens cannot tell.
+
+    In `ast.unparse` output a top-level `def` starts its line at column 0, its body is indented on the
+    following lines, and a docstring is one unprefixed (or `u`) string token alone on its line."""
+    strings, rows = piece.normalized_lexed.strings, piece.normalized_lexed.rows
+    lines = piece.normalized.split("\n")
+    n = len(strings)
+    for i, token in enumerate(strings):
+        if token == "def" and (i == 0 or strings[i - 1] in _NEWLINES) and lines[rows[i] - 1].startswith("def"):
+            break
+    else:
+        return None
+    j = next((k for k in range(i, n) if strings[k] in _NEWLINES), n) + 1  # the body's first token
+    if j >= n:
+        return None
+    doc = strings[j]
+    if not (doc[:1] in "'\"" or (doc[:1] == "u" and doc[1:2] in "'\"")) or j + 1 >= n or strings[j + 1] not in _NEWLINES:
+        return rows[i]  # no docstring: the slice starts at the `def` line
+    k = j + 2  # the token after the docstring's line
+    if k >= n or not lines[rows[k] - 1][:1].isspace():
+        return 0  # only a docstring
+    if strings[k] == "@":
+        return None  # a decorated statement's line is its `def`, not the decorator's
+    return rows[k]
 
 
 def _row_map(text: str) -> list[int]:
