@@ -74,7 +74,9 @@ def _placeholder_lines(lines: list[str]) -> list[str]:
     for line in lines:
         stripped = line.strip()
         bare_marker = stripped in ("...", "…", "# ...", "// ...", "pass  # ...")
-        commented = "#" in stripped or "..." in stripped or "…" in stripped or stripped.startswith(("'", '"'))
+        # `//` and `/* */`: the other languages' comments (no Python line starts so)
+        commented = ("#" in stripped or "..." in stripped or "…" in stripped
+                     or stripped.startswith(("'", '"', "//", "/*")))
         if bare_marker or (commented and _PLACEHOLDER.search(stripped)):
             found.append(stripped)
     return found

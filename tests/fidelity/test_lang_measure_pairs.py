@@ -182,3 +182,14 @@ def test_language_specific_meaning(lang: str, old: str, new: str, kind: str) -> 
     assert kind in {k for h in report.hunks for k in h.kinds}, [(h.kinds, h.message) for h in report.hunks]
     if kind != "formatting_only":
         assert "formatting_only" not in {k for h in report.hunks for k in h.kinds}
+
+
+@pytest.mark.parametrize(("lang", "old", "new"), [
+    ("javascript", "function f(a) {\n  const b = a * 2;\n  return b + 1;\n}\n",
+     "function f(a) {\n  // rest of the code unchanged\n  return b + 1;\n}\n"),
+    ("c", "int f(int a) {\n  int b = a * 2;\n  return b + 1;\n}\n",
+     "int f(int a) {\n  /* remaining code omitted for brevity */\n  return b + 1;\n}\n"),
+    ("rust", "fn f(a: i32) -> i32 {\n    let b = a * 2;\n    b + 1\n}\n", "fn f(a: i32) -> i32 {\n    // existing code\n    b + 1\n}\n"),
+])
+def test_placeholders_without_an_ellipsis(lang: str, old: str, new: str) -> None:
+    assert [h.kinds for h in measure(old, new, language=lang).hunks] == [["lazy_placeholder"]]
