@@ -28,10 +28,8 @@ from server.fidelity.hunks import (
     line_regions,
     rename_map,
 )
+from server.fidelity.lang import dispatch as other
 from server.fidelity.lang.analysis import LangAnalysis
-from server.fidelity.lang.parse import parse as lang_parse
-from server.fidelity.lang.facts import unwraps as lang_unwraps
-from server.fidelity.lang.same import same_tree as lang_same_tree
 from server.fidelity.report import UNREQUESTED_KINDS, Hunk, TextEdit
 from server.fidelity.structure import FunctionInfo, Structure
 from server.fidelity.textedits import apply_text_edits, region_edit
@@ -288,7 +286,7 @@ class UnitBuilder:
         lo = min(a.a0 for a in atoms)
         hi = max(a.a1 for a in atoms)
         if self.lang:
-            return self._lang_same_tree(atoms, lo, hi)
+            return other.same_tree_applied(self.original, self.new.text, [(a.a0, a.a1, a.b0, a.b1) for a in atoms])
         quick = self._same_statement_tree(atoms, lo, hi)
         if quick is not None:
             return quick
@@ -307,23 +305,6 @@ class UnitBuilder:
             cursor = a.a1
         pieces.append(text[cursor:stop])
         return _dump_text("".join(pieces)) == before
-
-    def _lang_same_tree(self, atoms: list[Atom], lo: int, hi: int) -> bool:
-        """Another language: the original with only these atoms applied, parsed, and the statements
-        around them compared with tree-sitter's canonical trees."""
-        text, pieces, cursor = self.old.text, [], 0
-        for a in sorted(atoms, key=lambda a: a.a0):
-            pieces.append(text[cursor:a.a0])
-            pieces.append(self.new.text[a.b0:a.b1])
-            cursor = a.a1
-        pieces.append(text[cursor:])
-        patched = "".join(pieces)
-        src = self.original.source  # type: ignore[attr-defined]
-        # one character more each side: an insertion's empty span, or one of layout only (`\n` -> `;\n`),
-        # then still reaches the statements around it
-        lo, grow = max(lo - 1, 0), 1 if hi < len(text) else 0
-        return lang_same_tree(src, (lo, hi + grow), lang_parse(patched, src.lang),
-                              (lo, hi + grow + len(patched) - len(text)))
 
     def _same_statement_tree(self, atoms: list[Atom], lo: int, hi: int) -> bool | None:
         """The same check on the logical lines the atoms touch alone (parsed dedented); None when
@@ -380,7 +361,7 @@ class UnitBuilder:
                          for c in [it.key[1:]] if c not in old_notes and _placeholder_lines([c])]
         guards = [g for g in b_struct.guards if self._guard_added(g[0])]
         guard_ranges = [(g[0], g[1]) for g in guards]
-        whole_statements = (self._whole_lines(old_code, old_lines) if self.lang
+        whole_statements = (other.whole_lines(self.original, {it.token for it in old_code}, old_lines) if self.lang
                             else any(it.key in ("\n", "\r\n", "") for it in old_code))
         removal = ("lazy_placeholder" if placeholders else
                    "deletion" if whole_statements and not [it for it in new_code if it.key not in ("\n", "")] else "logic")
@@ -396,8 +377,7 @@ class UnitBuilder:
 
         seen: list[str] = []
         # another language: an `unwrap()`/`expect()` dropped for a new match on the Result is defensive
-        unwrapped = self._unwraps() if self.lang and any(g[2].startswith("a match") or "`if let`" in g[2]
-                                                          for g in guards) else []
+        unwrapped = other.unwrap_spans(self.original) if self.lang and other.adds_match(guards) else []
         for it in old_code:
             kind = shared(a_rows[it.token], a_struct, self.sig_old) or removal
             if unwrapped and kind == "logic" and any(s <= it.start < e for s, e in unwrapped):
@@ -439,19 +419,6 @@ class UnitBuilder:
             note("deletion", f"deletes {_plural(len(old_lines), 'line')} of code with nothing in their place")
         if counts["logic"]:
             note("logic", "changes logic")
-
-    def _unwraps(self) -> list[tuple[int, int]]:
-        """Character spans of the original's `.unwrap()` / `.expect(...)` calls."""
-        return [(s, e) for _, s, e in lang_unwraps(self.original.source)]  # type: ignore[attr-defined]
-
-    def _whole_lines(self, old_code: list, old_lines: list[int]) -> bool:
-        """Another language has no NEWLINE tokens: removed code is whole statements when it is every
-        token of the lines it is on."""
-        if not old_lines:
-            return False
-        lo, _ = self.original.token_span(old_lines[0], old_lines[0])
-        _, hi = self.original.token_span(old_lines[-1], old_lines[-1])
-        return {it.token for it in old_code} >= set(range(lo, hi))
 
     def _guard_added(self, line: int) -> bool:
         """Is the guard starting on this edited line new (its first token inserted, not aligned)?"""

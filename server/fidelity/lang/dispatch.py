@@ -1,0 +1,47 @@
+"""What the unit classifier asks differently of another language (pure): whether atoms leave the
+tree as it was (tree-sitter's canonical trees, not `ast`), whether removed tokens are whole lines
+(there are no NEWLINE tokens), and where the original's `unwrap()` calls are."""
+
+from __future__ import annotations
+
+from server.fidelity.lang.analysis import LangAnalysis
+from server.fidelity.lang.facts import unwraps
+from server.fidelity.lang.parse import parse
+from server.fidelity.lang.same import same_tree
+
+
+def same_tree_applied(original: LangAnalysis, new_text: str, atoms: list[tuple[int, int, int, int]]) -> bool:
+    """The original with only these atoms (a0, a1, b0, b1: character spans, old and new) applied,
+    parsed, and the statements around them compared with the original's."""
+    text, pieces, cursor = original.text, [], 0
+    for a0, a1, b0, b1 in sorted(atoms):
+        pieces.append(text[cursor:a0])
+        pieces.append(new_text[b0:b1])
+        cursor = a1
+    pieces.append(text[cursor:])
+    patched = "".join(pieces)
+    lo, hi = min(a[0] for a in atoms), max(a[1] for a in atoms)
+    # one character more each side: an insertion's empty span, or one of layout only (`\n` -> `;\n`),
+    # then still reaches the statements around it
+    lo, grow = max(lo - 1, 0), 1 if hi < len(text) else 0
+    src = original.source
+    return same_tree(src, (lo, hi + grow), parse(patched, src.lang), (lo, hi + grow + len(patched) - len(text)))
+
+
+def whole_lines(original: LangAnalysis, removed: set[int], old_lines: list[int]) -> bool:
+    """Removed code is whole statements when it is every token of the lines it is on."""
+    if not old_lines:
+        return False
+    lo, _ = original.token_span(old_lines[0], old_lines[0])
+    _, hi = original.token_span(old_lines[-1], old_lines[-1])
+    return removed >= set(range(lo, hi))
+
+
+def adds_match(guards: list[tuple[int, int, str]]) -> bool:
+    """Is one of these added guards a match (or `if let`) on an Option/Result?"""
+    return any(g[2].startswith("a match") or "`if let`" in g[2] for g in guards)
+
+
+def unwrap_spans(original: LangAnalysis) -> list[tuple[int, int]]:
+    """Character spans of the original's `.unwrap()` / `.expect(...)` calls."""
+    return [(s, e) for _, s, e in unwraps(original.source)]
