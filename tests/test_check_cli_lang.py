@@ -53,7 +53,7 @@ def test_language_flag_and_unsupported(tmp_path: Path):
     (tmp_path / "a.txt").write_text("x = 1\n")
     (tmp_path / "b.txt").write_text("x = 2\n")
     report = json.loads(run("check", str(tmp_path / "a.txt"), str(tmp_path / "b.txt"), "--format", "json").stdout)
-    assert report["language"] == "unsupported:txt" and report["hunks"] == []
+    assert report["language"] == "unsupported:txt" and [h["kinds"] for h in report["hunks"]] == [["logic"]]
     assert report["distance"]["raw"] == {"tokens": 1, "normalized": 1 / 3}
     report = json.loads(run("check", str(tmp_path / "a.txt"), str(tmp_path / "b.txt"), "--language", "python",
                             "--format", "json").stdout)

@@ -7,6 +7,7 @@ import msgspec
 import pytest
 
 from server.fidelity.measure import measure
+from server.fidelity.textedits import apply_text_edits
 
 JS = """import { log } from './log';
 
@@ -91,7 +92,10 @@ def test_unsupported_language_is_token_distance_only() -> None:
     # words, numbers and single other characters; `#` is no comment without a grammar
     assert r.distance["raw"].tokens == r.distance["no_comments"].tokens == 3  # `1`->`2`, `#` and `one` gone
     assert r.distance["raw"].normalized == 3 / 9
-    assert r.hunks == [] and r.functions == [] and r.edits == []
+    # units: the changed line regions, unclassified, so an editor can still accept or revert each
+    assert [(h.start_line, h.end_line, h.kinds) for h in r.hunks] == [(1, 1, ["logic"])]
+    assert "not classified" in r.hunks[0].message and not r.hunks[0].unrequested
+    assert apply_text_edits(old, r.edits) == new and r.functions == []
     assert all(v.before is None and "unsupported language 'ruby'" in (v.reason or "") for v in r.complexity.values())
     python = measure(old, new)
     assert python.language == "python" and python.hunks  # the same text as Python is analysed

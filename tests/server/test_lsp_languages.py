@@ -72,9 +72,14 @@ public class Util {
 """
 
 
+RUBY = "def total(xs)\n  xs.sum + 1\nend\n"
+RUBY_FIXED = "def total(xs)\n  xs.sum\nend\n"
+
+
 @pytest.fixture(scope="module")
 def scripted():
-    with ScriptedServer({"over": [Step(content=lambda r: "Here is the edited code:\n\n```typescript\n" + TS_OVER + "```\n")]}) as srv:
+    with ScriptedServer({"over": [Step(content=lambda r: "Here is the edited code:\n\n```typescript\n" + TS_OVER + "```\n")],
+                         "rb": [Step(content=lambda r: "```ruby\n" + RUBY_FIXED + "```\n")]}) as srv:
         yield srv
 
 
@@ -184,3 +189,16 @@ async def test_language_from_the_extension_when_the_editor_sends_none(lsp, scrip
     result = await execute(lsp, "editFidelity.checkChange", {"uri": uri, "baseline": "snapshot"})
     assert result["report"]["language"] == "go"
     assert [h["kinds"] for h in result["report"]["hunks"]] == [["comment_removed"]]
+
+
+async def test_unsupported_language_proposal_is_token_distance_and_applies(lsp, scripted):
+    editor = await start_session(lsp, _settings(scripted, "rb"))
+    uri = "file:///tmp/lang/total.rb"
+    editor.open(uri, RUBY, language="ruby")
+    [p] = (await execute(lsp, "editFidelity.requestEdit",
+                         {"uri": uri, "version": 1, "instruction": "drop the + 1"}))["proposals"]
+    report = p["report"]
+    assert report["language"] == "unsupported:ruby" and report["distance"]["no_comments"]["tokens"] == 2
+    assert [h["kinds"] for h in report["hunks"]] == [["logic"]]  # one line region, not classified
+    result = await execute(lsp, "editFidelity.applyProposal", {"id": p["id"]})
+    assert result["applied"] is True and editor.texts[uri] == RUBY_FIXED

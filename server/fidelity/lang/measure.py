@@ -15,7 +15,10 @@ from server.fidelity.classifier import build_units
 from server.fidelity.lang.analysis import LangAnalysis, analyze_lang
 from server.fidelity.lang.functions import LangFunction, functions
 from server.fidelity.lang.table import Lang
-from server.fidelity.report import VARIANTS, ComplexityDelta, Distance, FidelityReport, FunctionChange, ParseStatus
+from server.fidelity.hunks import line_regions
+from server.fidelity.lang.analysis import _split_lines as split_lines
+from server.fidelity.report import VARIANTS, ComplexityDelta, Distance, FidelityReport, FunctionChange, Hunk, ParseStatus
+from server.fidelity.textedits import region_edit
 
 _PYTHON_ONLY = "Python only (the paper's metric and radon's index have no definition for {lang})"
 # an unsupported language: words, numbers and each other non-space character are tokens
@@ -107,9 +110,25 @@ def plain_tokens(text: str) -> list[str]:
     return _PLAIN_TOKEN.findall(text)
 
 
+def _line_units(original: str, edited: str) -> list[Hunk]:
+    """One unit per changed line region, unclassified: without a grammar nothing is known of what
+    changed, but the editor can still accept or revert each region."""
+    a_lines, b_lines = split_lines(original), split_lines(edited)
+    out = []
+    for r in line_regions(a_lines, b_lines):
+        edit = region_edit(a_lines, b_lines, r.a_start, r.a_end, r.b_start, r.b_end)
+        changed = Levenshtein.distance(plain_tokens("".join(a_lines[r.a_start - 1:r.a_end])),
+                                       plain_tokens("".join(b_lines[r.b_start - 1:r.b_end])))
+        out.append(Hunk(start_line=r.a_start, end_line=r.a_end, new_start_line=r.b_start, new_end_line=r.b_end,
+                        kinds=["logic"], tokens_changed=changed, unrequested=False,
+                        message="changes lines (unsupported language: not classified)", edits=[edit]))
+    return out
+
+
 def measure_unsupported(original: str, edited: str, language: str, *, gold: str | None) -> FidelityReport:
-    """Token distance only: no grammar, so no comments, functions, complexity or units. Every variant
-    is the same plain-token distance (comments cannot be told apart without a grammar)."""
+    """Token distance only: no grammar, so no comments, functions or complexity, and units that are
+    the changed line regions, unclassified. Every variant is the same plain-token distance (comments
+    cannot be told apart without a grammar)."""
     a, b = plain_tokens(original), plain_tokens(edited)
     d = _distance(a, b)
     dist = {v: d for v in VARIANTS}
@@ -119,8 +138,10 @@ def measure_unsupported(original: str, edited: str, language: str, *, gold: str 
         gold_dist = {v: g for v in VARIANTS}
         excess = {v: d.normalized - g.normalized for v in VARIANTS}
     none = ComplexityDelta(before=None, after=None, delta=None, reason=f"unsupported language {language!r}")
+    hunks = [] if original == edited else _line_units(original, edited)
     return FidelityReport(
         distance=dist, excess=excess, gold_distance=gold_dist, complexity={k: none for k in
                                                                          ("paper", "sonar", "cyclomatic", "maintainability")},
-        hunks=[], functions=[], edits=[], parse_errors=ParseStatus(original=None, edited=None),
+        hunks=hunks, functions=[], edits=[e for h in hunks for e in h.edits],
+        parse_errors=ParseStatus(original=None, edited=None),
         identical=original == edited, localized_distance=dist, language=f"unsupported:{language}")
