@@ -236,7 +236,9 @@ def _lex_311(text: str) -> Lexed:
             if start == end:
                 continue
             token, initial = line[start:end], line[start]
-            if initial in "0123456789" or (initial == "." and token != "." and token != "..."):
+            if initial.isidentifier() and token[-1] not in "'\"\n":
+                pass  # NAME: a prefixed string ends with its quote (or the line break it continues over)
+            elif initial in "0123456789" or (initial == "." and token != "." and token != "..."):
                 pass  # NUMBER
             elif initial in "\r\n":
                 if parenlev > 0:

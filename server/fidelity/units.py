@@ -251,16 +251,20 @@ def region_atoms(old: Side, new: Side, region: tuple[int, int, int, int], rename
     lines = (_lines_from_rows(old, old_items), _lines_from_rows(new, new_items)) if isinstance(old.a, LangAnalysis) \
         else (None, None)
     anchors = align(old_items, old_keys, new_keys, *lines)
-    anchors.append((len(old_items), len(new_items)))
+    n_old = len(old_items)
+    anchors.append((n_old, len(new_items)))
+    old_text, new_text = old.text, new.text
     for i, j in anchors:
-        end_a = old_items[i].start if i < len(old_items) else a_hi
-        end_b = new_items[j].start if j < len(new_items) else b_hi
-        if old.text[prev_a:end_a] != new.text[prev_b:end_b]:
-            atoms.extend(_gap_atoms(old, new, prev_a, end_a, prev_b, end_b, old_items[pi:i], new_items[pj:j],
-                                    old_items[i] if i < len(old_items) else None))
-        if i < len(old_items):
+        if i < n_old:  # an aligned pair (both indices valid); else the region's end
             x, y = old_items[i], new_items[j]
-            if old.text[x.start:x.end] != new.text[y.start:y.end]:
+            end_a, end_b = x.start, y.start
+        else:
+            x = y = None
+            end_a, end_b = a_hi, b_hi
+        if (end_a - prev_a or end_b - prev_b) and old_text[prev_a:end_a] != new_text[prev_b:end_b]:
+            atoms.extend(_gap_atoms(old, new, prev_a, end_a, prev_b, end_b, old_items[pi:i], new_items[pj:j], x))
+        if x is not None and y is not None:
+            if old_text[x.start:x.end] != new_text[y.start:y.end]:
                 if x.key != y.key:
                     pair = (x.key, y.key) if x.key in renames else _fstring_rename(x.key, renames)
                     atoms.append(Atom(x.start, x.end, y.start, y.end, RENAME, [x], [y], rename=pair))
