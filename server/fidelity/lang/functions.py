@@ -57,6 +57,7 @@ _SKIP_IN_PARAMS = frozenset({"type", "value", "default_value", "right", "return_
 _lock = threading.Lock()
 _METRICS: OrderedDict[tuple[str, str, bytes], tuple[int, int, tuple[str, ...]]] = OrderedDict()
 _MAX_METRICS = 20000
+_COGNITIVE: OrderedDict[tuple[str, str, bytes], int] = OrderedDict()
 
 
 def _queries(lang: Lang) -> _Queries:
@@ -180,9 +181,27 @@ def _metrics(lang: Lang, src: Source, node: ts.Node, name: str, inner: list[ts.N
     return found
 
 
+def _cognitive(lang: Lang, src: Source, node: ts.Node, name: str) -> int:
+    """An outermost function's cognitive complexity with all it nests, cached by its text: after a
+    small edit only the edited function is walked again."""
+    key = (lang.name, name, src.data[node.start_byte : node.end_byte])
+    with _lock:
+        found = _COGNITIVE.get(key)
+        if found is not None:
+            _COGNITIVE.move_to_end(key)
+            return found
+    found = complexity.cognitive(lang, node, name)
+    with _lock:
+        _COGNITIVE[key] = found
+        if len(_COGNITIVE) > _MAX_METRICS:
+            _COGNITIVE.popitem(last=False)
+    return found
+
+
 def clear_metrics() -> None:
     with _lock:
         _METRICS.clear()
+        _COGNITIVE.clear()
 
 
 def functions(src: Source) -> list[LangFunction]:
@@ -278,7 +297,7 @@ def file_complexity(src: Source) -> tuple[int, int]:
             continue
         name = _declared_name(lang, node) if node.type in lang.functions else _assigned_name(lang, node)
         cyc += 1 + _count(decisions, node.start_byte, node.end_byte)
-        cog += complexity.cognitive(lang, node, src.node_text(name) if name is not None else "")
+        cog += _cognitive(lang, src, node, src.node_text(name) if name is not None else "")
     src.__dict__["_file_complexity"] = (cyc, cog)
     return cyc, cog
 

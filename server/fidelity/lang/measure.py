@@ -90,7 +90,8 @@ def _function_changes(a: LangAnalysis, b: LangAnalysis) -> list[FunctionChange]:
 
 
 def measure_lang(original: str, edited: str, lang: Lang, *, gold: str | None, target: range | None) -> FidelityReport:
-    a, b = analyze_lang(original, lang), analyze_lang(edited, lang)
+    a = analyze_lang(original, lang)
+    b = analyze_lang(edited, lang, previous=a)  # incremental: an edit reuses the original's tree
     dist = _dists(a, b)
     gold_dist = excess = None
     if gold is not None:
