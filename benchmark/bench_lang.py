@@ -16,18 +16,19 @@ inside a class where the language has classes. Figures per language, median of t
 The tokens/s column is tokens / lex time. The header gives the load average: on a shared machine
 the figures grow with it (`--min` is steadier).
 
-Measured on the development machine (2 cores shared with other agents, load average 4.3, median of 11):
-  language    lines  tokens   parse     lex    cold    edit  distance
-  javascript   2000   12750    5.21   10.60   37.18    5.59     0.140
-  typescript   2000   15500    6.18   13.13   46.22    6.50     0.169
-  tsx          1998   28971    9.96   28.01   89.82   13.45     0.352
-  java         2000   14879    5.49   13.84   46.04    7.01     0.158
-  c            1999   17540    6.40   14.71   50.44    6.56     0.188
-  cpp          2002   15105    6.11   13.50   48.07    6.65     0.162
-  go           1992    7672    2.71    7.36   23.83    3.47     0.085
-  rust         2001   14660    6.05   12.57   46.82    8.53     0.159
+Measured on the development machine (2 cores shared with other agents, load average 1.8, median of 7):
+  language    lines  tokens   parse     lex    cold    edit  distance  report   tokens/s
+  javascript   2000   12750    5.31   10.94   38.40    6.12     0.141   19.41  1,165,210
+  typescript   2000   15500    6.21   13.61   51.52    7.22     0.173   22.14  1,139,117
+  tsx          1998   28971   10.30   26.29   94.65   15.23     0.358   47.44  1,102,070
+  java         2000   14879    5.92   14.14   49.67    7.91     0.156   24.22  1,052,605
+  c            1999   17540    6.51   15.59   54.11    6.86     0.196   23.43  1,125,141
+  cpp          2002   15105    6.35   14.06   48.67    7.11     0.160   21.57  1,074,273
+  go           1992    7672    2.71    8.23   25.14    3.68     0.085   12.42    931,749
+  rust         2001   14660    6.09   13.54   47.59    8.04     0.160   22.62  1,082,580
 A first sight of a 2,000-line file costs parse + lex (~15-20 ms; TSX's dense markup ~40 ms); an edit
-costs a few ms, most of it rebuilding the token lists (the touched unit is the only one walked).
+costs a few ms, most of it rebuilding the token lists (the touched unit is the only one walked); the
+full report of that edit ~20-25 ms (TSX ~47).
 When other runs hold the CPUs the same command has shown 2-3x these figures.
 """
 
