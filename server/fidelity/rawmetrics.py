@@ -26,6 +26,10 @@ class RawMetrics(NamedTuple):
 
 
 def _logical(code: list[str]) -> int:
+    if ";" not in code:  # one statement: the rule below with a single part
+        if ":" not in code:
+            return 1 if any(code) else 0
+        return 1 if code[-1] == ":" else 2
     total = 0
     subs: list[list[str]] = [[]]
     for token in code:
@@ -65,11 +69,16 @@ def raw_metrics(text: str, lexed: Lexed) -> RawMetrics | None:
         code = strings[start:index]
         first, last = rows[start] if code else rows[index], end_rows[index]
         start = index + 1
-        line_comments = sum(comment_rows.get(r, 0) for r in range(first, last + 1))
+        if first == last:  # most logical lines are one line
+            line_comments = comment_rows.get(first, 0) if comment_rows else 0
+            covered[first] = True
+            nonempty = 1 if first <= len(lines) and not empty[first - 1] else 0
+        else:
+            line_comments = sum(comment_rows.get(r, 0) for r in range(first, last + 1))
+            for r in range(first, last + 1):
+                covered[r] = True
+            nonempty = sum(1 for r in range(first, last + 1) if r <= len(lines) and not empty[r - 1])
         comments += line_comments
-        for r in range(first, last + 1):
-            covered[r] = True
-        nonempty = sum(1 for r in range(first, last + 1) if r <= len(lines) and not empty[r - 1])
         if len(code) == 1 and not line_comments and _STRING_TOKEN.match(code[0]):
             if first != last:
                 multi += nonempty
