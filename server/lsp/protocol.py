@@ -29,7 +29,8 @@ class FidelityProtocol(LanguageServerProtocol):
             futures = self._request_futures
 
             def done(future, key=msg_id, inner=callback):
-                if futures.get(key) is future:
+                # A cancelled one stays: shutdown cancels while it iterates over the dict (synchronous callbacks)
+                if not future.cancelled() and futures.get(key) is future:
                     del futures[key]
                 inner(future)
 
