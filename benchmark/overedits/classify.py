@@ -1,12 +1,16 @@
 """How well the core's change units separate a fix from what nobody asked for, on a labelled corpus.
 
-    python -m benchmark.overedits.classify CORPUS.jsonl [--by-family]
+    python -m benchmark.overedits.classify CORPUS.jsonl [--misses N] [--judge core|aware]
 
 For each candidate: `measure(original, candidate, target=...)`; a unit is labelled by the recorded
 changes it overlaps (in the candidate's characters). Per kind: precision (units given the kind that
 overlap a change of that kind) and recall (changes of that kind overlapped by a unit given it).
 "fix kept": no flagged unit (`unrequested`, no instruction) overlaps the gold fix. "revert = gold":
 applying only the units not flagged gives the gold fix's tokens exactly.
+`--judge aware` also judges every unit against the candidate's instruction (`server.fidelity.flags`, the
+judge the server and the suites use): a unit the judge finds requested loses its unrequested kinds, and
+the two tables are printed side by side (every change in the corpus is unrequested, so a change the
+judge lets through is a miss of its kind).
 """
 
 from __future__ import annotations
@@ -21,6 +25,22 @@ import msgspec
 
 from benchmark.overedits.make import Candidate, new_spans
 from server.fidelity import apply_text_edits, measure, paper_tokens
+from server.fidelity.flags import judge_units
+from server.fidelity.report import UNREQUESTED_KINDS, FidelityReport
+
+JUDGES = ("core", "aware")
+
+
+def _views(c: Candidate, report: FidelityReport, judge: str) -> list[tuple[list[str], bool]]:
+    """Per unit: the kinds it is given and whether it is flagged, by the core alone or by the
+    instruction-aware judge. A unit the judge lets through (requested) loses its unrequested kinds; a
+    flagged one keeps the core's kinds (the judge's message names only the kinds it cites, but the whole
+    unit is still flagged, which is what the question "did real over-edits stop being flagged" asks)."""
+    if judge == "core":
+        return [(list(h.kinds), h.unrequested) for h in report.hunks]
+    verdicts = judge_units(report, c.instruction, original=c.original, edited=c.candidate)
+    return [(list(h.kinds) if v.flagged else [k for k in h.kinds if k not in UNREQUESTED_KINDS], v.flagged)
+            for h, v in zip(report.hunks, verdicts, strict=True)]
 
 
 def _widen(text: str, spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
@@ -63,7 +83,7 @@ def _function_span(text: str, name: str) -> tuple[int, int]:
     return 0, len(text)
 
 
-def evaluate(cands: list[Candidate]) -> dict:
+def evaluate(cands: list[Candidate], judge: str = "core") -> dict:
     tp: Counter[str] = Counter()
     fp: Counter[str] = Counter()
     found: Counter[str] = Counter()
@@ -72,6 +92,7 @@ def evaluate(cands: list[Candidate]) -> dict:
     misses: list[str] = []
     for c in cands:
         report = measure(c.original, c.candidate, target=range(*c.target))
+        views = _views(c, report, judge)
         unit_spans = [_widen(c.candidate, new_spans(c.original, report.edits, h.edits)) for h in report.hunks]
         whole = c.target[0] <= 1 and c.target[1] >= c.original.count("\n") + 2
         lo, hi = (0, len(c.candidate)) if whole else _function_span(c.candidate, c.entry)
@@ -80,28 +101,28 @@ def evaluate(cands: list[Candidate]) -> dict:
                   e <= lo or s >= hi for s, e in ch.spans) else ()), _widen(c.candidate, ch.spans)) for ch in c.changes]
         fix = list(c.fix_spans)
         truth.append((("logic",), _widen(c.candidate, fix)))
-        for h, spans in zip(report.hunks, unit_spans):
+        for h, (hkinds, _), spans in zip(report.hunks, views, unit_spans):
             true_kinds = {k for kinds, tsp in truth if any(_overlaps(u, t) for u in spans for t in tsp) for k in kinds}
-            for k in h.kinds:
+            for k in hkinds:
                 if k in true_kinds:
                     tp[k] += 1
                 else:
                     fp[k] += 1
-                    misses.append(f"{c.id}: unit {h.kinds} ({h.message}) where the truth is {sorted(true_kinds)}")
+                    misses.append(f"{c.id}: unit {hkinds} ({h.message}) where the truth is {sorted(true_kinds)}")
         for kinds, tsp in truth:
             for k in kinds:
                 total[k] += 1
-                if any(k in h.kinds and any(_overlaps(u, t) for u in spans for t in tsp)
-                       for h, spans in zip(report.hunks, unit_spans)):
+                if any(k in hkinds and any(_overlaps(u, t) for u in spans for t in tsp)
+                       for (hkinds, _), spans in zip(views, unit_spans)):
                     found[k] += 1
                 else:
                     misses.append(f"{c.id}: change {kinds} not found")
-        flagged = [spans for h, spans in zip(report.hunks, unit_spans) if h.unrequested]
+        flagged = [spans for (_, f), spans in zip(views, unit_spans) if f]
         if not any(_holds(u, t) for spans in flagged for u in spans for t in fix):
             fix_kept += 1
         else:
             misses.append(f"{c.id}: a flagged unit holds part of the fix")
-        reverted = apply_text_edits(c.original, [e for h in report.hunks if not h.unrequested for e in h.edits])
+        reverted = apply_text_edits(c.original, [e for h, (_, f) in zip(report.hunks, views) if not f for e in h.edits])
         if paper_tokens(reverted) == paper_tokens(c.gold):
             revert_gold += 1
         else:
@@ -115,27 +136,45 @@ def evaluate(cands: list[Candidate]) -> dict:
             "revert_gold": revert_gold / n if n else None, "misses": misses}
 
 
+def _cell(x: float | None) -> str:
+    return "-" if x is None else f"{x:.3f}"
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmark.overedits.classify", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("corpus", type=Path)
     parser.add_argument("--misses", type=int, default=0, help="print the first N misclassified units/changes")
+    parser.add_argument("--judge", choices=JUDGES, default="core",
+                        help="aware: also judge units against each candidate's instruction, tables side by side")
     args = parser.parse_args(argv)
     try:
         cands = [msgspec.json.decode(line, type=Candidate) for line in args.corpus.read_bytes().splitlines() if line.strip()]
     except (OSError, msgspec.DecodeError, msgspec.ValidationError) as exc:
         print(f"error: {args.corpus}: not a corpus written by `python -m benchmark.overedits make`: {exc}", file=sys.stderr)
         return 2
-    result = evaluate(cands)
-    print(f"{result['candidates']} candidates")
-    print(f"{'kind':<18} {'precision':>9} {'recall':>7} {'changes':>8} {'units':>6}")
-    for k, row in result["kinds"].items():
-        p = "-" if row["precision"] is None else f"{row['precision']:.3f}"
-        r = "-" if row["recall"] is None else f"{row['recall']:.3f}"
-        print(f"{k:<18} {p:>9} {r:>7} {row['changes']:>8} {row['units']:>6}")
-    print(f"fix kept: {result['fix_kept']:.3f}   revert unrequested = gold: {result['revert_gold']:.3f}")
-    for line in result["misses"][: args.misses]:
-        print("  " + line)
+    if args.judge == "aware" and (missing := next((c.id for c in cands if c.instruction is None), None)):
+        print(f"error: {args.corpus}: candidate {missing} has no instruction (an older corpus); "
+              "regenerate it with `python -m benchmark.overedits make`", file=sys.stderr)
+        return 2
+    judges = ("core",) if args.judge == "core" else ("core", "aware")
+    results = {j: evaluate(cands, j) for j in judges}
+    print(f"{len(cands)} candidates")
+    head = "".join(f" {j + ' P':>9} {j + ' R':>8}" if len(judges) > 1 else f" {'precision':>9} {'recall':>7}" for j in judges)
+    print(f"{'kind':<18}{head} {'changes':>8} {'units':>6}")
+    kinds = sorted({k for r in results.values() for k in r["kinds"]})
+    for k in kinds:
+        rows = [r["kinds"].get(k, {"precision": None, "recall": None}) for r in results.values()]
+        width = 8 if len(judges) > 1 else 7
+        cells = "".join(f" {_cell(row['precision']):>9} {_cell(row['recall']):>{width}}" for row in rows)
+        core = results["core"]["kinds"].get(k, {"changes": 0, "units": 0})
+        print(f"{k:<18}{cells} {core['changes']:>8} {core['units']:>6}")
+    for j, r in results.items():
+        print(f"{j + ': ' if len(judges) > 1 else ''}fix kept: {_cell(r['fix_kept'])}   "
+              f"revert unrequested = gold: {_cell(r['revert_gold'])}")
+    for j, r in results.items():
+        for line in r["misses"][: args.misses]:
+            print(f"  {j + ': ' if len(judges) > 1 else ''}{line}")
     return 0
 
 

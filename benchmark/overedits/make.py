@@ -39,6 +39,7 @@ class Candidate(msgspec.Struct, frozen=True, kw_only=True):
     fix_spans: list[tuple[int, int]]  # the gold fix's token changes: intervals in the candidate
     changes: list[Change]
     tests_passed: bool | None = None  # None: not run
+    instruction: str | None = None  # what the task asked for (the judge's scope); None in older corpora
 
 
 class Pair(msgspec.Struct, frozen=True):
@@ -48,20 +49,22 @@ class Pair(msgspec.Struct, frozen=True):
     tests: str
     test_kind: str
     env: str | None
+    instruction: str | None = None
 
 
 def load_pairs(spec: str, data: str | None, limit: int | None) -> list[Pair]:
     if spec == "canitedit":
         from benchmark import canitedit
 
-        return [Pair(p.full_name, p.before, p.after, p.tests, "script", "canitedit") for p in canitedit.load(data, limit)]
+        return [Pair(p.full_name, p.before, p.after, p.tests, "script", "canitedit", p.instruction_descriptive)
+                for p in canitedit.load(data, limit)]
     from benchmark import overedit
 
     tasks, errors = overedit.load(spec if spec.endswith(".jsonl") else data, limit)
     if errors and not tasks:
         raise SystemExit(f"error: {errors[0]}")
-    return [Pair(t.task_id, t.corrupted_solution, t.canonical_solution, t.test_code, t.kind, t.env or overedit.ENV)
-            for t in tasks]
+    return [Pair(t.task_id, t.corrupted_solution, t.canonical_solution, t.test_code, t.kind, t.env or overedit.ENV,
+                 t.instruction("generic")) for t in tasks]
 
 
 def _entry(tree: ast.Module, original: str, gold: str) -> tuple[str | None, tuple[int, int]]:
@@ -173,7 +176,7 @@ def candidates_for(pair: Pair, source: str, seed: int, per_task: int) -> list[Ca
         out.append(Candidate(
             id=f"{pair.task_id}#{n}", task_id=pair.task_id, source=source, original=pair.original, gold=gold,
             candidate=text, tests=pair.tests, test_kind=pair.test_kind, env=pair.env, target=target, entry=entry,
-            fix_spans=list(spans[0]),
+            fix_spans=list(spans[0]), instruction=pair.instruction,
             changes=[Change(f, list(KINDS[f]), list(s)) for f, s in changes]))
     return out
 

@@ -105,3 +105,31 @@ def test_necessity_over_units_finds_the_fix_alone():
     assert len(pairs) == len(cands)
     # ddmin over units keeps only the fix: the reference-free excess is the gold-based one
     assert all(abs(ref - gold) < 1e-9 for ref, gold in pairs), pairs
+
+
+def test_instruction_aware_judge_keeps_unasked_over_edits_flagged():
+    generic = candidates_for(msgspec.structs.replace(PAIR, instruction="What is wrong? Fix and complete my function."),
+                             "made", 5, 30)
+    assert all(c.instruction for c in generic)
+    core, aware = evaluate(generic), evaluate(generic, "aware")
+    # nothing in a generic fix request asks for a rename, a guard or a reformat: the same units stay flagged
+    for kind, row in core["kinds"].items():
+        assert aware["kinds"][kind]["recall"] == row["recall"], (kind, aware["misses"][:8])
+    assert aware["fix_kept"] == 1.0
+    # an instruction that asks for validation lets the added guards through: the aware judge is really on
+    asks = [msgspec.structs.replace(c, instruction="Fix the mean and raise a ValueError on invalid input.")
+            for c in generic]
+    told = evaluate(asks, "aware")
+    assert told["kinds"]["defensive"]["recall"] < core["kinds"]["defensive"]["recall"]
+    assert told["kinds"]["rename"]["recall"] == core["kinds"]["rename"]["recall"]
+
+
+def test_aware_judge_needs_instructions(tmp_path: Path):
+    old = tmp_path / "old.jsonl"
+    old.write_bytes(msgspec.json.encode(corpus(per_task=1)[0]) + b"\n")  # made without an instruction
+    run = subprocess.run([sys.executable, "-m", "benchmark.overedits.classify", str(old), "--judge", "aware"],
+                         capture_output=True, text=True, check=False)
+    assert run.returncode == 2 and run.stderr.count("\n") == 1 and "no instruction" in run.stderr
+    run = subprocess.run([sys.executable, "-m", "benchmark.overedits.classify", str(old)],
+                         capture_output=True, text=True, check=False)
+    assert run.returncode == 0 and "fix kept" in run.stdout
