@@ -43,14 +43,22 @@ def _views(c: Candidate, report: FidelityReport, judge: str) -> list[tuple[list[
             for h, v in zip(report.hunks, verdicts, strict=True)]
 
 
-def _widen(text: str, spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
-    """A deletion has no extent: place it anywhere in the whitespace around it."""
+def _widen(text: str, spans: list[tuple[int, int]], slide: bool = False) -> list[tuple[int, int]]:
+    """A deletion has no extent: place it anywhere in the whitespace around it. With `slide` (a recorded
+    change, matched to units by kind), an insertion next to a copy of itself (`(` before `(`) is equally
+    any of the copies: a diff may align it with either."""
     out = []
     for s, e in spans:
         if s == e:
             while s > 0 and text[s - 1] in " \t\n\r":
                 s -= 1
             while e < len(text) and text[e] in " \t\n\r":
+                e += 1
+        elif slide:  # the union of the windows the span slides to while the text repeats
+            s0, e0 = s, e
+            while s > 0 and text[s - 1] == text[e0 - 1 - (s0 - s)]:
+                s -= 1
+            while e < len(text) and text[e] == text[s0 + (e - e0)]:
                 e += 1
         out.append((s, e))
     return out
@@ -98,7 +106,7 @@ def evaluate(cands: list[Candidate], judge: str = "core") -> dict:
         lo, hi = (0, len(c.candidate)) if whole else _function_span(c.candidate, c.entry)
         # a change that reaches outside the target function is outside the target
         truth = [(tuple(ch.kinds) + (("outside_target",) if "outside_target" not in ch.kinds and ch.spans and any(
-                  e <= lo or s >= hi for s, e in ch.spans) else ()), _widen(c.candidate, ch.spans)) for ch in c.changes]
+                  e <= lo or s >= hi for s, e in ch.spans) else ()), _widen(c.candidate, ch.spans, slide=True)) for ch in c.changes]
         fix = list(c.fix_spans)
         truth.append((("logic",), _widen(c.candidate, fix)))
         for h, (hkinds, _), spans in zip(report.hunks, views, unit_spans):

@@ -75,7 +75,10 @@ def _entry(tree: ast.Module, original: str, gold: str) -> tuple[str | None, tupl
     for f in funcs:
         start = min([f.lineno, *(d.lineno for d in f.decorator_list)])
         if lines and all(start <= ln <= (f.end_lineno or f.lineno) for ln in lines):
-            return f.name, (start, (f.end_lineno or f.lineno) + 1)
+            # a fix that inserts lines above the function (a new helper) reaches the line above it
+            above = start > 1 and any(e.range.start == e.range.end and (e.range.start.line, e.range.start.character)
+                                      == (start - 1, 0) and e.new_text.endswith("\n") for e in report.edits)
+            return f.name, (start - above, (f.end_lineno or f.lineno) + 1)
     touched = [f for f in funcs if any(min([f.lineno, *(d.lineno for d in f.decorator_list)]) <= ln <= (f.end_lineno or f.lineno)
                                        for ln in lines)]
     if touched or funcs:  # the fix spans several statements: the whole file is the target

@@ -267,8 +267,12 @@ class UnitBuilder:
             return
         lines = [self.old.line_of(a.a0) for a in unit.atoms] + [self.old.line_of(max(a.a1 - 1, a.a0)) for a in unit.atoms]
         t = self.target
+        whole = t.start <= 1 and t.stop >= self.old.text.count("\n") + 2  # every line: nothing precedes it
 
         def inside(ln: int, a: Atom) -> bool:
+            if ln == t.start and not whole and a.a0 == a.a1 and (a.a0 == 0 or self.old.text[a.a0 - 1] == "\n") \
+                    and self.new.text[a.b0:a.b1].endswith("\n"):
+                return False  # whole lines inserted above the target's first line precede it
             if t.start <= ln < t.stop:
                 return True
             # an insertion just after the target continues it when indented (not a new top-level statement)

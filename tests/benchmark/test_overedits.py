@@ -133,3 +133,25 @@ def test_aware_judge_needs_instructions(tmp_path: Path):
     run = subprocess.run([sys.executable, "-m", "benchmark.overedits.classify", str(old)],
                          capture_output=True, text=True, check=False)
     assert run.returncode == 0 and "fix kept" in run.stdout
+
+
+def test_lines_inserted_above_the_target_are_outside_it():
+    from server.fidelity import measure
+
+    original = "def gcd(a, b):\n    return a if b == 0 else gcd(a % b, b)\n\ndef lcm(a, b):\n    return a * b\n"
+    edited = "import json\n" + original.replace("gcd(a % b, b)", "gcd(b, a % b)")
+    kinds = [h.kinds for h in measure(original, edited, target=range(1, 3)).hunks]
+    assert ["import_change", "outside_target"] in kinds and ["logic"] in kinds, kinds
+    # the same insertion is inside a target that is the whole file (nothing precedes line 1)
+    assert not any("outside_target" in h.kinds for h in measure(original, edited, target=range(1, 7)).hunks)
+    # lines inserted inside the target stay inside it
+    body = original.replace("    return a if", "    a = abs(a)\n    return a if")
+    assert not any("outside_target" in h.kinds for h in measure(original, body, target=range(1, 3)).hunks)
+
+
+def test_an_insertion_beside_a_copy_of_itself_matches_either_copy():
+    from benchmark.overedits.classify import _widen
+
+    text = "    return ((a * b) / gcd(a, b))"
+    assert _widen(text, [(11, 12)], slide=True) == [(11, 13)]  # the second `(` may be the inserted one
+    assert _widen(text, [(11, 12)]) == [(11, 12)]  # a unit's own span is where the core put it
