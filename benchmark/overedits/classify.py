@@ -21,9 +21,8 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-import msgspec
 
-from benchmark.overedits.make import Candidate, new_spans
+from benchmark.overedits.make import Candidate, load_corpus, new_spans
 from server.fidelity import apply_text_edits, measure, paper_tokens
 from server.fidelity.flags import judge_units
 from server.fidelity.report import UNREQUESTED_KINDS, FidelityReport
@@ -156,10 +155,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--judge", choices=JUDGES, default="core",
                         help="aware: also judge units against each candidate's instruction, tables side by side")
     args = parser.parse_args(argv)
-    try:
-        cands = [msgspec.json.decode(line, type=Candidate) for line in args.corpus.read_bytes().splitlines() if line.strip()]
-    except (OSError, msgspec.DecodeError, msgspec.ValidationError) as exc:
-        print(f"error: {args.corpus}: not a corpus written by `python -m benchmark.overedits make`: {exc}", file=sys.stderr)
+    if (cands := load_corpus(args.corpus)) is None:
         return 2
     if args.judge == "aware" and (missing := next((c.id for c in cands if c.instruction is None), None)):
         print(f"error: {args.corpus}: candidate {missing} has no instruction (an older corpus); "

@@ -42,6 +42,15 @@ class Candidate(msgspec.Struct, frozen=True, kw_only=True):
     instruction: str | None = None  # what the task asked for (the judge's scope); None in older corpora
 
 
+def load_corpus(path: Path) -> list[Candidate] | None:
+    """The candidates of a corpus file, or None after one line on stderr saying why it cannot be read."""
+    try:
+        return [msgspec.json.decode(line, type=Candidate) for line in path.read_bytes().splitlines() if line.strip()]
+    except (OSError, msgspec.DecodeError, msgspec.ValidationError) as exc:
+        print(f"error: {path}: not a corpus written by `python -m benchmark.overedits make`: {exc}", file=sys.stderr)
+        return None
+
+
 class Pair(msgspec.Struct, frozen=True):
     task_id: str
     original: str

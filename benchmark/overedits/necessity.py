@@ -14,10 +14,9 @@ import asyncio
 import sys
 from pathlib import Path
 
-import msgspec
 
 from benchmark.necessity_study import VARIANT, reference_free_metrics, spearman
-from benchmark.overedits.make import Candidate
+from benchmark.overedits.make import Candidate, load_corpus
 from server.fidelity import distances
 
 
@@ -56,10 +55,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--timeout", type=float, default=30.0)
     args = parser.parse_args(argv)
-    try:
-        cands = [msgspec.json.decode(line, type=Candidate) for line in args.corpus.read_bytes().splitlines() if line.strip()]
-    except (OSError, msgspec.DecodeError, msgspec.ValidationError) as exc:
-        print(f"error: {args.corpus}: not a corpus written by `python -m benchmark.overedits make`: {exc}", file=sys.stderr)
+    if (cands := load_corpus(args.corpus)) is None:
         return 2
     cands = cands[: args.limit] if args.limit else cands
     pairs = asyncio.run(study(cands, args.max_runs, args.workers, args.timeout))

@@ -64,6 +64,20 @@ def _concat(parts: list[tuple[int, Lexed]]) -> Lexed:
     return Lexed(strings, rows, end_rows, comments, all(lx.ok for _, lx in parts))
 
 
+def token_span(self, first: int, last: int) -> tuple[int, int]:
+    """Index range of the raw tokens that overlap lines first..last (1-based, inclusive); a method of
+    every analysis (Python's and the other languages') over its `token_rows`."""
+    if last < first:
+        return 0, 0
+    rows, end_rows = self.token_rows
+    return bisect_left(end_rows, first), bisect_right(rows, last)
+
+
+def tokens_in(self, first: int, last: int) -> list[str]:
+    lo, hi = self.token_span(first, last)
+    return self.lexed.strings[lo:hi] if hi > lo else []
+
+
 class Analysis:
     """The per-text facts. Cheap parts are computed eagerly, the rest on first use."""
 
@@ -186,16 +200,8 @@ class Analysis:
         m = self.line_map
         return [m[r] for r in lexed.rows], [m[r] for r in lexed.end_rows]
 
-    def token_span(self, first: int, last: int) -> tuple[int, int]:
-        """Index range of the raw tokens that overlap lines first..last (1-based, inclusive)."""
-        if last < first:
-            return 0, 0
-        rows, end_rows = self.token_rows
-        return bisect_left(end_rows, first), bisect_right(rows, last)
-
-    def tokens_in(self, first: int, last: int) -> list[str]:
-        lo, hi = self.token_span(first, last)
-        return self.lexed.strings[lo:hi] if hi > lo else []
+    token_span = token_span
+    tokens_in = tokens_in
 
     def comments_in(self, first: int, last: int) -> list[str]:
         m = self.line_map

@@ -14,10 +14,11 @@ from __future__ import annotations
 
 import re
 import threading
-from bisect import bisect_left, bisect_right
+from bisect import bisect_right
 from collections import Counter, OrderedDict
 from functools import cached_property
 
+from server.fidelity.analysis import token_span, tokens_in
 from server.fidelity.lang import distance, facts
 from server.fidelity.lang.functions import file_complexity, functions
 from server.fidelity.lang.lex import LangLexed, lex
@@ -96,16 +97,8 @@ class LangAnalysis:
         line = self._lsp_line
         return [line(s) for s in lexed.starts], [line(max(e - 1, s)) for s, e in zip(lexed.starts, lexed.ends)]
 
-    def token_span(self, first: int, last: int) -> tuple[int, int]:
-        """Index range of the tokens that overlap lines first..last (1-based, inclusive)."""
-        if last < first:
-            return 0, 0
-        rows, end_rows = self.token_rows
-        return bisect_left(end_rows, first), bisect_right(rows, last)
-
-    def tokens_in(self, first: int, last: int) -> list[str]:
-        lo, hi = self.token_span(first, last)
-        return self.lexed.strings[lo:hi] if hi > lo else []
+    token_span = token_span
+    tokens_in = tokens_in
 
     def comments_in(self, first: int, last: int) -> list[str]:
         if self.line_map is None:
