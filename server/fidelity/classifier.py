@@ -301,14 +301,7 @@ class UnitBuilder:
         before = self._dump(first, last)
         if before is None:
             return False
-        text = self.old.text
-        pieces, cursor = [], start
-        for a in sorted(atoms, key=lambda a: a.a0):
-            pieces.append(text[cursor:a.a0])
-            pieces.append(self.new.text[a.b0:a.b1])
-            cursor = a.a1
-        pieces.append(text[cursor:stop])
-        return _dump_text("".join(pieces)) == before
+        return _dump_text(self._spliced(atoms, start, stop)) == before
 
     def _same_statement_tree(self, atoms: list[Atom], lo: int, hi: int) -> bool | None:
         """The same check on the logical lines the atoms touch alone (parsed dedented); None when
@@ -328,15 +321,19 @@ class UnitBuilder:
         start, stop = old.line_start(first), old.line_start(last + 1)
         if lo < start or hi > stop:
             return None
-        text = old.text
+        before = _dump_statement(old.text[start:stop])
+        return None if before is None else _dump_statement(self._spliced(atoms, start, stop)) == before
+
+    def _spliced(self, atoms: list[Atom], start: int, stop: int) -> str:
+        """The original's characters start..stop with the atoms' edited text put in."""
+        text = self.old.text
         pieces, cursor = [], start
         for a in sorted(atoms, key=lambda a: a.a0):
             pieces.append(text[cursor:a.a0])
             pieces.append(self.new.text[a.b0:a.b1])
             cursor = a.a1
         pieces.append(text[cursor:stop])
-        before = _dump_statement(text[start:stop])
-        return None if before is None else _dump_statement("".join(pieces)) == before
+        return "".join(pieces)
 
     def _statement_span(self, first: int, last: int) -> tuple[int, int]:
         """The top-level statements around lines first..last (whole functions and classes)."""
