@@ -1,0 +1,2 @@
+#include <bits/stdc++.h>
+using namespace std;

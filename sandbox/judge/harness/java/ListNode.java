@@ -1,0 +1,6 @@
+class ListNode {
+    int val; ListNode next;
+    ListNode() {}
+    ListNode(int val) { this.val = val; }
+    ListNode(int val, ListNode next) { this.val = val; this.next = next; }
+}

@@ -1,0 +1,6 @@
+class TreeNode {
+    int val; TreeNode left; TreeNode right;
+    TreeNode() {}
+    TreeNode(int val) { this.val = val; }
+    TreeNode(int val, TreeNode left, TreeNode right) { this.val = val; this.left = left; this.right = right; }
+}
