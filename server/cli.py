@@ -2,26 +2,31 @@
 
 Built-in subcommands live in `server`; `sandbox` and `benchmark` contribute theirs through the
 `edit_fidelity.commands` entry-point group (each entry is a `register(subparsers)` callable), so
-`server` never imports `benchmark`.
+`server` never imports `benchmark`. Only the named subcommand's module is imported: `serve` starts
+without loading `benchmark` or `sandbox.cli` (tests/test_architecture.py holds it to that); a missing
+or unknown command, or a bare `--help`, builds the whole parser to list them all.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib
 import os
 import sys
 from collections.abc import Callable, Sequence
 from importlib.metadata import entry_points
 from typing import NoReturn
 
-from server import check_cli, serve_cli
 from server.errors import UserError
 
 DEBUG_ENV = "EDIT_FIDELITY_DEBUG"
 
-BUILTIN: dict[str, Callable[[argparse._SubParsersAction], None]] = {
-    "check": check_cli.register,
-    "serve": serve_cli.register,
+Register = Callable[[argparse._SubParsersAction], None]
+
+# name -> module with a `register(subparsers)`; imported only when that command is asked for
+BUILTIN: dict[str, str] = {
+    "check": "server.check_cli",
+    "serve": "server.serve_cli",
 }
 
 
@@ -32,22 +37,36 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message} (see --help)\n")
 
 
-def build_parser() -> argparse.ArgumentParser:
+def _registrars(command: str | None) -> list[Register]:
+    """The `register` of `command` alone when it is a known name, else of every command (in order)."""
+    if command in BUILTIN:
+        return [importlib.import_module(BUILTIN[command]).register]
+    contributed = sorted((ep for ep in entry_points(group="edit_fidelity.commands") if ep.name not in BUILTIN),
+                         key=lambda e: e.name)
+    chosen = [ep for ep in contributed if ep.name == command]
+    if chosen:
+        return [chosen[0].load()]
+    return [*(importlib.import_module(module).register for module in BUILTIN.values()),
+            *(ep.load() for ep in contributed)]
+
+
+def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
+    """The parser for `argv` (only its subcommand registered), or for every subcommand when None."""
     parser = _Parser(
         prog="edit-fidelity",
         description="Measure how faithfully a model edited code; serve that to editors; replay benchmarks.",
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    for register in BUILTIN.values():
+    # the top-level parser has no options but --help, so a command is the first word when there is one
+    command = argv[0] if argv and not argv[0].startswith("-") else None
+    for register in _registrars(command):
         register(sub)
-    for ep in sorted(entry_points(group="edit_fidelity.commands"), key=lambda e: e.name):
-        if ep.name not in BUILTIN:
-            ep.load()(sub)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser(argv)
     args = parser.parse_args(argv)
     try:
         return int(args.handler(args) or 0)
