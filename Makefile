@@ -30,6 +30,6 @@ test: setup
 	@if [ -x scripts/test-vscode ]; then scripts/test-vscode; fi
 
 bench: setup
-	$(BIN)/python -m benchmark.bench_fidelity
-	$(BIN)/python -m server.bench_lsp
-	$(BIN)/python -m benchmark.bench_sandbox
+	$(BIN)/python -m tools.bench.bench_fidelity
+	$(BIN)/python -m tools.bench.bench_lsp
+	$(BIN)/python -m tools.bench.bench_sandbox

@@ -16,7 +16,7 @@ from benchmark.bics.suite import Bics, published_report
 from benchmark.records import RunConfig, SampleRecord
 from benchmark.store import RESULTS, read_records
 from benchmark.suite import Verdict
-from server.backends.scripted import ScriptedServer, Step
+from tools.doubles.scripted import ScriptedServer, Step
 
 DATA = Path(os.environ.get("EDIT_FIDELITY_DATA") or Path(__file__).resolve().parents[3] / "shared" / "data")
 pytestmark = pytest.mark.skipif(not (DATA / "bics" / snippets.CSV_NAME).exists(), reason=f"no BICS data at {DATA}")

@@ -17,7 +17,7 @@ from benchmark.records import RunConfig, SampleRecord
 from benchmark.report import render_compare, summarise
 from benchmark.store import RESULTS, read_records
 from sandbox import envs
-from server.backends.scripted import ScriptedServer, Step, fenced, user_code
+from tools.doubles.scripted import ScriptedServer, Step, fenced, user_code
 from server.fidelity import measure
 from server.fidelity.flags import count_unit_flags
 

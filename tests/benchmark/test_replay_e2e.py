@@ -11,7 +11,7 @@ import pytest
 from benchmark import cli
 from benchmark.store import RESULTS, read_records
 from sandbox import envs
-from server.backends.scripted import ScriptedServer, Step, fenced, user_code
+from tools.doubles.scripted import ScriptedServer, Step, fenced, user_code
 
 DATA = Path(os.environ.get("EDIT_FIDELITY_DATA") or Path(__file__).resolve().parents[3] / "shared" / "data")
 RUNS = sorted((DATA / "canitedit_runs").glob("codellama*.tar.gz"))
@@ -128,7 +128,7 @@ def test_register_adds_the_bench_command():
 
 def test_local_backend_replays_through_the_embedded_model(tmp_path):
     pytest.importorskip("transformers")
-    from server.backends.local_tiny import build_tiny_model
+    from tools.doubles.local_tiny import build_tiny_model
 
     model = build_tiny_model(tmp_path / "tiny")
     s = run(tmp_path / "local", f"local:{model}", "--limit", "1", "--samples", "1", "--conditions", "lazy",

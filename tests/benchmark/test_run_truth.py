@@ -19,7 +19,7 @@ import pytest
 from benchmark.records import RunConfig, SampleRecord
 from benchmark.store import CONFIG, RESULTS, read_records
 from sandbox import envs
-from server.backends.scripted import ScriptedServer, Step, fenced, user_code
+from tools.doubles.scripted import ScriptedServer, Step, fenced, user_code
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA = Path(os.environ.get("EDIT_FIDELITY_DATA") or ROOT.parent / "shared" / "data")

@@ -7,7 +7,7 @@ import re
 import pytest
 from data_paths import data_dir
 
-from benchmark import bench_gold_flags
+from tools.bench import bench_gold_flags
 
 
 def _row(out: str, label: str) -> tuple[int, int]:

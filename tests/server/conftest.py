@@ -10,7 +10,7 @@ import pytest_lsp
 from lsp_helpers import SCRIPTS, SERVER_CMD, SERVER_ENV
 from pytest_lsp import ClientServerConfig, LanguageClient
 
-from server.backends.scripted import ScriptedServer
+from tools.doubles.scripted import ScriptedServer
 
 
 @pytest.fixture(scope="session")

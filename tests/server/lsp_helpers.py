@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from lsprotocol import types
 from pytest_lsp import LanguageClient, client_capabilities
 
-from server.backends.scripted import ScriptedServer, Step, fenced, user_code
+from tools.doubles.scripted import ScriptedServer, Step, fenced, user_code
 
 API_ENV = "EDIT_FIDELITY_TEST_KEY"
 API_KEY = "sk-test-4f9a1c0ffee7d00d"

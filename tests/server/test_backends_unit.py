@@ -17,7 +17,7 @@ from server.backends import (
     parse_backend,
     parse_retry_after,
 )
-from server.backends.scripted import ScriptedServer, Step, fenced
+from tools.doubles.scripted import ScriptedServer, Step, fenced
 from server.lsp.judge import allowed_kinds, assemble_selection, whole_lines
 from server.lsp.unit_edits import UnitGeometry
 from server.lsp.observe import changed_lines

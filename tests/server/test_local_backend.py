@@ -21,7 +21,7 @@ from server.backends.local_backend import (
     LocalProgress,
     local_backend_config,
 )
-from server.backends.local_tiny import build_tiny_model
+from tools.doubles.local_tiny import build_tiny_model
 from server.backends.prompts import build_messages
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")

@@ -11,7 +11,7 @@ import uuid
 from lsp_helpers import FIXED, SAMPLE, _fix, backend_entry, code_actions, execute, start_session, wait_for
 from lsprotocol import types
 
-from server.backends.scripted import Step
+from tools.doubles.scripted import Step
 
 OTHER = SAMPLE.replace("def unrelated(x):\n    return x * 2\n", "def unrelated(x):\n    return x * 3  # other text\n")
 

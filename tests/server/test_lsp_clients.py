@@ -23,7 +23,7 @@ from lsp_helpers import (
 from lsprotocol import types
 from pytest_lsp import client_capabilities
 
-from server.backends.scripted import Step, fenced, user_code
+from tools.doubles.scripted import Step, fenced, user_code
 
 URI = "file:///tmp/clients.py"
 CONTRACT = {"editFidelity.requestEdit", "editFidelity.applyProposal", "editFidelity.compareBackends",

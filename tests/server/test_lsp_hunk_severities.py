@@ -7,7 +7,7 @@ from __future__ import annotations
 from lsp_helpers import execute, settings_for, start_session, wait_for
 from lsprotocol import types
 
-from server.backends.scripted import Step, fenced
+from tools.doubles.scripted import Step, fenced
 
 URI = "file:///tmp/severities.py"
 

@@ -11,7 +11,7 @@ import pytest
 from lsp_helpers import execute, settings_for, start_session, wait_for
 from lsprotocol import types
 
-from server.backends.scripted import Step, fenced
+from tools.doubles.scripted import Step, fenced
 
 URI = "file:///tmp/scope.py"
 

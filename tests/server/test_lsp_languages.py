@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from lsp_helpers import backend_entry, execute, start_session, te, wait_for
 
-from server.backends.scripted import ScriptedServer, Step
+from tools.doubles.scripted import ScriptedServer, Step
 
 JS_URI = "file:///tmp/lang/cart.js"
 JS = """// Cart totals.

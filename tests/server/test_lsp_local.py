@@ -23,7 +23,7 @@ from lsp_helpers import SAMPLE, SERVER_CMD, SERVER_ENV, execute, start_session, 
 from lsprotocol import types
 from pytest_lsp import ClientServerConfig, LanguageClient
 
-from server.backends.local_tiny import build_tiny_model
+from tools.doubles.local_tiny import build_tiny_model
 
 URI = "file:///tmp/local_sample.py"
 HF_HOME = tempfile.mkdtemp(prefix="edit-fidelity-test-hf-")

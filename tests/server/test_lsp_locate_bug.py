@@ -12,7 +12,7 @@ import pytest
 from lsp_helpers import backend_entry, execute, start_session, wait_for
 from lsprotocol import types
 
-from server.backends.scripted import ScriptedServer, Step
+from tools.doubles.scripted import ScriptedServer, Step
 
 URI = "file:///tmp/haystack.py"
 # 12 lines: the bug (a missing colon) on line 10, so numbers are two digits wide

@@ -13,7 +13,7 @@ from lsp_helpers import attach_editor, backend_entry, code_actions, execute, wai
 from lsprotocol import types
 from pytest_lsp import LanguageClient, client_capabilities
 
-from server.backends.scripted import Step, fenced
+from tools.doubles.scripted import Step, fenced
 from server.fidelity import apply_text_edits, measure
 from server.lsp.necessity_env import PYTEST
 

@@ -228,7 +228,7 @@ async def test_timeout_and_missing_key(lsp, backend):
 
 
 async def test_hostile_backend_cannot_leak_the_key(lsp, backend):
-    from server.backends.scripted import Step
+    from tools.doubles.scripted import Step
 
     backend.scripts["leaky"] = [Step(status=400, body=(
         '{"error": {"message": "invalid key ' + API_KEY + '"}}').encode())]

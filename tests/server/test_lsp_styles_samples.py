@@ -11,7 +11,7 @@ from lsp_helpers import SAMPLE, backend_entry, execute, start_session
 
 from server.backends.extract import extract_for
 from server.backends.prompts import CANITEDIT_STOP, build_prompt
-from server.backends.scripted import ScriptedServer, Step, fenced, user_code
+from tools.doubles.scripted import ScriptedServer, Step, fenced, user_code
 from server.fidelity import TextEdit, apply_text_edits
 
 URI = "file:///tmp/sample.py"

@@ -7,7 +7,7 @@ import pytest
 from lsp_helpers import backend_entry, code_actions, execute, start_session, wait_for
 from lsprotocol import types
 
-from server.backends.scripted import ScriptedServer, Step, fenced
+from tools.doubles.scripted import ScriptedServer, Step, fenced
 
 URI = "file:///tmp/units.py"
 

@@ -1,8 +1,8 @@
 """Speed of the embedded `local` backend: model load, time to first token, decode tokens per second.
 
-    .venv/bin/python -m benchmark.bench_local                       # the tiny random model (built here)
-    .venv/bin/python -m benchmark.bench_local --model local         # the default model (downloads ~1 GB once)
-    .venv/bin/python -m benchmark.bench_local --model local:/path/to/model --threads 1,2,4
+    .venv/bin/python -m tools.bench.bench_local                       # the tiny random model (built here)
+    .venv/bin/python -m tools.bench.bench_local --model local         # the default model (downloads ~1 GB once)
+    .venv/bin/python -m tools.bench.bench_local --model local:/path/to/model --threads 1,2,4
 
 Each request goes through LocalBackend exactly as the server sends it (worker process, pipe protocol),
 with a realistic edit prompt (build_messages on a ~40-line function, style `minimal`), greedy decoding
@@ -130,13 +130,13 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="tiny-model-") as tmp:
         model = args.model
         if model is None and args.default_shape:
-            from server.backends.local_tiny import DEFAULT_MODEL_SHAPE, build_tiny_model
+            from tools.doubles.local_tiny import DEFAULT_MODEL_SHAPE, build_tiny_model
 
             t = time.perf_counter()
             model = f"local:{build_tiny_model(tmp, **DEFAULT_MODEL_SHAPE)}"  # type: ignore[arg-type]
             print(f"model: random weights in Qwen2.5-Coder-0.5B's shape, built in {time.perf_counter() - t:.0f} s")
         elif model is None:
-            from server.backends.local_tiny import build_tiny_model
+            from tools.doubles.local_tiny import build_tiny_model
 
             model = f"local:{build_tiny_model(tmp)}"
             print("model: tiny random Qwen2 (2 layers, hidden 32, vocab 600), built in", tmp)

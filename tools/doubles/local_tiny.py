@@ -25,7 +25,9 @@ CHAT_TEMPLATE = (
 
 
 def _corpus() -> str:
-    here = Path(__file__).resolve().parent
+    import server.backends
+
+    here = Path(server.backends.__file__).resolve().parent  # the backends' own sources: real Python text
     texts = [(here / name).read_text(encoding="utf-8") for name in ("prompts.py", "extract.py", "config.py")]
     return "\n".join(texts)[:24_000]
 

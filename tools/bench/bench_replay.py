@@ -1,6 +1,6 @@
 """Full replay of the recorded CanItEdit runs through the server and the sandbox (acceptance check).
 
-    EDIT_FIDELITY_DATA=../shared/data .venv/bin/python -m benchmark.bench_replay [--out DIR] [--limit N] [RUN.tar.gz ...]
+    EDIT_FIDELITY_DATA=../shared/data .venv/bin/python -m tools.bench.bench_replay [--out DIR] [--limit N] [RUN.tar.gz ...]
 
 For each recorded run (default: every archive in DATA/canitedit_runs) it runs
 `edit-fidelity bench run --suite canitedit --backend recorded:RUN` into a run directory (kept, so a

@@ -1,6 +1,6 @@
 """Speed of the fidelity core, against baselines measured in the same run.
 
-    python -m benchmark.bench_fidelity [--data DIR] [--repeat N]
+    python -m tools.bench.bench_fidelity [--data DIR] [--repeat N]
 
 Prints, for the 400 shared minimal-fix pairs (gold vs corrupted) and for generated 1,000- and
 10,000-line files with a one-token edit: median and p95 time of a full report; the `no_comments`

@@ -1,6 +1,6 @@
 """Benchmark of the language server through LSP, next to the in-process cost of the same work.
 
-    .venv/bin/python -m server.bench_lsp [--lines 2000] [--rounds 30] [--concurrent 50]
+    .venv/bin/python -m tools.bench.bench_lsp [--lines 2000] [--rounds 30] [--concurrent 50]
 
 1. `editFidelity.checkChange` round trip on a 2,000-line file (a small edit each round, against the
    snapshot); target: median <= 50 ms. In process: the same measurement called directly.
@@ -25,7 +25,7 @@ from lsprotocol import types
 from pygls.lsp.client import LanguageClient
 
 from server.backends import OpenAIBackend, build_messages, parse_backend
-from server.backends.scripted import ScriptedServer, Step, fenced, user_code
+from tools.doubles.scripted import ScriptedServer, Step, fenced, user_code
 from server.fidelity import measure
 from server.lsp.judge import measure_windowed
 from server.lsp.settings import Thresholds

@@ -20,7 +20,7 @@ view, every unrequested-looking kind counts) and on, in the same run:
 It calls the core (`measure`) and the judge (`flag_hunks`, `hunk_views`) directly, without the server:
 the same functions `requestEdit` uses, minus the transport.
 
-    python -m benchmark.bench_gold_flags [--data DIR] [--limit N] [--suite canitedit|overedit|injected|all]
+    python -m tools.bench.bench_gold_flags [--data DIR] [--limit N] [--suite canitedit|overedit|injected|all]
 """
 
 from __future__ import annotations
@@ -195,7 +195,7 @@ def injected_rows(data: str | None, limit: int | None) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m benchmark.bench_gold_flags", description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(prog="python -m tools.bench.bench_gold_flags", description=__doc__.split("\n\n")[0])
     ap.add_argument("--data", help="benchmark data directory (default: EDIT_FIDELITY_DATA)")
     ap.add_argument("--limit", type=int, help="first N problems / tasks of each suite")
     ap.add_argument("--suite", choices=("canitedit", "overedit", "injected", "all"), default="all")

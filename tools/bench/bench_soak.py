@@ -1,6 +1,6 @@
 """Memory soak of the language server: open / edit / requestEdit / close cycles through LSP.
 
-    .venv/bin/python -m server.bench_soak [--cycles 2000] [--lines 40] [--every 100] [--warmup N]
+    .venv/bin/python -m tools.bench.bench_soak [--cycles 2000] [--lines 40] [--every 100] [--warmup N]
                                           [--same-document] [--cache-mb MB] [--server-root DIR]
 
 Each cycle opens a new document (its text differs from every other cycle's: a worst case for the
@@ -26,8 +26,8 @@ from pathlib import Path
 from lsprotocol import types
 from pygls.lsp.client import LanguageClient
 
-from server.backends.scripted import ScriptedServer, Step, fenced, user_code
-from server.bench_lsp import make_file
+from tools.doubles.scripted import ScriptedServer, Step, fenced, user_code
+from tools.bench.bench_lsp import make_file
 
 TARGET_KB_PER_CYCLE = 5.0
 
@@ -149,7 +149,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--same-document", action="store_true",
                    help="one document kept open, its text replaced each cycle (only the byte cap bounds the caches)")
     p.add_argument("--cache-mb", type=float, default=None, help="EDIT_FIDELITY_CACHE_MB for the server")
-    p.add_argument("--server-root", type=Path, default=Path(__file__).resolve().parent.parent,
+    p.add_argument("--server-root", type=Path, default=Path(__file__).resolve().parents[2],
                    help="the checkout whose server runs (default: this one)")
     p.add_argument("--strict", action="store_true", help="exit 1 when the slope misses the target")
     args = p.parse_args(argv)

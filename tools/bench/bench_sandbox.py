@@ -1,6 +1,6 @@
 """Sandbox throughput: executions per second per isolation level, next to bare subprocess.run.
 
-    python -m benchmark.bench_sandbox [--runs 200] [--levels bwrap,unshare,none] [--no-canitedit]
+    python -m tools.bench.bench_sandbox [--runs 200] [--levels bwrap,unshare,none] [--no-canitedit]
 
 Two workloads, each measured bare (`subprocess.run([python, file])`, output captured) and through
 `sandbox.Sandbox` at every level that works here, in the same process and run:
@@ -34,7 +34,7 @@ CORES = os.cpu_count() or 1
 
 def _data_dir() -> Path:
     explicit = os.environ.get("EDIT_FIDELITY_DATA")
-    return Path(explicit) if explicit else Path(__file__).resolve().parents[2] / "shared" / "data"
+    return Path(explicit) if explicit else Path(__file__).resolve().parents[3] / "shared" / "data"
 
 
 def _timed(fn: Callable[[int], bool], n: int, threads: int) -> tuple[float, int]:

@@ -1,6 +1,6 @@
 """Acceptance figures of the over-editing suite and the corruption generator, on the full data.
 
-    python -m benchmark.bench_overedit [--out DIR] [--limit N] [--workers N] [--skip-replay] [--skip-generated]
+    python -m tools.bench.bench_overedit [--out DIR] [--limit N] [--workers N] [--skip-replay] [--skip-generated]
 
 1. `gold` and `identity` replays of the 400 tasks through the real CLI, language server and sandbox
    (`bench run --suite overedit`): Pass@1 (all tasks and those whose environment is installed; the
@@ -123,7 +123,7 @@ async def generated_figures(out: Path, workers: int | None, max_tasks: int = 200
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m benchmark.bench_overedit", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m tools.bench.bench_overedit", description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", type=Path, help="where the runs go (default: a new temporary directory)")
     parser.add_argument("--limit", type=int, help="only the first N of the 400 tasks")
     parser.add_argument("--workers", type=int, help="sandbox slots (default: CPU count)")

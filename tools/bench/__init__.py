@@ -1,0 +1,1 @@
+"""Speed and acceptance scripts: `python -m tools.bench.<name>` from the repository root."""
