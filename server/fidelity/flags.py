@@ -61,7 +61,7 @@ def judge_units(report: FidelityReport, instruction: str | None, *, original: st
                 edited: str | None = None, aware: bool = True) -> list[Verdict]:
     """A verdict per unit. `instruction` None (an observed change) or `aware` False: the core's view,
     every change of an unrequested kind counts."""
-    scope = parse_instruction(instruction) if instruction is not None and aware else None
+    scope = parse_instruction(instruction, original) if instruction is not None and aware else None
     return [judge_unit(scope, f, UNREQUESTED_KINDS) for f in unit_facts(report, original, edited)]
 
 

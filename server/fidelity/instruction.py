@@ -42,6 +42,41 @@ _NEGATED_RAISE = re.compile(r"\b(?:not|never|no|don't|doesn't|without|instead of
 _EXCEPTION = re.compile(r"(?:Error|Exception|Warning)$")
 _ANY_EXCEPTION = frozenset({"Error", "Exception", "Warning", "BaseException"})  # "raise an Exception": any kind
 
+# What a guard tests (a pattern over its condition) and the words an instruction uses for that case:
+# "raise a ValueError on negative cycles" asks for no `is None` check. A general request for validation
+# ("make it robust", "validate the input") asks for any of them.
+GUARD_TESTS: tuple[tuple[str, str, str], ...] = (
+    ("none", r"\bis\s+(?:not\s+)?None\b|[=!]=\s*None\b|[=!]==?\s*(?:null|undefined|nil)\b|\bnullptr\b"
+             r"|\brequireNonNull\b",
+     r"\bnone\b|\bnull\w*|\bnil\b|\bmissing\b|\bundefined\b|\bnot (?:given|provided|set)\b|\babsent\b"),
+    ("type", r"\bisinstance\s*\(|\btype\s*\(|\btypeof\b|\binstanceof\b",
+     r"\btypes?\b|\bisinstance\b|\btyped\b|\bnon-?numeric\b|\bnot an? (?:int|integer|number|string|list|dict)\b"),
+    ("empty", r"\blen\s*\([^)]*\)\s*(?:==|<=?)\s*[01]\b|^\s*(?:el)?if\s+not\s+[A-Za-z_][\w.]*\s*:|\.empty\(\)"
+              r"|\.length\s*===?\s*0\b|\.isEmpty\(\)",
+     r"\bempty\b|\bno (?:elements|items|entries|values)\b|\blength\b|\bzero[- ]length\b"),
+    ("range", r"[<>]=?\s*-?\d|==\s*0\b",
+     r"\bnegative\b|\bpositive\b|\bzero\b|\bgreater\b|\bless\b|\blarger\b|\bsmaller\b|\bexceed\w*|\bbounds?\b"
+     r"|\brange\b|\blimit\w*|\bbetween\b|\bat (?:least|most)\b|\bmaximum\b|\bminimum\b|\boverflow\w*|\bdivision\b"),
+)
+_GENERAL_VALIDATION = re.compile(
+    r"\bvalidat\w*|\brobust\w*|\bdefensive\w*|\bsanitiz\w*|\bsanitis\w*|\bedge cases?\b|\bmalformed\b|\binvalid\b"
+    r"|\berror handling\b|\bhandle (?:\w+ )?(?:errors?|exceptions?|invalid)\b|\bguards?\b|\bbad input\b|\bany input\b",
+    re.IGNORECASE)
+_GUARD_TEST_RE = tuple((name, re.compile(cond, re.MULTILINE), re.compile(words, re.IGNORECASE))
+                       for name, cond, words in GUARD_TESTS)
+
+
+def guard_tests(code: str) -> frozenset[str]:
+    """The cases the conditions in `code` test (`GUARD_TESTS`); empty when none is recognised."""
+    lines = "\n".join(ln for ln in code.splitlines() if re.match(r"\s*(?:el)?if\b|\s*assert\b|\s*if\s*\(", ln)
+                      or "requireNonNull" in ln)
+    no_len = _LEN_TEST.sub(" ", lines)  # `len(x) == 0` tests emptiness, not a range
+    return frozenset(name for name, cond, _ in _GUARD_TEST_RE if cond.search(lines if name != "range" else no_len))
+
+
+_LEN_TEST = re.compile(r"\blen\s*\([^)]*\)\s*(?:==|<=?)\s*[01]\b")
+
+
 # Broad requests: the code may change shape. Each allows the kinds listed (an optimisation changes the
 # code's logic and interfaces, not its names, comments or input checks).
 _ALL = ("rename", "formatting_only", "signature_change", "import_change", "deletion", "defensive",
@@ -110,6 +145,9 @@ class Scope(msgspec.Struct, frozen=True, kw_only=True):
     exceptions: frozenset[str] = frozenset()  # exception classes it names (`ValueError`)
     renames: tuple[tuple[str, str], ...]  # ("x", "y") from "rename x to y" (lower case)
     signatures: frozenset[str]  # functions it gives a signature for: `f(a, b)` (lower case)
+    context: bool = False  # it quotes a specification or code, which counted as no request
+    cases: frozenset[str] = frozenset()  # the guard cases its words speak of (`GUARD_TESTS`: "none", ...)
+    general_validation: bool = False  # it asks for validation in general ("make it robust")
 
     def mentions(self, name: str) -> bool:
         """The instruction names this identifier, or spells it out (`corr` for "correlation",
@@ -135,8 +173,51 @@ class Scope(msgspec.Struct, frozen=True, kw_only=True):
         return name.lower() in self.names
 
 
-def parse_instruction(text: str | None) -> Scope:
-    text = text or ""
+# A lead-in that quotes what the code must do ("with the following specifications:", "the docstring
+# below:"): what follows describes the code, it asks for no change. The quote is the fenced block right
+# after it, else it runs to the instruction's last paragraph (the ask), or to the end.
+_QUOTE_LEAD = re.compile(
+    r"\b(?:following|below|this|these|the|my|its)\s+(?:\w+\s+){0,2}?"
+    r"(?:specifications?|specs?|description|docstring|requirements?|documentation|problem(?: statement)?|task)"
+    r"\s*(?:below\s*)?:[ \t]*(?:\n|$)", re.IGNORECASE)
+_FENCE = re.compile(r"```.*?(?:```|$)", re.DOTALL)
+_QUOTED_LINE = re.compile(r"^[ \t]*>.*$", re.MULTILINE)
+_SENTENCE = re.compile(r"[^.!?\n]+(?:[.!?]+|$)", re.MULTILINE)
+_SPACE = re.compile(r"\s+")
+# a sentence of this many words found word for word in the original code (its docstring, a comment)
+# describes the code as it stands
+VERBATIM_WORDS = 6
+
+
+def split_request(text: str, original: str | None = None) -> tuple[str, str]:
+    """(request, context): the instruction without what it only quotes (a specification after a lead-in,
+    fenced code, `>` lines, sentences copied from the original code), and the quoted part."""
+    quoted: list[tuple[int, int]] = [m.span() for m in _FENCE.finditer(text)]
+    quoted += [m.span() for m in _QUOTED_LINE.finditer(text)]
+    lead = _QUOTE_LEAD.search(text)
+    if lead:
+        fence = _FENCE.match(text, lead.end() + len(text[lead.end():]) - len(text[lead.end():].lstrip()))
+        breaks = [m.end() for m in re.finditer(r"\n[ \t]*\n", text) if m.start() >= lead.end()]
+        quoted.append((lead.end(), fence.end() if fence else breaks[-1] if breaks else len(text)))
+    if original:
+        code = _SPACE.sub(" ", original).lower()
+        for m in _SENTENCE.finditer(text):
+            words = m.group(0).strip(" \t.!?")
+            if len(words.split()) >= VERBATIM_WORDS and _SPACE.sub(" ", words).lower() in code:
+                quoted.append(m.span())
+    mask = bytearray(len(text))
+    for s, e in quoted:
+        mask[s:e] = b"\x01" * (e - s)
+    request = "".join(ch if not mask[i] else ("\n" if ch == "\n" else " ") for i, ch in enumerate(text))
+    context = "".join(ch if mask[i] else ("\n" if ch == "\n" else " ") for i, ch in enumerate(text))
+    return request, context
+
+
+def parse_instruction(text: str | None, original: str | None = None) -> Scope:
+    """The scope of `text`. Only its request counts: a quoted specification, code or a sentence of the
+    original itself describes the code (`split_request`); `original` enables the last check."""
+    full = text or ""
+    text, context = split_request(full, original)
     shown: list[str] = []
     signatures: set[str] = set()
     for span in _BACKTICKS.findall(text):
@@ -161,7 +242,8 @@ def parse_instruction(text: str | None) -> Scope:
     renames = tuple((a.split(".")[-1].lower(), b.split(".")[-1].lower()) for verb, a, b in _RENAME.findall(text)
                     if (verb.lower() == "rename" or _code_like(a) or f"`{a}" in text) and a.lower() not in _COMMON)
     return Scope(
-        text=text,
+        text=full,
+        context=bool(context.strip()),
         names=frozenset(w.lower() for w in shown),
         shown=tuple(shown),
         words=frozenset(w.lower() for w in _WORD.findall(text) if len(w) > 1),
@@ -173,6 +255,8 @@ def parse_instruction(text: str | None) -> Scope:
                              and w not in _ANY_EXCEPTION),
         renames=renames,
         signatures=frozenset(signatures),
+        cases=frozenset(name for name, _, words in _GUARD_TEST_RE if words.search(prose)),
+        general_validation=bool(_GENERAL_VALIDATION.search(prose)),
     )
 
 
@@ -200,6 +284,7 @@ class UnitFacts(msgspec.Struct, frozen=True):
     new_code: bool = False  # lines inserted into functions the edit adds: new code, not a change of old code
     raises: frozenset[str] = frozenset()  # a guard unit's `raise`/`assert`, and the exception classes it names
     import_unused: frozenset[str] = frozenset()  # names an import unit adds that no changed code uses
+    guard_tests: frozenset[str] = frozenset()  # a guard unit's tested cases (`guard_tests`)
     tokens_changed: int = 0
 
 
@@ -246,8 +331,10 @@ _SCOPED = frozenset({"defensive", "docstring", "comment_removed", "rename", "for
 
 
 def _raises_as_asked(scope: Scope, facts: UnitFacts) -> bool:
-    """A guard that raises where the instruction says not to, or raises another exception than the ones
-    it names, is not the validation it asked for."""
+    """A guard that tests a case the instruction does not speak of, raises where it says not to, or raises
+    another exception than the ones it names, is not the validation it asked for."""
+    if facts.guard_tests and not scope.general_validation and not facts.guard_tests & scope.cases:
+        return False  # "raise on negative cycles": a `None` check is another validation
     if not facts.raises:
         return True
     if scope.no_raise:

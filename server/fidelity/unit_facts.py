@@ -10,7 +10,9 @@ import keyword
 import re
 import textwrap
 
-from server.fidelity.instruction import UnitFacts
+from rapidfuzz.distance import Levenshtein
+
+from server.fidelity.instruction import UnitFacts, guard_tests
 from server.fidelity.report import FidelityReport, Hunk
 
 _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")
@@ -167,11 +169,32 @@ def _renames_rewritten(report: FidelityReport, old_lines: list[str] | None,
     if not renames:
         return True
     pattern = re.compile(r"\b(" + "|".join(map(re.escape, renames)) + r")\b")
+    new_pattern = re.compile(r"\b(?:" + "|".join(map(re.escape, renames.values())) + r")\b")
     new_set = {ln.strip() for ln in new_lines}
+    new_names = set(renames.values())
+    candidates = [_LINE_TOKEN.findall(ln) for ln in new_lines if new_pattern.search(ln)]
     for line in old_lines:
-        if pattern.search(line) and pattern.sub(lambda m: renames[m.group(1)], line).strip() in new_set:
+        if not pattern.search(line):
+            continue
+        renamed = pattern.sub(lambda m: renames[m.group(1)], line).strip()
+        if renamed in new_set:
             return False
+        # the line kept but for a small change away from the renamed names (a fix beside the rename, in a
+        # unit of its own); a change next to one (`count = {}` -> `s = 0`) repurposes the variable
+        tokens = _LINE_TOKEN.findall(renamed)
+        budget = max(_SMALL_CHANGE, len(tokens) // 10)
+        for cand in candidates:
+            if Levenshtein.distance(tokens, cand, score_cutoff=budget) > budget:
+                continue
+            at = [i for i, t in enumerate(cand) if t in new_names]
+            if not any(abs(op.dest_pos - i) <= _NEAR for op in Levenshtein.editops(tokens, cand) for i in at):
+                return False
     return True
+
+
+_LINE_TOKEN = re.compile(r"\w+|[^\w\s]")
+_SMALL_CHANGE = 3  # tokens: beyond the rename, a line changed this little is the same line
+_NEAR = 2  # tokens between a change and a renamed name that make them one change
 
 
 _NAMED_KINDS = frozenset({"signature_change", "docstring", "import_change"})
@@ -206,7 +229,8 @@ def unit_facts(report: FidelityReport, original: str | None = None, edited: str 
             changed_names |= _names(news[i])
     edited_names = _names(edited) if edited is not None and has_imports else None
     rewritten = _renames_rewritten(report, old_lines, new_lines)
-    imported = _names("".join(ln for ln in old_lines or () if ln.lstrip().startswith(("import ", "from "))))
+    imported = _bound_by_imports("".join(ln for ln in old_lines or () if ln.lstrip().startswith(("import ", "from ")))) \
+        if any(h.renames for h in report.hunks) else frozenset()
     edited_stripped = {ln.strip() for ln in new_lines} if new_lines is not None else set()
     # functions the edit adds (not one a renamed class or a move only seems to add: its name is gone too)
     gone = {fn.name.split(".")[-1] for fn in report.functions if fn.status == "removed"}
@@ -249,6 +273,7 @@ def unit_facts(report: FidelityReport, original: str | None = None, edited: str 
             tokens_changed=h.tokens_changed,
             import_unused=import_unused,
             raises=_raises(news[i], olds[i]) if "defensive" in h.kinds else frozenset(),
+            guard_tests=guard_tests(news[i]) - guard_tests(olds[i] or "") if "defensive" in h.kinds else frozenset(),
             new_code=h.end_line < h.start_line and h.new_end_line >= h.new_start_line and any(
                 fn.new_start_line <= h.new_end_line and h.new_start_line <= fn.new_end_line for fn in new_functions),
             import_used=import_used,

@@ -9,9 +9,11 @@ from server.fidelity.instruction import (
     KIND_RULES,
     UnitFacts,
     allowed_kinds,
+    guard_tests,
     judge_unit,
     parse_instruction,
     split_identifier,
+    split_request,
 )
 from server.fidelity.report import UNREQUESTED_KINDS
 
@@ -200,3 +202,53 @@ def test_docstring_and_comment_words_need_a_verb():
     assert "docstring" in allowed_kinds(parse_instruction("update the docstrings"))
     assert "comment_removed" not in allowed_kinds(parse_instruction("the comment says what it should do"))
     assert "comment_removed" in allowed_kinds(parse_instruction("remove the outdated comments"))
+
+
+def test_a_quoted_specification_is_context_not_a_request():
+    spec = ("I am trying to implement a function with the following specifications:\n"
+            "Count the words. The function should raise the exception for: ValueError if text is empty.\n"
+            "Use black to format the output.\n\nWhat is wrong? Fix and complete my function.")
+    request, context = split_request(spec)
+    assert "What is wrong" in request and "raise" not in request and "raise" in context
+    s = parse_instruction(spec)
+    assert s.context and not allowed_kinds(s) and "black" not in s.words
+    assert verdict(spec, kinds=("defensive",), raises=frozenset({"raise", "ValueError"})).flagged
+    # the ask itself still counts, wherever the quote is
+    assert "defensive" in allowed_kinds(parse_instruction("See the spec below:\nsums things\n\nAdd input validation."))
+    # fenced code and `>` lines quote; a lead-in with nothing after its quote leaves only the lead-in
+    assert not allowed_kinds(parse_instruction("Fix it.\n```\ndef f():\n    raise ValueError  # validate\n```"))
+    assert not allowed_kinds(parse_instruction("> rename everything\nfix the off-by-one"))
+    assert parse_instruction("Rename `a` to `b` per the following description:\nraise on bad input").renames == (
+        ("a", "b"),)
+
+
+def test_a_sentence_of_the_original_code_describes_it_and_asks_nothing():
+    original = 'def f(xs):\n    """Sum the values and raise ValueError when xs is empty."""\n    return sum(xs)\n'
+    ask = "Sum the values and raise ValueError when xs is empty. Fix the bug."
+    assert "defensive" in allowed_kinds(parse_instruction(ask))
+    assert "defensive" not in allowed_kinds(parse_instruction(ask, original))
+    assert "Fix the bug" in split_request(ask, original)[0]
+    # a short sentence or one that adds a verb is the user's own
+    assert "defensive" in allowed_kinds(parse_instruction("Make it raise ValueError when xs is empty.", original))
+
+
+@pytest.mark.parametrize(("code", "cases"), [
+    ("    if x is None:\n        raise ValueError('x')\n", {"none"}),
+    ("    if not isinstance(x, int):\n        raise TypeError\n", {"type"}),
+    ("    if not values:\n        return 0\n", {"empty"}),
+    ("    if len(values) == 0:\n        return 0\n", {"empty"}),
+    ("    assert n >= 0\n", {"range"}),
+    ("  if (x === null || x === undefined) { throw new Error('x'); }\n", {"none"}),
+    ("    Objects.requireNonNull(x);\n", {"none"}),
+    ("    total += x\n", set()),
+])
+def test_guard_tests_name_the_case_a_condition_checks(code, cases):
+    assert guard_tests(code) == cases
+
+
+def test_a_raise_request_for_one_case_does_not_excuse_a_guard_for_another():
+    none_guard = dict(kinds=("defensive",), raises=frozenset({"raise", "ValueError"}), guard_tests=frozenset({"none"}))
+    assert verdict("throw a `ValueError` if there are any negative cycles", **none_guard).flagged
+    assert not verdict("raise a `ValueError` if the graph is None", **none_guard).flagged
+    assert not verdict("make `f` robust against bad input", **none_guard).flagged  # validation in general
+    assert not verdict("raise a `ValueError` on bad input", **dict(none_guard, guard_tests=frozenset())).flagged

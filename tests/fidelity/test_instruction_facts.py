@@ -67,3 +67,30 @@ def test_a_pure_rename_is_not_rewritten_code():
     renamed = BASE.replace("acc", "running_sum")
     facts = _facts(renamed, "rename")
     assert all(not f.rename_rewritten for f in facts)
+
+
+def test_a_rename_beside_a_fix_on_the_same_line_is_a_rename_of_its_own():
+    # the fix (`+ 1` dropped) and the rename of the loop variable share a line but are two units
+    original = "def f(n):\n    xs = [i * 2 for i in range(n + 1)]\n    return xs\n"
+    edited = "def f(n):\n    xs = [j * 2 for j in range(n)]\n    return xs\n"
+    report = measure(original, edited)
+    [f] = [f for h, f in zip(report.hunks, unit_facts(report, original, edited)) if h.renames]
+    assert f.renames == {"i": "j"} and not f.rename_rewritten
+    # a variable repurposed (its value changes next to it) belongs to rewritten code
+    original = "def g(xs):\n    count = {}\n    for x in xs:\n        count[x] = 1\n    return len(count)\n"
+    edited = "def g(xs):\n    s = 0\n    for x in xs:\n        s ^= x\n    return s\n"
+    report = measure(original, edited)
+    assert all(f.rename_rewritten for h, f in zip(report.hunks, unit_facts(report, original, edited)) if h.renames)
+
+
+def test_imported_names_are_the_names_imports_bind():
+    original = "from random import seed as random_seed\nfrom a.text import Vec\n\ndef f(seed, text):\n    return seed, text\n"
+    edited = original.replace("def f(seed, text):\n    return seed, text", "def f(the_seed, text_value):\n"
+                              "    return the_seed, text_value")
+    report = measure(original, edited)
+    facts = [f for h, f in zip(report.hunks, unit_facts(report, original, edited)) if h.renames]
+    assert facts and all(not f.imported for f in facts)
+    aliased = "import numpy as np\n\ndef f(x):\n    y = np.sum(x)\n    return np.abs(y)\n"
+    plain = aliased.replace("np.", "numpy.").replace(" as np", "")
+    report = measure(aliased, plain)
+    assert [f.imported for h, f in zip(report.hunks, unit_facts(report, aliased, plain)) if h.renames] == [{"np"}]

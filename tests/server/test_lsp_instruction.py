@@ -72,7 +72,12 @@ CASES = [
      ["fix the comparison in `mean_above`"]),
     ("validation", GUARDED, ["add input validation to `mean_above`", "raise a ValueError on empty input",
                              "handle errors for an empty list"],
-     ["fix the comparison in `mean_above`", "return 0.0 when nothing is above the limit"]),
+     ["fix the comparison in `mean_above`", "return 0.0 when nothing is above the limit",
+      "raise a ValueError when `limit` is negative",  # another case than the guard's (an empty list)
+      # a quoted specification describes the code; only the ask after it is a request
+      "I am trying to implement a function with the following specifications:\nMean of the values above "
+      "limit; should raise ValueError on empty input.\n\nWhat is wrong? Fix my function.",
+      "Here is the spec:\n```\nraise ValueError on empty input\n```\nFix the comparison in `mean_above`"]),
     ("docstring", DOCSTRING, ["update the docstring of `lcm`", "document the `lcm` function"],
      ["fix the comparison in `mean_above`"]),
     ("docstring removal", NO_DOCSTRING, ["remove the docstrings", "drop the docstring of `lcm`"],
