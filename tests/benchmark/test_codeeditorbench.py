@@ -22,12 +22,13 @@ import msgspec
 import pytest
 
 from benchmark import cli
-from benchmark import codeeditorbench as ceb
 from benchmark.backends import Replay
 from benchmark.datadir import DataError
 from benchmark.endpoint import ReplayEndpoint
 from benchmark.records import RunConfig, SampleRecord
 from benchmark.session import ServerSession
+from benchmark.suites import codeeditorbench as ceb
+from benchmark.suites.codeeditorbench.tasks import _make
 from sandbox import Sandbox
 from sandbox.judge import Usage, guess_language
 
@@ -99,7 +100,7 @@ def test_unreadable_records_are_reported_per_line_and_the_rest_load(tmp_path: Pa
     with pytest.raises(DataError, match="primary, plus or sample"):
         ceb.load(tmp_path)
     monkeypatch.setenv(ceb.SET_ENV, "primary")
-    with pytest.raises(DataError, match="benchmark.codeeditorbench download"):
+    with pytest.raises(DataError, match=r"python -m benchmark\.suites\.codeeditorbench download"):
         ceb.load(tmp_path)
 
 
@@ -228,8 +229,8 @@ SLOWER = ("n = int(input())\ntotal = 0\nfor i in range(n):\n    for _ in range(4
 
 def polish_task() -> ceb.Task:
     n = 150_000
-    return ceb._make("polish", 900, "test", "python", "python", ORIGINAL, FASTER, ORIGINAL, "python",
-                     f"{n}\n", f"{4 * n * (n - 1) // 2}\n", ["90000\n"], [], {"input": f"{n}", "output": "?"}, [])
+    return _make("polish", 900, "test", "python", "python", ORIGINAL, FASTER, ORIGINAL, "python",
+                 f"{n}\n", f"{4 * n * (n - 1) // 2}\n", ["90000\n"], [], {"input": f"{n}", "output": "?"}, [])
 
 
 def test_opt_score_is_zero_for_slower_positive_for_faster_and_noise_is_margin(box: Sandbox) -> None:

@@ -9,9 +9,9 @@ import pytest
 from rapidfuzz.distance import Levenshtein
 
 import server.fidelity.lang as L
-from benchmark import codeeditorbench as ceb
 from benchmark.lang_fidelity import lang_fidelity
 from benchmark.records import RunConfig, SampleRecord
+from benchmark.suites import codeeditorbench as ceb
 
 CPP = """#include <vector>
 int count(const std::vector<int>& v) {

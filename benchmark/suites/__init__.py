@@ -1,5 +1,9 @@
 """The suites `bench run --suite NAME` knows: name -> "module:Class" (imported on use, so one suite's
-heavy imports never slow down another's run)."""
+heavy imports never slow down another's run).
+
+Each suite is a package `benchmark/suites/<name>/`, split by job (tasks and loader, prompts, judge glue,
+metrics, report sections, download, CLI), its `Suite` subclass in `<name>/suite.py`; this module imports
+none of them. codeeditorbench has moved here; the others follow."""
 
 from __future__ import annotations
 
@@ -11,7 +15,7 @@ if TYPE_CHECKING:
 
 SUITES: dict[str, str] = {
     "canitedit": "benchmark.canitedit:CanItEdit",
-    "codeeditorbench": "benchmark.codeeditorbench:CodeEditorBench",
+    "codeeditorbench": "benchmark.suites.codeeditorbench.suite:CodeEditorBench",
     "canaicode": "benchmark.canaicode.suite:CanAiCode",
     "overedit": "benchmark.overedit:OverEdit",
     "bics": "benchmark.bics.suite:Bics",
