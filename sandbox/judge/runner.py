@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 from sandbox.judge.build import build, run_command
-from sandbox.judge.model import Build, Checker, Judgement, JudgeLimits, Program, TestCase, TestResult, Usage
+from sandbox.judge.model import Build, Checker, JudgeLimits, Judgement, Program, TestCase, TestResult, Usage
 from sandbox.judge.singleflight import SingleFlight
 from sandbox.judge.verdicts import compare, first_failure, run_result
 

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 from sandbox.judge.build import tail
 from sandbox.judge.checkers import check
-from sandbox.judge.model import BAD_INPUT_EXIT, BAD_INPUT_MARK, Checker, Judgement, JudgeLimits, TestCase, TestResult
+from sandbox.judge.model import BAD_INPUT_EXIT, BAD_INPUT_MARK, Checker, JudgeLimits, Judgement, TestCase, TestResult
 
 if TYPE_CHECKING:
     from sandbox.result import ExecResult
