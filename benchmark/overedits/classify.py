@@ -22,6 +22,7 @@ from collections import Counter
 from pathlib import Path
 
 
+from benchmark.overedits import lang_make
 from benchmark.overedits.make import Candidate, load_corpus, new_spans
 from server.fidelity import apply_text_edits, measure, paper_tokens
 from server.fidelity.flags import judge_units
@@ -98,11 +99,12 @@ def evaluate(cands: list[Candidate], judge: str = "core") -> dict:
     fix_kept = revert_gold = 0
     misses: list[str] = []
     for c in cands:
-        report = measure(c.original, c.candidate, target=range(*c.target))
+        report = measure(c.original, c.candidate, target=range(*c.target), language=c.language)
         views = _views(c, report, judge)
         unit_spans = [_widen(c.candidate, new_spans(c.original, report.edits, h.edits)) for h in report.hunks]
         whole = c.target[0] <= 1 and c.target[1] >= c.original.count("\n") + 2
-        lo, hi = (0, len(c.candidate)) if whole else _function_span(c.candidate, c.entry)
+        lo, hi = (0, len(c.candidate)) if whole else _function_span(c.candidate, c.entry) if c.language == "python" \
+            else lang_make.function_span(c.candidate, c.language, c.entry)
         # a change that reaches outside the target function is outside the target
         truth = [(tuple(ch.kinds) + (("outside_target",) if "outside_target" not in ch.kinds and ch.spans and any(
                   e <= lo or s >= hi for s, e in ch.spans) else ()), _widen(c.candidate, ch.spans, slide=True)) for ch in c.changes]
@@ -130,7 +132,8 @@ def evaluate(cands: list[Candidate], judge: str = "core") -> dict:
         else:
             misses.append(f"{c.id}: a flagged unit holds part of the fix")
         reverted = apply_text_edits(c.original, [e for h, (_, f) in zip(report.hunks, views) if not f for e in h.edits])
-        if paper_tokens(reverted) == paper_tokens(c.gold):
+        if (paper_tokens(reverted) == paper_tokens(c.gold) if c.language == "python"
+                else lang_make.tokens_equal(reverted, c.gold, c.language)):
             revert_gold += 1
         else:
             misses.append(f"{c.id}: revert unrequested is not the gold fix")
@@ -176,6 +179,16 @@ def main(argv: list[str] | None = None) -> int:
     for j, r in results.items():
         print(f"{j + ': ' if len(judges) > 1 else ''}fix kept: {_cell(r['fix_kept'])}   "
               f"revert unrequested = gold: {_cell(r['revert_gold'])}")
+    languages = sorted({c.language for c in cands})
+    if languages != ["python"]:  # the core's table per language
+        print(f"\n{'language':<12}{'kind':<18} {'precision':>9} {'recall':>7} {'changes':>8} {'units':>6}")
+        for lang in languages:
+            r = evaluate([c for c in cands if c.language == lang], "core")
+            for k, row in r["kinds"].items():
+                print(f"{lang:<12}{k:<18} {_cell(row['precision']):>9} {_cell(row['recall']):>7} {row['changes']:>8} "
+                      f"{row['units']:>6}")
+            print(f"{lang:<12}{r['candidates']} candidates, fix kept: {_cell(r['fix_kept'])}   "
+                  f"revert unrequested = gold: {_cell(r['revert_gold'])}")
     for j, r in results.items():
         for line in r["misses"][: args.misses]:
             print(f"  {j + ': ' if len(judges) > 1 else ''}{line}")

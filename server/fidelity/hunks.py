@@ -56,7 +56,39 @@ def line_regions(a_lines: list[str], b_lines: list[str]) -> list[LineRegion]:
             regions.append(current)
         current.a_end = head + op.src_end
         current.b_end = head + op.dest_end
-    return regions
+    out: list[LineRegion] = []
+    for i, r in enumerate(regions):
+        out += _slide(r, a_lines, b_lines, regions[i + 1] if i + 1 < len(regions) else None)
+    return out
+
+
+_CLOSER = re.compile(r"\s*[}\])]+[;,]?\s*")
+_OPENS, _CLOSES = str.maketrans("", "", "})]"), str.maketrans("", "", "{([")
+
+
+def _balanced(lines: list[str]) -> bool:
+    text = "".join(lines)
+    return len(text.translate(_OPENS)) == len(text.translate(_CLOSES)) and bool(text.strip())
+
+
+def _slide(r: LineRegion, a_lines: list[str], b_lines: list[str], after: LineRegion | None) -> list[LineRegion]:
+    """Among diffs of equal size, the one that keeps a closing bracket with its own block.
+
+    A region followed by an unchanged lone closer (`}`) whose new lines hold that closer too, with a
+    bracket-balanced block after it (`}` + a new function, before the old `}`), is the same diff with
+    the old closer matched to the first copy: the region up to that copy, then the balanced block
+    inserted after it. So a helper appended after the last function is not inside that function."""
+    nxt = r.a_end  # 0-based index of the unchanged line after the region, in both texts
+    if (r.b_end >= len(b_lines) or nxt >= len(a_lines) or not _CLOSER.fullmatch(b_lines[r.b_end])
+            or b_lines[r.b_end] != a_lines[nxt] or (after is not None and after.a_start <= nxt + 1)):
+        return [r]
+    block = b_lines[r.b_start - 1:r.b_end]
+    for k, line in enumerate(block):
+        if line == b_lines[r.b_end] and _balanced(block[k + 1:] + [line]):
+            head = LineRegion(r.a_start, r.a_end, r.b_start, r.b_start + k - 1)
+            tail = LineRegion(nxt + 2, nxt + 1, r.b_start + k + 1, r.b_end + 1)
+            return ([head] if head.a_end >= head.a_start or head.b_end >= head.b_start else []) + [tail]
+    return [r]
 
 
 # An omission marker: "... existing code ...", "# rest of the function unchanged", "// same as before".

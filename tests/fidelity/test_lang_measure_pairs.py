@@ -136,7 +136,7 @@ P["rust"] = {
 # the one kind each case is about; a few cases show a second, named in EXTRA
 KIND = {
     "rename_local": "rename", "rename_param": "rename", "rename_function": "rename",
-    "comment_removed": "comment_removed", "doc_comment_removed": "comment_removed",
+    "comment_removed": "comment_removed", "doc_comment_removed": "docstring",  # a doc comment is a docstring
     "formatting_only": "formatting_only", "formatting_tree": "formatting_only",
     "defensive": "defensive", "defensive_null": "defensive", "lazy_placeholder": "lazy_placeholder",
     "import_change": "import_change", "signature_change": "signature_change", "deletion": "deletion",

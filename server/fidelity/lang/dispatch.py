@@ -1,11 +1,14 @@
 """What the unit classifier asks differently of another language (pure): whether atoms leave the
 tree as it was (tree-sitter's canonical trees, not `ast`), whether removed tokens are whole lines
-(there are no NEWLINE tokens), and where the original's `unwrap()` calls are."""
+(there are no NEWLINE tokens), where the original's `unwrap()` calls are, and whether removed
+comments are doc comments (the docstrings of these languages)."""
 
 from __future__ import annotations
 
+from collections import Counter
+
 from server.fidelity.lang.analysis import LangAnalysis
-from server.fidelity.lang.facts import unwraps
+from server.fidelity.lang.facts import comments, unwraps
 from server.fidelity.lang.parse import parse
 from server.fidelity.lang.same import same_tree
 
@@ -45,3 +48,13 @@ def adds_match(guards: list[tuple[int, int, str]]) -> bool:
 def unwrap_spans(original: LangAnalysis) -> list[tuple[int, int]]:
     """Character spans of the original's `.unwrap()` / `.expect(...)` calls."""
     return [(s, e) for _, s, e in unwraps(original.source)]
+
+
+def doc_comments_only(original: LangAnalysis, old_items: list, removed: Counter[str]) -> bool:
+    """Are the removed comments all doc comments (`/** */`, `///`, Go's comment above a declaration)?
+    A removed doc comment is the other languages' removed docstring: the same kind as Python's."""
+    if not removed:
+        return False
+    docs = {c.start for c in comments(original.source) if c.doc}
+    gone = [it for it in old_items if it.token < 0 and it.key[1:] in removed]
+    return bool(gone) and all(it.start in docs for it in gone)

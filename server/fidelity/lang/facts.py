@@ -167,12 +167,39 @@ def _import_bound(src: Source, node: ts.Node) -> list[str]:
     return bound
 
 
+def _require(src: Source, node: ts.Node) -> list[str] | None:
+    """The names a top-level `const a = require('m'), {b} = require('n');` binds; None when any
+    declarator is something else (then it is code, not an import)."""
+    if node.type not in ("lexical_declaration", "variable_declaration"):
+        return None
+    names: list[str] = []
+    for d in node.named_children:
+        if d.type != "variable_declarator":
+            continue
+        value, name = d.child_by_field_name("value"), d.child_by_field_name("name")
+        callee = value.child_by_field_name("function") if value is not None and value.type == "call_expression" else None
+        if callee is None or name is None or src.node_text(callee) not in src.lang.require_calls:
+            return None
+        names += [src.node_text(n) for n in ([name] if name.child_count == 0 else name.named_children)
+                  if n.child_count == 0]
+    return names or None
+
+
 def imports(src: Source) -> list[Import]:
     out = []
-    for node in _captures(src).get("import", []):
+    nodes = list(_captures(src).get("import", []))
+    bound: dict[int, list[str]] = {}
+    if src.lang.require_calls:  # CommonJS: `require` at the top level is how a script imports
+        for node in src.tree.root_node.named_children:
+            if (names := _require(src, node)) is not None:
+                nodes.append(node)
+                bound[node.start_byte] = names
+    for node in nodes:
         a, b, start, _ = _span(src, node)
         text = src.node_text(node).rstrip()  # a C `#include` node ends with its line break
-        out.append(Import(a, b, start, start + len(text), text, tuple(_import_bound(src, node))))
+        names = bound.get(node.start_byte)
+        out.append(Import(a, b, start, start + len(text), text,
+                          tuple(names if names is not None else _import_bound(src, node))))
     out.sort(key=lambda i: i.start)
     return out
 

@@ -69,6 +69,7 @@ class Lang:
     tries: frozenset[str] = F()  # try statements (with a handler)
     declarators: frozenset[str] = F()  # local variable declaration node types
     import_path_binds: bool = False  # an import without a name binds its path's last part (Go)
+    require_calls: frozenset[str] = F()  # a top-level `const x = require('m')` is an import (CommonJS)
     identifiers: frozenset[str] = F({"identifier"})  # leaves that are plain names (bindable)
     blocks: frozenset[str] = BLOCKS  # nodes whose children are statements
 
@@ -124,6 +125,7 @@ _JS_COMMON = dict(
     throws=F({"throw_statement"}),
     tries=F({"try_statement"}),
     declarators=F({"variable_declarator"}),
+    require_calls=F({"require"}),
     identifiers=F({"identifier", "shorthand_property_identifier_pattern"}),
 )
 
