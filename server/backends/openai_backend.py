@@ -24,6 +24,7 @@ import msgspec
 from server.backends.config import BackendConfig
 from server.backends.extract import extract_code
 from server.backends.prompts import ChatMessage
+from server.tasks import TaskSet
 
 if TYPE_CHECKING:
     from server.backends.local_backend import LocalBackend
@@ -114,6 +115,7 @@ class OpenAIBackend:
         self._semaphore = asyncio.Semaphore(config.max_concurrency)
         self._client: Any = None
         self._client_key: str | None = None
+        self._closing = TaskSet()  # clients replaced by a new key, closing in the background
         self.in_flight = 0
         self.max_in_flight = 0
 
@@ -155,10 +157,11 @@ class OpenAIBackend:
             )
             self._client_key = key
             if old is not None:
-                asyncio.ensure_future(old.close())
+                self._closing.spawn(old.close(), name=f"close:{self.name}")
         return self._client
 
     async def aclose(self) -> None:
+        await self._closing.wait()
         client, self._client = self._client, None
         if client is not None:
             try:
@@ -318,6 +321,7 @@ class BackendPool:
 
     def __init__(self) -> None:
         self._backends: dict[str, OpenAIBackend | LocalBackend] = {}
+        self._closing = TaskSet()  # backends the settings dropped, closing in the background
 
     def configure(self, configs: list[BackendConfig]) -> None:
         new: dict[str, OpenAIBackend | LocalBackend] = {}
@@ -326,7 +330,7 @@ class BackendPool:
             new[cfg.name] = old if old is not None and old.config == cfg else make_backend(cfg)
         for name, old in self._backends.items():
             if new.get(name) is not old:
-                asyncio.ensure_future(old.aclose())
+                self._closing.spawn(old.aclose(), name=f"close:{name}")
         self._backends = new
 
     def names(self) -> list[str]:
@@ -340,4 +344,4 @@ class BackendPool:
 
     async def aclose(self) -> None:
         backends, self._backends = self._backends, {}
-        await asyncio.gather(*(b.aclose() for b in backends.values()), return_exceptions=True)
+        await asyncio.gather(self._closing.wait(), *(b.aclose() for b in backends.values()), return_exceptions=True)

@@ -58,7 +58,8 @@ def changed_lines(prev: str, changes) -> int:
 def schedule(ls: EditFidelityServer, state: DocState, delay_s: float) -> None:
     if state.observe_task is not None and not state.observe_task.done():
         state.observe_task.cancel()
-    state.observe_task = asyncio.ensure_future(_observe_later(ls, state, delay_s))
+    ls.counters["observationsScheduled"] += 1
+    state.observe_task = ls.spawn(_observe_later(ls, state, delay_s), name=f"observe:{state.uri}")
 
 
 async def _observe_later(ls: EditFidelityServer, state: DocState, delay_s: float) -> None:
@@ -84,6 +85,7 @@ async def observe_now(ls: EditFidelityServer, state: DocState) -> None:
         state.observe_baseline = None
         ls.publish(state.uri)
         return
+    ls.counters["observationsMeasured"] += 1
     report, window = await ls.compute(owned(state.uri, functools.partial(
         measure_windowed, baseline, current, ls.settings.thresholds.large_file_lines, state.language)))
     if ls.store.docs.get(state.uri) is not state or state.version != version:

@@ -10,7 +10,8 @@ import asyncio
 import importlib
 import logging
 import sys
-from collections.abc import Callable
+from collections import Counter
+from collections.abc import Callable, Coroutine
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 from urllib.parse import unquote
@@ -23,6 +24,7 @@ from server.backends import BackendPool
 from server.lsp.protocol import FidelityProtocol
 from server.lsp.settings import SECTION, Settings, extract_section, parse_settings
 from server.lsp.state import DocState, Store
+from server.tasks import TaskSet
 
 logger = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -46,6 +48,14 @@ class EditFidelityServer(LanguageServer):
         self.config_problems: list[str] = []
         self._compute_pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="fidelity")
         self._config_pending: asyncio.Event | None = None
+        self.tasks = TaskSet()  # every background task the server starts; shutdown cancels what is left
+        # how often the work that must not happen did happen (observation runs, cache rebuilds):
+        # served by editFidelity.serverStats so tests assert facts, not timings
+        self.counters: Counter[str] = Counter()
+
+    def spawn(self, coro: Coroutine[Any, Any, T], *, name: str, cancel: bool = True) -> asyncio.Task[T]:
+        """Start background work the server holds until it ends (the loop holds tasks only weakly)."""
+        return self.tasks.spawn(coro, name=name, cancel=cancel)
 
     # -- off-loop computation ----------------------------------------------------------------------
     async def compute(self, fn: Callable[..., T], *args: Any) -> T:

@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from server.lsp.server import EditFidelityServer
 
 SOURCE = "edit-fidelity"
+BUG_DIAGNOSTIC_CODE = "located-bug"  # a locateBug answer's diagnostic
 CMD_APPLY = "editFidelity.applyProposal"
 CMD_REJECT = "editFidelity.rejectProposal"
 CMD_REVERT = "editFidelity.revertHunks"
@@ -101,9 +102,26 @@ def diagnostics_for(ls: EditFidelityServer, state: DocState) -> list[types.Diagn
 
     out.extend(necessity_diagnostics(ls, state, lines))
     if state.bug_marks:
-        from server.lsp.handlers.locate_bug import bug_diagnostics
-
         out.extend(bug_diagnostics(state, lines))
+    return out
+
+
+def bug_diagnostics(state: DocState, lines: list[str]) -> list[types.Diagnostic]:
+    """The document's current locateBug answers as warnings on the answered lines."""
+    out = []
+    for m in state.bug_marks:
+        if m.version != state.version or not 0 <= m.line < len(lines):
+            continue
+        end = utf16_len(lines[m.line].rstrip("\r\n"))
+        out.append(types.Diagnostic(
+            range=types.Range(start=types.Position(line=m.line, character=0),
+                              end=types.Position(line=m.line, character=end)),
+            message=f"syntax bug here: {m.bug_type} [{m.backend}]",
+            severity=types.DiagnosticSeverity.Warning,
+            source=SOURCE,
+            code=BUG_DIAGNOSTIC_CODE,
+            data={"kind": "bug", "backend": m.backend, "version": m.version},
+        ))
     return out
 
 
@@ -352,6 +370,7 @@ def code_actions_for(
 ) -> list[types.CodeAction]:
     cache = state.actions_cache
     if cache is None or cache[0] != state.version:
+        ls.counters["actionEntriesBuilt"] += 1
         cache = (state.version, build_action_entries(ls, state, uri))
         state.actions_cache = cache
     entries = cache[1]

@@ -55,9 +55,7 @@ def register(ls) -> None:
 
     @ls.feature(types.SHUTDOWN)
     async def shutdown(ls, params):
-        for state in ls.store.docs.values():
-            if state.observe_task is not None:
-                state.observe_task.cancel()
+        ls.tasks.cancel()  # pending observations, carry-overs: nothing of them is wanted now
         try:
             await asyncio.wait_for(ls.pool.aclose(), timeout=2.0)
         except Exception:

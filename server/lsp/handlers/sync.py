@@ -7,7 +7,6 @@ longer match the buffer, carry a partially applied proposal over, and schedule o
 
 from __future__ import annotations
 
-import asyncio
 import functools
 import logging
 from urllib.parse import unquote
@@ -109,7 +108,7 @@ def register(ls) -> None:
             expected = p.expected_text
             if len(state.text) == len(expected) and state.text == expected:
                 p.expected_text = None
-                asyncio.ensure_future(_carry_over(ls, p, state.version, state.text))
+                ls.spawn(_carry_over(ls, p, state.version, state.text), name=f"carry-over:{p.id}")
             else:
                 p.expected_budget -= 1
                 if p.expected_budget <= 0:
