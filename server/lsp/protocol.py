@@ -1,4 +1,4 @@
-"""The LSP protocol class, adjusted in three places.
+"""The LSP protocol class, adjusted in four places.
 
 - `workspace/executeCommand` runs the command coroutine as the request's own task, so that
   `$/cancelRequest` cancels it (pygls' generator-based dispatcher would cancel only a wrapper
@@ -7,6 +7,9 @@
 - A request whose params do not even deserialize gets an InvalidParams answer instead of silence.
 - A notification's handler future leaves `_request_futures` when it is done (pygls 2 files it under a
   fresh uuid and never removes it: ~3 KB per didOpen/didChange/didClose, without bound).
+- Documents count lines as LSP does (\n, \r\n, \r): pygls applies an incremental change over
+  `str.splitlines`, which also ends lines at \f, \v, \x1c-\x1e, \x85, U+2028 and U+2029, so a
+  change below a form feed would land elsewhere than in the editor's copy.
 """
 
 from __future__ import annotations
@@ -19,8 +22,24 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 from pygls.protocol import LanguageServerProtocol
 from pygls.protocol.language_server import lsp_method
+from pygls.workspace import TextDocument, Workspace
+
+from server.fidelity.analysis import split_lines
 
 logger = logging.getLogger(__name__)
+
+
+class LspTextDocument(TextDocument):
+    @property
+    def lines(self) -> tuple[str, ...]:
+        return tuple(split_lines(self.source))
+
+
+class LspWorkspace(Workspace):
+    def _create_text_document(self, doc_uri: str, source: str | None = None, version: int | None = None,
+                              language_id: str | None = None) -> TextDocument:
+        return LspTextDocument(doc_uri, source=source, version=version, language_id=language_id,
+                               sync_kind=self._sync_kind, position_codec=self._position_codec)
 
 
 class FidelityProtocol(LanguageServerProtocol):
@@ -43,6 +62,8 @@ class FidelityProtocol(LanguageServerProtocol):
         if general is not None and general.position_encodings:
             general.position_encodings = [types.PositionEncodingKind.Utf16]
         result = yield from super().lsp_initialize(params)
+        ws = self._workspace  # made by pygls' initialize, before any document: the same, LSP-lined
+        self._workspace = LspWorkspace(ws.root_uri, ws._sync_kind, list(ws.folders.values()), ws.position_encoding)
         return result
 
     @lsp_method(types.WORKSPACE_EXECUTE_COMMAND)

@@ -143,9 +143,39 @@ class Editor:
         return self.versions[uri]
 
 
+# LSP's line ends, and only those (str.splitlines also breaks at \v, \f, \x1c-\x1e, \x85, \u2028, \u2029)
+_LSP_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
+
+
+def lsp_lines(text: str) -> list[str]:
+    """The lines of `text` as an LSP client counts them, each with its line end."""
+    return _LSP_LINE.findall(text)
+
+
+def line_of(text: str, needle: str, nth: int = 0) -> int:
+    """The 0-based LSP line on which the `nth` occurrence of `needle` starts (located, not typed in)."""
+    at = -1
+    for _ in range(nth + 1):
+        at = text.find(needle, at + 1)
+        assert at >= 0, f"{needle!r} not in the text"
+    return len(lsp_lines(text[:at] + "x")) - 1
+
+
+def span_of(text: str, needle: str) -> types.Range:
+    """The LSP range (UTF-16 columns) of the first occurrence of `needle`."""
+    at = text.index(needle)
+
+    def position(index: int) -> types.Position:
+        line = len(lsp_lines(text[:index] + "x")) - 1
+        start = sum(len(ln) for ln in lsp_lines(text)[:line])
+        return types.Position(line, sum(2 if ord(c) > 0xFFFF else 1 for c in text[start:index]))
+
+    return types.Range(start=position(at), end=position(at + len(needle)))
+
+
 def offset(text: str, pos: types.Position) -> int:
     """UTF-16 position -> str index."""
-    lines = text.splitlines(keepends=True)
+    lines = lsp_lines(text)
     base = sum(len(ln) for ln in lines[: pos.line])
     if pos.line >= len(lines):
         return len(text)
