@@ -1,8 +1,9 @@
-"""Backend configuration records, parsed from editor settings (camelCase JSON objects)."""
+"""Backend configuration records, parsed from editor settings (camelCase JSON objects): the wire
+entry is server.protocol.settings.BackendEntry; this module resolves it into what a backend runs with
+(the embedded model's spec, its longer timeout)."""
 
 from __future__ import annotations
 
-import math
 import re
 from typing import Any
 
@@ -14,11 +15,14 @@ from server.backends.local_spec import (
     is_local_spec,
     parse_spec,
 )
-from server.backends.prompts import STYLES
+from server.protocol.commands import BackendDescription
+from server.protocol.decode import DecodeError, convert
+from server.protocol.names import STYLES
+from server.protocol.settings import BACKEND_NAME, LOCAL, BackendEntry
 
-_NAME = re.compile(r"^[\w.:@/+-]{1,64}$")
-_ENV = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-LOCAL = "local"  # baseUrl of an entry served by the embedded model (server.backends.local_backend)
+__all__ = ["LOCAL", "STYLES", "BackendConfig", "ConfigError", "parse_backend", "parse_backends"]
+
+_NAME = re.compile(BACKEND_NAME)  # checked first: every later message names the backend
 LOCAL_TIMEOUT_S = 600.0  # a CPU model needs minutes where an endpoint needs seconds
 
 
@@ -41,74 +45,45 @@ class BackendConfig(msgspec.Struct, frozen=True):
 
     def describe(self) -> dict[str, Any]:
         """What may be shown to the user: never a key, only the variable's name."""
-        return {
-            "name": self.name,
-            "baseUrl": self.base_url,
-            "model": self.model,
-            "apiKeyEnv": self.api_key_env,
-            "style": self.style,
-            "temperature": self.temperature,
-            "topP": self.top_p,
-            "maxTokens": self.max_tokens,
-            "timeoutS": self.timeout_s,
-            "maxConcurrency": self.max_concurrency,
-        }
-
-
-def _number(obj: dict, key: str, default: float, lo: float, hi: float, *, integer: bool = False):
-    value = obj.get(key, default)
-    if value is None:
-        return default
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        raise ConfigError(f"`{key}` must be a number, got {value!r}")
-    if integer and value != int(value):
-        raise ConfigError(f"`{key}` must be an integer, got {value!r}")
-    if not lo <= value <= hi:
-        raise ConfigError(f"`{key}` must be between {lo} and {hi}, got {value!r}")
-    return int(value) if integer else float(value)
+        return msgspec.to_builtins(BackendDescription(
+            name=self.name, base_url=self.base_url, model=self.model, api_key_env=self.api_key_env, style=self.style,
+            temperature=self.temperature, top_p=self.top_p, max_tokens=self.max_tokens, timeout_s=self.timeout_s,
+            max_concurrency=self.max_concurrency))
 
 
 def parse_backend(obj: Any) -> BackendConfig:
-    """One entry of `editFidelity.backends`. Raises ConfigError with a precise message."""
+    """One entry of `editFidelity.backends` (protocol.BackendEntry). Raises ConfigError with a precise message."""
     if not isinstance(obj, dict):
         raise ConfigError(f"a backend must be an object, got {type(obj).__name__}")
     name = obj.get("name")
     if not isinstance(name, str) or not _NAME.match(name):
         raise ConfigError(f"`name` must be a short identifier, got {name!r}")
-    base_url = obj.get("baseUrl")
-    model = obj.get("model")
-    local = isinstance(model, str) and is_local_spec(model.strip()) or base_url == LOCAL
+    try:
+        entry = convert({k: v for k, v in obj.items() if v is not None}, BackendEntry)
+    except DecodeError as exc:
+        raise ConfigError(f"backend {name!r}: {exc}") from None
+    base_url, model = entry.base_url, entry.model
+    local = model is not None and is_local_spec(model.strip()) or base_url == LOCAL
     if local:
         model, base_url = local_model(name, model), LOCAL
-    elif not isinstance(base_url, str) or not re.match(r"^https?://[^\s]+$", base_url):
+    elif base_url is None or not re.match(r"^https?://[^\s]+$", base_url):
         raise ConfigError(f"backend {name!r}: `baseUrl` must be an http(s) URL, got {base_url!r}")
-    if not isinstance(model, str) or not model.strip():
+    if model is None or not model.strip():
         raise ConfigError(f"backend {name!r}: `model` must be a non-empty string")
-    key_env = obj.get("apiKeyEnv")
-    if key_env is not None and (not isinstance(key_env, str) or not _ENV.match(key_env)):
-        raise ConfigError(
-            f"backend {name!r}: `apiKeyEnv` must be the NAME of an environment variable "
-            "(the key itself never goes into settings)"
-        )
-    style = obj.get("style")
-    if style is not None and style not in STYLES:
-        raise ConfigError(f"backend {name!r}: `style` must be one of {', '.join(STYLES)}, got {style!r}")
-    try:
-        return BackendConfig(
-            name=name,
-            base_url=base_url.rstrip("/"),
-            model=model,
-            api_key_env=key_env or None,
-            style=style,
-            temperature=_number(obj, "temperature", 0.0, 0.0, 2.0),
-            top_p=None if obj.get("topP") is None else _number(obj, "topP", 1.0, 0.0, 1.0),
-            max_tokens=_number(obj, "maxTokens", 2048, 1, 1_000_000, integer=True),
-            timeout_s=_number(obj, "timeoutS", LOCAL_TIMEOUT_S if local else 60.0, 0.05, 3600.0),
-            max_concurrency=_number(obj, "maxConcurrency", 4, 1, 1024, integer=True),
-            max_retries=_number(obj, "maxRetries", 2, 0, 10, integer=True),
-        )
-    except ConfigError as exc:
-        raise ConfigError(f"backend {name!r}: {exc}") from None
+    assert base_url is not None
+    return BackendConfig(
+        name=name,
+        base_url=base_url.rstrip("/"),
+        model=model,
+        api_key_env=entry.api_key_env or None,
+        style=entry.style,
+        temperature=entry.temperature,
+        top_p=entry.top_p,
+        max_tokens=entry.max_tokens,
+        timeout_s=entry.timeout_s if entry.timeout_s is not None else LOCAL_TIMEOUT_S if local else 60.0,
+        max_concurrency=entry.max_concurrency,
+        max_retries=entry.max_retries,
+    )
 
 
 def local_model(name: str, model: object) -> str:

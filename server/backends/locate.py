@@ -20,16 +20,9 @@ import msgspec
 
 from server.backends.extract import strip_reasoning
 from server.backends.prompts import ChatMessage
+from server.protocol.names import BUG_TYPES  # the paper's seven, in its order
 
-BUG_TYPES: tuple[str, ...] = (
-    "missing_colon",
-    "missing_parenthesis",
-    "missing_quotation",
-    "missing_comma",
-    "mismatched_quotation",
-    "mismatched_bracket",
-    "keywords_as_identifier",
-)
+__all__ = ["BUG_TYPES", "LocatedBug", "build_messages", "document_lines", "number_lines", "parse_answer"]
 
 _PROMPT = """<system>
 You are a intelligent assistant.

@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import msgspec
 
+from server.protocol.names import STYLES, WHOLE_DOCUMENT_STYLES  # noqa: F401 - STYLES re-exported
+
 # languageId -> (name in prose, code-fence tag); other ids are named as they are
 LANGUAGES: dict[str, tuple[str, str]] = {
     "python": ("Python", "python"),
@@ -29,8 +31,6 @@ LANGUAGES: dict[str, tuple[str, str]] = {
     "go": ("Go", "go"),
     "rust": ("Rust", "rust"),
 }
-STYLES = ("generic", "minimal", "canitedit-chat", "canitedit-direct", "bare")
-WHOLE_DOCUMENT_STYLES = ("canitedit-chat", "canitedit-direct", "bare")
 
 
 def language_names(language: str) -> tuple[str, str]:

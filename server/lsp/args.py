@@ -1,18 +1,22 @@
-"""Validation of command arguments: every command takes one JSON object.
+"""Command arguments: every command takes one JSON object, decoded against its protocol Struct.
 
 Malformed input raises `InvalidArgs` (JSON-RPC InvalidParams, -32602) with a message naming the
-command and the field; document-level refusals use ContentModified (-32801) or RequestFailed
-(-32803), as LSP defines them.
+command and the field (server.protocol.decode says which); document-level refusals use
+ContentModified (-32801) or RequestFailed (-32803), as LSP defines them.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypeVar
 
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 
+from server.protocol.decode import DecodeError, convert
+
 CONTENT_MODIFIED = -32801
 REQUEST_FAILED = -32803
+
+T = TypeVar("T")
 
 
 class InvalidArgs(JsonRpcInvalidParams):
@@ -26,6 +30,15 @@ class ContentModified(JsonRpcException):
 
 class RequestFailed(JsonRpcException):
     CODE = REQUEST_FAILED
+
+
+def decode(command: str, arguments: Any, typ: type[T]) -> T:
+    """The command's one argument object as `typ`; a null field counts as absent."""
+    obj = single_object(command, arguments)
+    try:
+        return convert({k: v for k, v in obj.items() if v is not None}, typ)
+    except DecodeError as exc:
+        raise InvalidArgs(command, str(exc)) from None
 
 
 def single_object(command: str, arguments: Any) -> dict:
@@ -50,79 +63,8 @@ def _kind(v: Any) -> str:
             dict: "an object"}.get(type(v), type(v).__name__)
 
 
-def get_str(command: str, obj: dict, key: str, *, required: bool = True, nonempty: bool = True,
-            max_len: int = 1_000_000) -> str | None:
-    if key not in obj or obj[key] is None:
-        if required:
-            raise InvalidArgs(command, f"missing `{key}`")
+def span(rng: Any) -> tuple[tuple[int, int], tuple[int, int]] | None:
+    """A decoded `Range` as ((line, character), (line, character))."""
+    if rng is None:
         return None
-    v = obj[key]
-    if not isinstance(v, str):
-        raise InvalidArgs(command, f"`{key}` must be a string, got {_kind(v)}")
-    if nonempty and not v.strip():
-        raise InvalidArgs(command, f"`{key}` must not be empty")
-    if len(v) > max_len:
-        raise InvalidArgs(command, f"`{key}` is too long ({len(v):,} characters, at most {max_len:,})")
-    return v
-
-
-def get_int(command: str, obj: dict, key: str, *, required: bool = True, lo: int = 0,
-            hi: int = 2**31 - 1) -> int | None:
-    if key not in obj or obj[key] is None:
-        if required:
-            raise InvalidArgs(command, f"missing `{key}`")
-        return None
-    v = obj[key]
-    if isinstance(v, bool) or not isinstance(v, (int, float)) or v != int(v):
-        raise InvalidArgs(command, f"`{key}` must be an integer, got {_kind(v)} {v!r}"[:200])
-    v = int(v)
-    if not lo <= v <= hi:
-        raise InvalidArgs(command, f"`{key}` must be between {lo} and {hi}, got {v}")
-    return v
-
-
-def get_str_list(command: str, obj: dict, key: str) -> list[str] | None:
-    if key not in obj or obj[key] is None:
-        return None
-    v = obj[key]
-    if not isinstance(v, (list, tuple)) or not all(isinstance(x, str) for x in v):
-        raise InvalidArgs(command, f"`{key}` must be an array of strings")
-    if not v:
-        raise InvalidArgs(command, f"`{key}` must not be empty (omit it to use every backend)")
-    return list(dict.fromkeys(v))
-
-
-def get_int_list(command: str, obj: dict, key: str) -> list[int] | None:
-    if key not in obj or obj[key] is None:
-        return None
-    v = obj[key]
-    if not isinstance(v, (list, tuple)) or not all(isinstance(x, int) and not isinstance(x, bool) for x in v):
-        raise InvalidArgs(command, f"`{key}` must be an array of integers")
-    if len(set(v)) != len(v):
-        raise InvalidArgs(command, f"`{key}` has duplicates")
-    return list(v)
-
-
-def _position(command: str, v: Any, where: str) -> tuple[int, int]:
-    if not isinstance(v, dict):
-        raise InvalidArgs(command, f"`{where}` must be a position object {{line, character}}")
-    out = []
-    for k in ("line", "character"):
-        x = v.get(k)
-        if isinstance(x, bool) or not isinstance(x, int) or x < 0 or x > 2**31 - 1:
-            raise InvalidArgs(command, f"`{where}.{k}` must be a non-negative integer, got {x!r}"[:200])
-        out.append(x)
-    return out[0], out[1]
-
-
-def get_range(command: str, obj: dict, key: str = "range") -> tuple[tuple[int, int], tuple[int, int]] | None:
-    if key not in obj or obj[key] is None:
-        return None
-    v = obj[key]
-    if not isinstance(v, dict):
-        raise InvalidArgs(command, f"`{key}` must be a range object {{start, end}}")
-    start = _position(command, v.get("start"), f"{key}.start")
-    end = _position(command, v.get("end"), f"{key}.end")
-    if end < start:
-        raise InvalidArgs(command, f"`{key}` ends before it starts")
-    return start, end
+    return (rng.start.line, rng.start.character), (rng.end.line, rng.end.character)

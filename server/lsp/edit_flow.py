@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 from lsprotocol import types
 
-from server.backends import STYLES, BackendError, OpenAIBackend
+from server.backends import BackendError, OpenAIBackend
 from server.backends.extract import extract_for, parses
 from server.backends.local_backend import LocalBackend, LocalProgress
 from server.backends.local_spec import dependency_problem
@@ -35,16 +35,12 @@ from server.lsp.judge import (
 )
 from server.lsp.progress import WorkProgress, as_finished
 from server.lsp.state import Proposal, owned, same_content
+from server.protocol.commands import RequestEditArgs
 
 if TYPE_CHECKING:
     from server.lsp.server import EditFidelityServer
 
 logger = logging.getLogger(__name__)
-
-MAX_INSTRUCTION = 20_000
-MAX_GOLD = 5_000_000  # a whole buffer
-MAX_SAMPLES = 64
-
 
 @dataclass
 class EditRequest:
@@ -65,24 +61,16 @@ class EditRequest:
 
 
 def parse_request(ls: EditFidelityServer, command: str, arguments, *, allow_backend_choice: bool) -> EditRequest:
-    obj = A.single_object(command, arguments)
-    uri = A.get_str(command, obj, "uri")
-    version = A.get_int(command, obj, "version")
-    rng = A.get_range(command, obj, "range")
-    instruction = A.get_str(command, obj, "instruction", max_len=MAX_INSTRUCTION)
-    names = A.get_str_list(command, obj, "backends") if allow_backend_choice else None
-    style = A.get_str(command, obj, "style", required=False)
-    gold = A.get_str(command, obj, "gold", required=False, nonempty=False, max_len=MAX_GOLD)
-    n = A.get_int(command, obj, "n", required=False, lo=1, hi=MAX_SAMPLES) or 1
-    answer_language = A.get_str(command, obj, "answerLanguage", required=False, max_len=64)
-    if style is not None and style not in STYLES:
-        raise A.InvalidArgs(command, f"`style` must be one of {', '.join(STYLES)}, got {style!r}")
+    args = A.decode(command, arguments, RequestEditArgs)
+    uri, version, instruction, style, gold = args.uri, args.version, args.instruction, args.style, args.gold
+    rng = A.span(args.range)
+    names = list(dict.fromkeys(args.backends)) if allow_backend_choice and args.backends is not None else None
+    n = args.n or 1
+    answer_language = args.answer_language
     if answer_language is not None and rng is not None:
         raise A.InvalidArgs(command, "`answerLanguage` rewrites whole documents: leave out `range`")
     if style in WHOLE_DOCUMENT_STYLES and rng is not None:
         raise A.InvalidArgs(command, f"style {style!r} edits whole documents (the paper's format): leave out `range`")
-    assert uri is not None and version is not None and instruction is not None
-
     opened = ls.open_document(uri)
     if opened is None:
         raise A.InvalidArgs(command, f"unknown document {uri!r}: the editor has not opened it (textDocument/didOpen)")

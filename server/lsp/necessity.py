@@ -31,7 +31,7 @@ import msgspec
 from lsprotocol import types
 from pygls import uris
 
-from server.fidelity import Distance, FidelityReport
+from server.fidelity import FidelityReport
 from server.fidelity.necessity import (
     NecessityResult,
     Probe,
@@ -44,6 +44,7 @@ from server.lsp.necessity_env import EnvironmentProblem, ensure_environment, req
 from server.lsp.progress import WorkProgress
 from server.lsp.settings import NecessitySettings
 from server.lsp.state import DocState, Proposal, owned, same_content
+from server.protocol.commands import NecessityRecord, RunRecord
 
 if TYPE_CHECKING:
     from sandbox import ExecResult, Sandbox
@@ -56,40 +57,6 @@ COMMAND = "editFidelity.analyzeNecessity"
 CODE = "unnecessary-for-tests"
 # Folders never copied: version control, environments, caches, build output.
 SKIP_DIRS = frozenset({"__pycache__", "node_modules", "venv", "env", "site-packages", "build", "dist"})
-
-
-class RunRecord(msgspec.Struct, rename="camel", frozen=True):
-    hunks: list[int]  # the hunks kept in this run
-    passed: bool | None  # None: the sandbox could not run it
-    status: str  # the sandbox's status: ok | failed | timeout | memory | output_limit | error
-    wall_s: float
-
-
-class NecessityRecord(msgspec.Struct, rename="camel", frozen=True):
-    """The command's result."""
-
-    id: str
-    # minimal | budget | full_fails | unresolved | no_hunks (server.fidelity.necessity), or
-    # command_failed: the test command could not start (a module or program missing), whatever the hunks
-    status: str
-    message: str
-    hunks: int
-    needed: list[int]
-    unnecessary: list[int]
-    runs: int
-    max_runs: int
-    cache_hits: int
-    one_minimal: bool
-    distance: dict[str, Distance] | None  # d(proposal, original) per variant
-    d_min: dict[str, Distance] | None  # d(minimal passing sub-edit, original)
-    excess_ref_free: dict[str, float] | None  # distance - d_min (normalised)
-    probes: list[RunRecord]
-    test_command: list[str]
-    isolation: str
-    environment: str | None  # the sandbox environment the runs used
-    requirements: list[str]  # what the server's own environment holds ([] for a configured one)
-    files: int  # workspace files copied into each run
-    elapsed_ms: float
 
 
 @dataclass

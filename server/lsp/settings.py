@@ -1,7 +1,9 @@
 """Server settings: section `editFidelity` of initialization options and `workspace/configuration`.
 
-Accepted at the top level of initializationOptions or under an `editFidelity` key. Unknown keys are
-ignored; a wrong value keeps its default and yields a problem message for `window/showMessage`.
+Accepted at the top level of initializationOptions or under an `editFidelity` key. The schema is
+server.protocol.settings (the extension's package.json is generated from it); each field is decoded on
+its own (server.protocol.decode), so unknown keys are ignored and a wrong value keeps its default and
+yields a problem message for `window/showMessage`.
 
     {
       "backends": [{"name", "baseUrl", "model", "apiKeyEnv", "style", "temperature", "maxTokens",
@@ -28,7 +30,6 @@ that off.
 
 from __future__ import annotations
 
-import math
 import re
 import shlex
 from typing import Any
@@ -44,28 +45,22 @@ from server.backends.config import (
 )
 from server.backends.local_spec import dependency_problem, is_local_spec
 from server.fidelity.flags import SEVERITY_DEFAULTS, WHITESPACE_HINT_LINES
+from server.protocol import settings as wire
+from server.protocol.decode import convert_fields
+from server.protocol.names import SECTION, SEVERITY_NAMES
+from server.protocol.settings import NECESSITY_INCLUDE, NecessitySettings
 
-SECTION = "editFidelity"
+__all__ = ["NECESSITY_INCLUDE", "SECTION", "SEVERITY_DEFAULTS", "SEVERITY_NAMES", "STYLES", "WHITESPACE_HINT_LINES",
+           "NecessitySettings", "Settings", "Thresholds", "default_backend", "extract_section", "parse_settings"]
 
 
-class Thresholds(msgspec.Struct, frozen=True):
-    large_change_lines: int = 10  # one didChange replacing more lines than this is observed
-    debounce_ms: int = 300
-    large_file_lines: int = 1500  # above this, observed changes are measured per function window
-    complexity_warning: float = 1.0  # cognitive-complexity increase worth mentioning
-    complexity_error: float = 5.0  # ... that makes a flagged hunk an error
-    hunk_tokens_error: int = 60  # an unrequested hunk this large is an error, not a warning
-    distance_warning: float = 0.3  # normalised no_comments distance that marks a proposal as heavy
-    whitespace_hint_lines: int = WHITESPACE_HINT_LINES  # a whitespace-only unit spanning more lines than this is not a hint
-    severity: dict[str, int] = {}  # unrequested kind (or "whitespace") -> LSP severity; see SEVERITY_DEFAULTS
+class Thresholds(wire.Thresholds, frozen=True, kw_only=True):
+    """The wire thresholds plus the `severity` setting as LSP severities."""
+
+    severity: dict[str, int] = {}  # noqa: RUF012 - msgspec copies it; unrequested kind (or "whitespace") -> LSP severity; see SEVERITY_DEFAULTS
 
     def severity_levels(self) -> dict[str, int]:
         return {**SEVERITY_DEFAULTS, **self.severity}
-
-
-# How loud a flagged unit is (LSP DiagnosticSeverity); the per-kind defaults (whitespace-only units are a
-# hint) are in server.fidelity.flags, which the benchmark shares.
-SEVERITY_NAMES = {"error": 1, "warning": 2, "information": 3, "hint": 4}
 
 
 def _parse_severity(raw: Any, problems: list[str]) -> dict[str, int]:
@@ -76,54 +71,14 @@ def _parse_severity(raw: Any, problems: list[str]) -> dict[str, int]:
         problems.append(f"severity must be an object of kind: level, got {type(raw).__name__}")
         return {}
     out: dict[str, int] = {}
-    for kind, level in raw.items():
+    for kind, level in raw.items():  # in the given order, so the problems are too
         if kind not in SEVERITY_DEFAULTS:
             problems.append(f"severity.{kind}: unknown kind; known: {', '.join(SEVERITY_DEFAULTS)}")
-        elif level not in SEVERITY_NAMES:
-            problems.append(f"severity.{kind} must be one of {', '.join(SEVERITY_NAMES)}, got {level!r}")
-        else:
-            out[kind] = SEVERITY_NAMES[level]
+            continue
+        values, bad = convert_fields({kind: level}, wire.Severity, "severity")
+        problems.extend(bad)
+        out.update((k, SEVERITY_NAMES[v]) for k, v in values.items())
     return out
-
-
-_THRESHOLD_KEYS = {
-    "largeChangeLines": ("large_change_lines", int, 1, 10**7),
-    "debounceMs": ("debounce_ms", int, 0, 60_000),
-    "largeFileLines": ("large_file_lines", int, 10, 10**8),
-    "complexityWarning": ("complexity_warning", float, 0, 10**6),
-    "complexityError": ("complexity_error", float, 0, 10**6),
-    "hunkTokensError": ("hunk_tokens_error", int, 1, 10**9),
-    "distanceWarning": ("distance_warning", float, 0, 1),
-    "whitespaceHintLines": ("whitespace_hint_lines", int, 0, 10**7),
-}
-
-
-# Workspace files copied into the sandbox for the test command (fnmatch over the path relative to
-# the workspace root; `*` crosses folders).
-NECESSITY_INCLUDE = ("*.py", "*.pyi", "pyproject.toml", "setup.cfg", "pytest.ini", "tox.ini")
-
-
-class NecessitySettings(msgspec.Struct, frozen=True):
-    """editFidelity.analyzeNecessity: its runs of `testCommand` in the sandbox."""
-
-    max_runs: int = 32  # test runs per analysis
-    parallel: int = 2  # runs at once
-    timeout_s: float = 60.0  # per run
-    environment: str | None = None  # a prepared sandbox environment (`sandbox prepare --suite NAME`)
-    # pip requirements for the server's own test environment (pytest is always in it); not with `environment`
-    packages: tuple[str, ...] = ()
-    include: tuple[str, ...] = NECESSITY_INCLUDE
-    max_files: int = 2000
-    max_bytes: int = 20_000_000
-
-
-_NECESSITY_KEYS = {
-    "maxRuns": ("max_runs", int, 1, 1000),
-    "parallel": ("parallel", int, 1, 64),
-    "timeoutS": ("timeout_s", float, 0.1, 3600),
-    "maxFiles": ("max_files", int, 1, 10**6),
-    "maxBytes": ("max_bytes", int, 1, 10**10),
-}
 
 
 def _parse_necessity(raw: Any, problems: list[str]) -> NecessitySettings:
@@ -132,36 +87,22 @@ def _parse_necessity(raw: Any, problems: list[str]) -> NecessitySettings:
     if not isinstance(raw, dict):
         problems.append(f"necessity must be an object, got {type(raw).__name__}")
         return NecessitySettings()
-    values: dict[str, Any] = {}
-    for key, (field, kind, lo, hi) in _NECESSITY_KEYS.items():
-        v = raw.get(key)
-        if v is None:
-            continue
-        if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or not lo <= v <= hi \
-                or (kind is int and v != int(v)):
-            problems.append(f"necessity.{key} must be a number between {lo} and {hi}, got {v!r}")
-            continue
-        values[field] = kind(v)
-    env = raw.get("environment")
-    if env is not None and not (isinstance(env, str) and env.strip()):
-        problems.append(f"necessity.environment must be a sandbox environment name, got {env!r}")
-    elif env is not None:
-        values["environment"] = env.strip()
     packages = raw.get("packages")
-    if packages is not None:
-        bad = _bad_requirement(packages)
-        if bad:
-            problems.append(bad)
-        elif packages and values.get("environment"):
+    bad = _bad_requirement(packages) if packages is not None else None
+    if bad:
+        problems.append(bad)
+    values, field_problems = convert_fields({k: v for k, v in raw.items() if k != "packages" or not bad},
+                                            NecessitySettings, "necessity")
+    problems.extend(field_problems)
+    if "environment" in values:
+        values["environment"] = values["environment"].strip()
+    if values.get("packages"):
+        if values.get("environment"):
             problems.append("necessity.packages go into the server's own test environment: leave "
                             "necessity.environment unset to use them (a prepared environment is used as it is)")
+            del values["packages"]
         else:
-            values["packages"] = tuple(p.strip() for p in packages)
-    include = raw.get("include")
-    if include is not None and not (isinstance(include, list) and include and all(isinstance(x, str) and x for x in include)):
-        problems.append("necessity.include must be a non-empty array of file patterns")
-    elif include is not None:
-        values["include"] = tuple(include)
+            values["packages"] = tuple(p.strip() for p in values["packages"])
     return NecessitySettings(**values)
 
 
@@ -187,18 +128,15 @@ def _bad_requirement(packages: Any) -> str | None:
 
 def _parse_test_command(raw: Any, problems: list[str]) -> tuple[str, ...] | None:
     """`testCommand` as an argv: a string is split like a shell would (no shell runs it)."""
-    if raw is None:
-        return None
     if isinstance(raw, str):
         try:
             argv = shlex.split(raw)
         except ValueError as exc:
             problems.append(f"testCommand: {exc}")
             return None
-    elif isinstance(raw, list) and all(isinstance(x, str) for x in raw):
+    elif isinstance(raw, list):
         argv = list(raw)
-    else:
-        problems.append(f"testCommand must be a string or an array of strings, got {raw!r}"[:200])
+    else:  # absent, or refused by the schema (the problem is already reported)
         return None
     if not argv:
         problems.append("testCommand is empty")
@@ -239,6 +177,10 @@ def extract_section(options: Any) -> dict:
     return dict(options)
 
 
+# Settings decoded by their own rules below rather than field by field.
+_OWN_RULES = ("backends", "thresholds", "severity", "necessity", "localModel")
+
+
 def parse_settings(raw: Any) -> tuple[Settings, list[str]]:
     problems: list[str] = []
     if raw is None:
@@ -249,37 +191,15 @@ def parse_settings(raw: Any) -> tuple[Settings, list[str]]:
     backends, bad = parse_backends(raw.get("backends"))
     problems.extend(bad)
 
-    style = raw.get("defaultStyle", "minimal")
-    if style not in STYLES:
-        problems.append(f"defaultStyle must be one of {', '.join(STYLES)}, got {style!r}")
-        style = "minimal"
+    top, bad = convert_fields({k: v for k, v in raw.items() if k not in _OWN_RULES}, wire.SettingsWire, "")
+    problems.extend(bad)
 
-    observe = raw.get("observeChanges", True)
-    if not isinstance(observe, bool):
-        problems.append(f"observeChanges must be true or false, got {observe!r}")
-        observe = True
-
-    values: dict[str, Any] = {}
     th = raw.get("thresholds")
     if th is not None and not isinstance(th, dict):
         problems.append(f"thresholds must be an object, got {type(th).__name__}")
         th = None
-    for key, (field, kind, lo, hi) in _THRESHOLD_KEYS.items():
-        if th is None or key not in th or th[key] is None:
-            continue
-        v = th[key]
-        ok = isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) and lo <= v <= hi
-        if ok and kind is int and v != int(v):
-            ok = False
-        if not ok:
-            problems.append(f"thresholds.{key} must be a number between {lo} and {hi}, got {v!r}")
-            continue
-        values[field] = kind(v)
-
-    sandbox = raw.get("sandbox")
-    if sandbox is not None and not isinstance(sandbox, str):
-        problems.append(f"sandbox must be a string, got {sandbox!r}")
-        sandbox = None
+    values, bad = convert_fields(th or {}, wire.Thresholds, "thresholds")
+    problems.extend(bad)
 
     local_model = raw.get("localModel", "local")
     if local_model is not None and not (isinstance(local_model, str) and is_local_spec(local_model)):
@@ -293,12 +213,12 @@ def parse_settings(raw: Any) -> tuple[Settings, list[str]]:
     return (
         Settings(
             backends=backends,
-            default_style=style,
-            observe_changes=observe,
+            default_style=top.get("default_style", "minimal"),
+            observe_changes=top.get("observe_changes", True),
             thresholds=Thresholds(**values, severity=_parse_severity(raw.get("severity"), problems)),
-            sandbox=sandbox,
+            sandbox=top.get("sandbox"),
             local_model=local_model,
-            test_command=_parse_test_command(raw.get("testCommand"), problems),
+            test_command=_parse_test_command(top.get("test_command"), problems),
             necessity=_parse_necessity(raw.get("necessity"), problems),
         ),
         problems,

@@ -1,6 +1,7 @@
-"""The VS Code extension's settings schema (client-vscode/package.json) and the server's settings
-parser (server/lsp/settings.py) describe the same thing: same keys, same defaults, no key the
-server would ignore. Guards against one side drifting."""
+"""The VS Code extension's settings schema (client-vscode/package.json, generated from
+server.protocol.settings) and the server's settings parser (server/lsp/settings.py) describe the same
+thing: same keys, same defaults and bounds, no key the server would ignore, and what the schema allows
+is accepted. Guards against the generator or the parser drifting."""
 
 from __future__ import annotations
 
@@ -11,6 +12,8 @@ from pathlib import Path
 import pytest
 
 settings = pytest.importorskip("server.lsp.settings", reason="the language server package is not importable")
+wire = pytest.importorskip("server.protocol.settings")
+msgspec = pytest.importorskip("msgspec")
 backend_config = pytest.importorskip("server.backends.config")
 prompts = pytest.importorskip("server.backends.prompts")
 
@@ -27,17 +30,37 @@ def _snake(name: str) -> str:
 EDITOR_STYLES = [s for s in backend_config.STYLES if s not in prompts.WHOLE_DOCUMENT_STYLES]
 
 
+def _numbers(struct) -> dict[str, tuple[str, int, str, object, object]]:
+    """wire key -> (field, kind, minimum, maximum) of a Struct's numeric fields, from its Meta."""
+    out = {}
+    for f in msgspec.inspect.type_info(struct).fields:
+        t = f.type
+        while isinstance(t, (msgspec.inspect.Metadata, msgspec.inspect.UnionType)):
+            t = t.type if isinstance(t, msgspec.inspect.Metadata) else next(
+                u for u in t.types if not isinstance(u, msgspec.inspect.NoneType))
+        if isinstance(t, (msgspec.inspect.IntType, msgspec.inspect.FloatType)):
+            out[f.encode_name] = (f.name, int if isinstance(t, msgspec.inspect.IntType) else float, t.ge, t.le)
+    return out
+
+
+_THRESHOLD_KEYS = _numbers(wire.Thresholds)
+_NECESSITY_KEYS = _numbers(wire.NecessitySettings)
+
+
 def test_threshold_keys_and_defaults_match_the_server():
     client = {k.removeprefix("editFidelity.thresholds."): v for k, v in PROPS.items() if k.startswith("editFidelity.thresholds.")}
     server_defaults = settings.Thresholds()
-    assert sorted(client) == sorted(settings._THRESHOLD_KEYS), "threshold keys differ"
+    assert sorted(client) == sorted(_THRESHOLD_KEYS), "threshold keys differ"
     for key, schema in client.items():
-        field, kind, lo, hi = settings._THRESHOLD_KEYS[key]
+        field, kind, lo, hi = _THRESHOLD_KEYS[key]
         assert schema["default"] == getattr(server_defaults, field), key
         assert schema["type"] == ("integer" if kind is int else "number"), key
-        assert schema["minimum"] == lo, key
-        if "maximum" in schema:
-            assert schema["maximum"] == hi, key
+        assert (schema["minimum"], schema["maximum"]) == (lo, hi), key
+        # the bounds are accepted, one step outside them is a problem that keeps the default
+        for value, ok in ((lo, True), (hi, True), (hi * 2 + 1, False), (lo - 1, False)):
+            parsed, problems = settings.parse_settings({"localModel": None, "thresholds": {key: value}})
+            assert (problems == []) is ok, (key, value, problems)
+            assert getattr(parsed.thresholds, field) == (value if ok else getattr(server_defaults, field))
 
 
 def test_backend_fields_are_the_servers():
@@ -86,9 +109,9 @@ def test_necessity_keys_defaults_and_ranges_match_the_server():
     client = {k.removeprefix("editFidelity.necessity."): v for k, v in PROPS.items() if k.startswith("editFidelity.necessity.")}
     server_defaults = settings.NecessitySettings()
     assert {_snake(k) for k in client} == set(settings.NecessitySettings.__struct_fields__), "necessity keys differ"
-    assert sorted(k for k in client if k not in ("environment", "include", "packages")) == sorted(settings._NECESSITY_KEYS)
+    assert sorted(k for k in client if k not in ("environment", "include", "packages")) == sorted(_NECESSITY_KEYS)
     assert client["packages"]["default"] == list(server_defaults.packages) == []
-    for key, (field, kind, lo, hi) in settings._NECESSITY_KEYS.items():
+    for key, (field, kind, lo, hi) in _NECESSITY_KEYS.items():
         schema = client[key]
         assert schema["default"] == getattr(server_defaults, field), key
         assert schema["type"] == ("integer" if kind is int else "number"), key
@@ -96,7 +119,7 @@ def test_necessity_keys_defaults_and_ranges_match_the_server():
     assert client["environment"]["default"] is None and server_defaults.environment is None
     assert client["include"]["default"] == list(server_defaults.include) == list(settings.NECESSITY_INCLUDE)
     # The bounds the schema allows are accepted; what it forbids is refused.
-    for key in settings._NECESSITY_KEYS:
+    for key in _NECESSITY_KEYS:
         for value, ok in ((client[key]["minimum"], True), (client[key]["maximum"], True), (client[key]["maximum"] * 2, False)):
             _, problems = settings.parse_settings({"necessity": {key: value}})
             assert (problems == []) is ok, (key, value)

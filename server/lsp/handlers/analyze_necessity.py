@@ -7,12 +7,11 @@ from lsprotocol import types
 
 from server.lsp import args as A
 from server.lsp.necessity import COMMAND, analyze
+from server.protocol.commands import IdArgs
 
 
 def register(ls) -> None:
     @ls.command(COMMAND)
     async def analyze_necessity(ls, params: types.ExecuteCommandParams):
-        obj = A.single_object(COMMAND, params.arguments)
-        pid = A.get_str(COMMAND, obj, "id", max_len=200)
-        assert pid is not None
-        return await analyze(ls, pid, params.work_done_token)
+        args = A.decode(COMMAND, params.arguments, IdArgs)
+        return await analyze(ls, args.id, params.work_done_token)

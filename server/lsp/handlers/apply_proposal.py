@@ -21,6 +21,7 @@ from server.lsp.observe import expect_own_edit, forget_own_edit
 from server.lsp.state import same_content
 from server.lsp.unit_edits import unit_edits
 from server.lsp.views import _workspace_edit
+from server.protocol.commands import ApplyProposalArgs
 
 COMMAND = "editFidelity.applyProposal"
 
@@ -32,12 +33,8 @@ def _refuse(reason: str, message: str, **kw) -> dict:
 def register(ls) -> None:
     @ls.command(COMMAND)
     async def apply_proposal(ls, params: types.ExecuteCommandParams):
-        obj = A.single_object(COMMAND, params.arguments)
-        pid = A.get_str(COMMAND, obj, "id", max_len=200)
-        hunks = A.get_int_list(COMMAND, obj, "hunks")
-        rest = A.get_str(COMMAND, obj, "rest", required=False, max_len=20)
-        if rest not in (None, "keep", "reject"):
-            raise A.InvalidArgs(COMMAND, f'`rest` must be "keep" or "reject", got {rest!r}')
+        args = A.decode(COMMAND, params.arguments, ApplyProposalArgs)
+        pid, hunks, rest = args.id, args.hunks, args.rest
         p = ls.store.proposals.get(pid)
         if p is None and pid in ls.store.released:  # its document was closed (and maybe reopened) since
             uri = ls.store.released[pid]

@@ -19,48 +19,32 @@ from server.lsp.judge import measure_windowed
 from server.lsp.observe import store_observation
 from server.lsp.records import CheckChangeResult
 from server.lsp.state import owned
+from server.protocol.commands import BaselineText, CheckChangeArgs, Window
 
 COMMAND = "editFidelity.checkChange"
-MAX_BASELINE = 20_000_000
 
 
 def register(ls) -> None:
     @ls.command(COMMAND)
     async def check_change(ls, params: types.ExecuteCommandParams):
-        obj = A.single_object(COMMAND, params.arguments)
-        uri = A.get_str(COMMAND, obj, "uri")
-        if "baseline" not in obj or obj["baseline"] is None:
-            raise A.InvalidArgs(COMMAND, 'missing `baseline` ("snapshot", "git" or {"text": ...})')
-        baseline = obj["baseline"]
-        kind: str
-        if baseline == "snapshot" or baseline == "git":
-            kind = baseline
-        elif isinstance(baseline, dict):
-            if not isinstance(baseline.get("text"), str):
-                raise A.InvalidArgs(COMMAND, "`baseline.text` must be a string")
-            if len(baseline["text"]) > MAX_BASELINE:
-                raise A.InvalidArgs(COMMAND, "`baseline.text` is too large")
-            kind = "text"
-        else:
-            raise A.InvalidArgs(
-                COMMAND, f'`baseline` must be "snapshot", "git" or {{"text": ...}}, got {str(baseline)[:60]!r}'
-            )
+        args = A.decode(COMMAND, params.arguments, CheckChangeArgs)
+        uri, baseline = args.uri, args.baseline
+        kind = "text" if isinstance(baseline, BaselineText) else baseline
         opened = ls.open_document(uri)
         if opened is None:
             raise A.InvalidArgs(COMMAND, f"unknown document {uri!r}: the editor has not opened it (textDocument/didOpen)")
         doc, state = opened
-        if "version" in obj and obj["version"] is not None:
-            version = A.get_int(COMMAND, obj, "version")
-            if version != doc.version:
-                raise A.ContentModified(
-                    message=f"{COMMAND}: document version {version} is not the current one ({doc.version})"
-                )
+        if args.version is not None and args.version != doc.version:
+            raise A.ContentModified(
+                message=f"{COMMAND}: document version {args.version} is not the current one ({doc.version})"
+            )
         if kind == "snapshot":
             before = state.snapshot
         elif kind == "git":
             before = await head_text(doc.path)
         else:
-            before = baseline["text"]
+            assert isinstance(baseline, BaselineText)
+            before = baseline.text
         version, current = state.version, state.text
         report, window = await ls.compute(owned(state.uri, functools.partial(
             measure_windowed, before, current, ls.settings.thresholds.large_file_lines, state.language)))
@@ -75,9 +59,7 @@ def register(ls) -> None:
             hunk_messages=[v.message for v in views],
             hunk_severities=[v.severity for v in views],
             version=version,
+            window=None if window is None else Window(start_line=window.start_line, end_line=window.after_end,
+                                                      baseline_end_line=window.before_end),
         )
-        out = msgspec.to_builtins(result)
-        if window is not None:
-            out["window"] = {"startLine": window.start_line, "endLine": window.after_end,
-                             "baselineEndLine": window.before_end}
-        return out
+        return msgspec.to_builtins(result)

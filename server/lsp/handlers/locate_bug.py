@@ -31,7 +31,7 @@ from server.backends.locate import (
 from server.lsp import args as A
 from server.lsp.judge import utf16_len, whole_lines
 from server.lsp.progress import WorkProgress, as_finished
-from server.lsp.records import Usage
+from server.protocol.commands import BugAnswer, LocateBugArgs, LocateBugResult, Usage
 from server.lsp.state import BugMark, DocState, same_content
 
 if TYPE_CHECKING:
@@ -41,31 +41,6 @@ COMMAND = "editFidelity.locateBug"
 SOURCE = "edit-fidelity"
 DIAGNOSTIC_CODE = "located-bug"
 RAW_LIMIT = 20_000  # characters of the answer returned as `raw`
-
-
-class BugAnswer(msgspec.Struct, rename="camel", kw_only=True):
-    backend: str
-    status: str  # ok | unparseable | error
-    line: int | None = None  # 1-based document line, as answered
-    bug_type: str | None = None  # lower-cased, as answered
-    known_type: bool = False  # one of the seven BICS bug types
-    raw: str | None = None  # the answer as received (None when the backend failed)
-    problem: str | None = None  # why an answer is unparseable
-    in_range: bool = False  # the line is one the model was shown: it has a diagnostic
-    error: str | None = None
-    error_kind: str | None = None
-    latency_ms: float = 0.0
-    usage: Usage | None = None
-    attempts: int = 0
-
-
-class LocateBugResult(msgspec.Struct, rename="camel", kw_only=True):
-    answers: list[BugAnswer]
-    uri: str
-    version: int
-    first_line: int  # the numbered lines the model was shown (1-based, inclusive)
-    last_line: int
-    warnings: list[str] = []
 
 
 def _choose_backends(ls: EditFidelityServer, names: list[str] | None) -> list:
@@ -134,12 +109,9 @@ def bug_diagnostics(state: DocState, lines: list[str]) -> list[types.Diagnostic]
 def register(ls) -> None:
     @ls.command(COMMAND)
     async def locate_bug(ls: EditFidelityServer, params: types.ExecuteCommandParams):
-        obj = A.single_object(COMMAND, params.arguments)
-        uri = A.get_str(COMMAND, obj, "uri")
-        version = A.get_int(COMMAND, obj, "version")
-        rng = A.get_range(COMMAND, obj, "range")
-        names = A.get_str_list(COMMAND, obj, "backends")
-        assert uri is not None and version is not None
+        args = A.decode(COMMAND, params.arguments, LocateBugArgs)
+        uri, version, rng = args.uri, args.version, A.span(args.range)
+        names = list(dict.fromkeys(args.backends)) if args.backends is not None else None
         opened = ls.open_document(uri)
         if opened is None:
             raise A.InvalidArgs(COMMAND, f"unknown document {uri!r}: the editor has not opened it (textDocument/didOpen)")

@@ -28,13 +28,13 @@ from server.lsp.unit_edits import UnitGeometry
 from server.fidelity import TextEdit
 from server.lsp.records import ApplyResult, ServerStats
 from server.lsp.views import _workspace_edit
+from server.protocol.commands import IdArgs, RevertHunksArgs, SelectProposalArgs, UriArgs
 
 
 def register(ls) -> None:
     @ls.command("editFidelity.rejectProposal")
     async def reject_proposal(ls, params: types.ExecuteCommandParams):
-        obj = A.single_object("editFidelity.rejectProposal", params.arguments)
-        pid = A.get_str("editFidelity.rejectProposal", obj, "id", max_len=200)
+        pid = A.decode("editFidelity.rejectProposal", params.arguments, IdArgs).id
         p = ls.store.proposals.get(pid)
         if p is None:
             return {"rejected": False, "reason": "unknown"}
@@ -47,8 +47,8 @@ def register(ls) -> None:
 
     @ls.command("editFidelity.dismiss")
     async def dismiss(ls, params: types.ExecuteCommandParams):
-        obj = A.single_object("editFidelity.dismiss", params.arguments)
-        _, state = _document(ls, "editFidelity.dismiss", obj)
+        args = A.decode("editFidelity.dismiss", params.arguments, UriArgs)
+        _, state = _document(ls, "editFidelity.dismiss", args.uri)
         state.dismissed = True
         state.observe_baseline = None
         if state.observe_task is not None:
@@ -60,10 +60,9 @@ def register(ls) -> None:
     @ls.command("editFidelity.revertHunks")
     async def revert_hunks(ls, params: types.ExecuteCommandParams):
         cmd = "editFidelity.revertHunks"
-        obj = A.single_object(cmd, params.arguments)
-        doc, state = _document(ls, cmd, obj)
-        version = A.get_int(cmd, obj, "version", required=False)
-        hunks = A.get_int_list(cmd, obj, "hunks")
+        args = A.decode(cmd, params.arguments, RevertHunksArgs)
+        doc, state = _document(ls, cmd, args.uri)
+        version, hunks = args.version, args.hunks
         obs = state.observation
         if obs is None or state.dismissed:
             return msgspec.to_builtins(ApplyResult(applied=False, reason="nothing", message="no observed change"))
@@ -104,9 +103,9 @@ def register(ls) -> None:
     @ls.command("editFidelity.selectProposal")
     async def select_proposal(ls, params: types.ExecuteCommandParams):
         cmd = "editFidelity.selectProposal"
-        obj = A.single_object(cmd, params.arguments)
-        doc, state = _document(ls, cmd, obj)
-        pid = A.get_str(cmd, obj, "id", max_len=200)
+        sel = A.decode(cmd, params.arguments, SelectProposalArgs)
+        doc, state = _document(ls, cmd, sel.uri)
+        pid = sel.id
         pending = ls.store.pending_for(state.uri, state.version)
         if not any(p.id == pid for p in pending):
             known = ", ".join(p.id for p in pending) or "none"
@@ -120,8 +119,8 @@ def register(ls) -> None:
 
     @ls.command("editFidelity.takeSnapshot")
     async def take_snapshot(ls, params: types.ExecuteCommandParams):
-        obj = A.single_object("editFidelity.takeSnapshot", params.arguments)
-        doc, state = _document(ls, "editFidelity.takeSnapshot", obj)
+        args = A.decode("editFidelity.takeSnapshot", params.arguments, UriArgs)
+        doc, state = _document(ls, "editFidelity.takeSnapshot", args.uri)
         state.snapshot = state.text
         return {"version": doc.version}
 
@@ -148,9 +147,8 @@ def _rss_bytes() -> int | None:
         return None  # not Linux
 
 
-def _document(ls, command: str, obj: dict):
+def _document(ls, command: str, uri: str):
     """The open document named by the argument's `uri`, as (document, state); a specific error otherwise."""
-    uri = A.get_str(command, obj, "uri")
     opened = ls.open_document(uri)
     if opened is None:
         raise A.InvalidArgs(command, f"unknown document {uri!r}")

@@ -1,0 +1,106 @@
+"""The wire contract (server.protocol): dependency-free, decoded in one place with precise messages,
+and the extension's generated copy (package.json's settings, protocol.generated.ts) kept current."""
+
+from __future__ import annotations
+
+import ast
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from server.fidelity.flags import SEVERITY_DEFAULTS
+from server.protocol import BUG_TYPES, COMMANDS, STYLES, Command, DecodeError, convert, generate
+from server.protocol import settings as wire
+from server.protocol.commands import ApplyProposalArgs, CheckChangeArgs, RequestEditArgs
+from server.protocol.names import SEVERITY_NAMES
+
+ROOT = Path(__file__).resolve().parents[2]
+PROTOCOL = ROOT / "server" / "protocol"
+
+
+def test_the_package_imports_only_msgspec_the_stdlib_and_itself():
+    allowed = set(sys.stdlib_module_names) | {"msgspec", "server"}
+    for path in PROTOCOL.glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Import):
+                mods = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                mods = [node.module]
+            else:
+                continue
+            for mod in mods:
+                assert mod.split(".")[0] in allowed, (path.name, mod)
+                if mod.startswith("server"):
+                    assert mod == "server.protocol" or mod.startswith("server.protocol."), (path.name, mod)
+
+
+def test_generated_files_are_current():
+    """What CI runs: the generator's --check fails, in one line, when a generated file is stale."""
+    run = subprocess.run([sys.executable, "-m", "server.protocol.generate", "--check"], cwd=ROOT,
+                         capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+
+
+def test_check_fails_in_one_line_when_stale(tmp_path):
+    (tmp_path / "client-vscode" / "src").mkdir(parents=True)
+    package = json.loads((ROOT / generate.PACKAGE).read_text())
+    package["contributes"]["configuration"]["properties"].pop("editFidelity.thresholds.debounceMs")
+    (tmp_path / generate.PACKAGE).write_text(json.dumps(package, indent=2) + "\n")
+    (tmp_path / generate.TYPES).write_text((ROOT / generate.TYPES).read_text())
+    run = subprocess.run([sys.executable, "-m", "server.protocol.generate", "--check", "--root", str(tmp_path)],
+                         cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert run.returncode == 1 and run.stdout == ""
+    assert run.stderr.count("\n") == 1 and "stale client-vscode/package.json" in run.stderr, run.stderr
+    # writing makes it current; the rest of package.json is kept as it was
+    assert generate.main(["--root", str(tmp_path)]) == 0
+    assert generate.main(["--check", "--root", str(tmp_path)]) == 0
+    regenerated = json.loads((tmp_path / generate.PACKAGE).read_text())
+    assert regenerated == json.loads((ROOT / generate.PACKAGE).read_text())
+
+
+def test_names_are_the_ones_everybody_uses():
+    from server.backends.locate import BUG_TYPES as parser_bug_types
+    from server.backends.prompts import STYLES as prompt_styles
+    from server.lsp.server import EditFidelityServer  # noqa: F401 - registers the commands
+
+    assert parser_bug_types is BUG_TYPES and prompt_styles is STYLES
+    assert {k: SEVERITY_NAMES[v] for k, (v, _) in wire.SEVERITY_KINDS.items()} == SEVERITY_DEFAULTS
+    assert set(COMMANDS) == set(Command)
+    ts = (ROOT / generate.TYPES).read_text()
+    for command in Command:
+        assert f'"{command.value}"' in ts
+
+
+@pytest.mark.parametrize(("typ", "raw", "message"), [
+    (RequestEditArgs, {"version": 1, "instruction": "x"}, "missing `uri`"),
+    (RequestEditArgs, {"uri": "u", "version": 1.5, "instruction": "x"}, "`version` must be an integer, got a number 1.5"),
+    (RequestEditArgs, {"uri": "u", "version": 1, "instruction": "x", "n": 0}, "`n` must be between 1 and 64, got a number 0"),
+    (RequestEditArgs, {"uri": "u", "version": 1, "instruction": "x", "range": {"start": {"line": 0, "character": 0},
+                                                                               "end": {"line": 0}}},
+     "`range.end.character` must be a non-negative integer"),
+    (RequestEditArgs, {"uri": "u", "version": 1, "instruction": "x", "backends": ["a", 3]},
+     "`backends` must be an array of strings"),
+    (ApplyProposalArgs, {"id": "p", "hunks": [0, 2, 0]}, "`hunks` has duplicates"),
+    (ApplyProposalArgs, {"id": "p", "rest": "drop"}, "`rest` must be one of keep, reject, got a string 'drop'"),
+    (CheckChangeArgs, {"uri": "u"}, 'missing `baseline` ("snapshot", "git" or {"text": ...})'),
+    (CheckChangeArgs, {"uri": "u", "baseline": {"text": "x" * 20_000_001}}, "`baseline.text` is too long"),
+    (wire.BackendEntry, {"name": "k", "apiKeyEnv": "sk-secret value"}, "`apiKeyEnv` must be the NAME"),
+])
+def test_decode_errors_name_the_field(typ, raw, message):
+    with pytest.raises(DecodeError) as info:
+        convert(raw, typ)
+    assert message in str(info.value)
+    assert "sk-secret" not in str(info.value)  # a key put where its variable's name belongs is never echoed
+
+
+def test_integral_floats_are_integers_and_good_values_decode():
+    args = convert({"uri": "u", "version": 3.0, "instruction": "fix", "n": 2.0,
+                    "range": {"start": {"line": 1.0, "character": 0}, "end": {"line": 2, "character": 0}}},
+                   RequestEditArgs)
+    assert (args.version, args.n, args.range.start.line) == (3, 2, 1)
+    assert isinstance(args.version, int) and isinstance(args.range.start.line, int)
+    assert convert({"uri": "u", "baseline": "git"}, CheckChangeArgs).baseline == "git"
+    assert convert({"uri": "u", "baseline": {"text": ""}}, CheckChangeArgs).baseline.text == ""
