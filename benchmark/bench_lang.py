@@ -2,6 +2,7 @@
 
     .venv/bin/python -m benchmark.bench_lang                    # every language, 2,000 lines, 7 rounds
     .venv/bin/python -m benchmark.bench_lang --lines 500 --languages java,cpp --rounds 11
+    .venv/bin/python -m benchmark.bench_lang --targets --rounds 30   # the issue's two speed targets
 
 The file is one realistic function shape (a loop, branches, a call, a comment, a string) repeated,
 inside a class where the language has classes. Figures per language, median of the rounds, in ms:
@@ -151,14 +152,84 @@ def bench(name: str, lines: int, rounds: int) -> dict[str, float]:
             "tok_s": tokens / lex_ms * 1000 if lex_ms > 0 else float("nan")}
 
 
+async def _server_check_change(text: str, language_id: str, uri: str, edit, rounds: int) -> list[float]:
+    """`editFidelity.checkChange` round trips (ms) through the real server (a subprocess over stdio),
+    a different small edit before each."""
+    from lsprotocol import types
+
+    from tools.bench.bench_lsp import start_client, stop_client
+
+    client = await start_client({"editFidelity": {"observeChanges": False}})
+    try:
+        client.text_document_did_open(types.DidOpenTextDocumentParams(
+            types.TextDocumentItem(uri=uri, language_id=language_id, version=1, text=text)))
+        times = []
+        for k in range(rounds + 1):  # the first round opens the document's analyses: not counted
+            client.text_document_did_change(types.DidChangeTextDocumentParams(
+                text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=k + 2),
+                content_changes=[types.TextDocumentContentChangeWholeDocument(text=edit(text, k))]))
+            t = time.perf_counter()
+            result = await client.workspace_execute_command_async(types.ExecuteCommandParams(
+                command="editFidelity.checkChange", arguments=[{"uri": uri, "baseline": "snapshot"}]))
+            if k:
+                times.append((time.perf_counter() - t) * 1000)
+            hunks = result["report"]["hunks"] if isinstance(result, dict) else result.report.hunks
+            if not hunks:
+                raise SystemExit("bench_lang: checkChange found no change (the server did not see the edit)")
+    finally:
+        await stop_client(client)
+    return times
+
+
+def targets(rounds: int) -> int:
+    """The issue's two speed targets, each beside a Python baseline measured in the same run:
+    checkChange through the server on a 2,000-line TypeScript file (<= 50 ms median) against the same
+    on a 2,000-line Python file; a full report on a 500-line Java file (<= 20 ms) against a full
+    Python report on a 500-line file."""
+    import asyncio
+
+    from tools.bench.bench_lsp import make_file, variant
+
+    ts_text = make_text("typescript", 2000)
+    mid = ts_text.index("> 0", len(ts_text) // 2)
+
+    def ts_edit(text: str, k: int) -> str:
+        return text[:mid] + f"> {k + 1}" + text[mid + 3:]
+
+    py_text = make_file(2000)
+    ts = asyncio.run(_server_check_change(ts_text, "typescript", "file:///bench/big.ts", ts_edit, rounds))
+    py = asyncio.run(_server_check_change(py_text, "python", "file:///bench/big.py", variant, rounds))
+    java = make_text("java", 500)
+    jmid = java.index("> 0", len(java) // 2)
+    py500 = make_file(500)
+    digits = iter(range(1, 10**6))
+    measure(java, java, language="java")
+    measure(py500, py500)
+    java_ms = _ms(lambda: measure(java, java[:jmid] + f"> {next(digits)}" + java[jmid + 3:], language="java"), rounds)
+    py_ms = _ms(lambda: measure(py500, variant(py500, next(digits))), rounds)
+    t, p = STAT[0](ts), STAT[0](py)
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    print(f"targets ({'min' if STAT[0] is min else 'median'} of {rounds}, load average {load:.1f} on {os.cpu_count()} CPUs)")
+    print(f"  checkChange, server, TypeScript {ts_text.count(chr(10))} lines: {t:7.2f} ms (target <= 50)   "
+          f"Python {py_text.count(chr(10))} lines: {p:7.2f} ms   ratio {t / p:.2f}")
+    print(f"  full report, Java {java.count(chr(10))} lines:             {java_ms:7.2f} ms (target <= 20)   "
+          f"Python {py500.count(chr(10))} lines: {py_ms:7.2f} ms   ratio {java_ms / py_ms:.2f}")
+    return 0 if t <= 50 and java_ms <= 20 else 1
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--targets", action="store_true",
+                        help="the issue's targets: checkChange through the server (TypeScript, 2,000 lines) and a "
+                             "full report (Java, 500 lines), each beside a Python baseline; exit 1 if one is missed")
     parser.add_argument("--lines", type=int, default=2000, help="lines of the generated file (default 2000)")
     parser.add_argument("--rounds", type=int, default=7, help="rounds per figure, median reported (default 7)")
     parser.add_argument("--languages", default=",".join(UNITS), help="comma-separated (default: all)")
     parser.add_argument("--min", action="store_true", help="report the fastest round instead of the median")
     args = parser.parse_args(argv)
     STAT[0] = min if args.min else statistics.median
+    if args.targets:
+        return targets(args.rounds)
     names = [n.strip() for n in args.languages.split(",") if n.strip()]
     unknown = [n for n in names if n not in UNITS]
     if unknown or not names:
