@@ -2,82 +2,57 @@
 // initialization options and as the answer to `workspace/configuration`. Pure: no `vscode` import,
 // so it is unit-tested directly.
 
-export const SECTION = "editFidelity";
+import {
+  BACKEND_NAME,
+  BACKEND_RANGES,
+  EDITOR_STYLES,
+  ENV_NAME,
+  ENVIRONMENT_NAME,
+  NECESSITY_INCLUDE,
+  NECESSITY_RANGES,
+  SANDBOXES,
+  SECTION,
+  SEVERITY_DEFAULTS,
+  SEVERITY_LEVELS,
+  THRESHOLD_RANGES,
+  type BackendEntry,
+  type NecessitySettings,
+  type NumberRange,
+} from "./protocol.generated";
+
+// The names, defaults and ranges are the server's (server/protocol, generated into protocol.generated.ts).
+export { NECESSITY_INCLUDE, SANDBOXES, SECTION, SEVERITY_DEFAULTS, SEVERITY_LEVELS };
 
 /** The subset of vscode.WorkspaceConfiguration this module needs. */
 export interface ConfigReader {
   get<T>(key: string): T | undefined;
 }
 
-export type Style = "generic" | "minimal";
+/** The prompt styles the editor offers. */
+export type Style = (typeof EDITOR_STYLES)[number];
 
-export interface BackendConfig {
-  name: string;
+/** A backend entry as the extension forwards it: the server's BackendEntry, without nulls. */
+export type BackendConfig = { [K in keyof BackendEntry]?: Exclude<BackendEntry[K], null> } & Pick<BackendEntry, "name"> & {
   baseUrl: string;
   model: string;
-  apiKeyEnv?: string;
   style?: Style;
-  temperature?: number;
-  topP?: number;
-  maxTokens?: number;
-  timeoutS?: number;
-  maxConcurrency?: number;
-  maxRetries?: number;
-}
+};
 
-export interface Thresholds {
-  largeChangeLines: number;
-  debounceMs: number;
-  largeFileLines: number;
-  complexityWarning: number;
-  complexityError: number;
-  hunkTokensError: number;
-  distanceWarning: number;
-  whitespaceHintLines: number;
-}
+/** Every threshold, as the server's settings take them. */
+export type Thresholds = Record<keyof typeof THRESHOLD_RANGES, number>;
 
 /** LSP severities by name, as the server's `severity` setting takes them. */
-export type SeverityLevel = "error" | "warning" | "information" | "hint";
-export const SEVERITY_LEVELS: readonly SeverityLevel[] = ["error", "warning", "information", "hint"];
-
-/** How loud a flagged unit is, per unrequested kind ("whitespace": whitespace-only units); the server's
- * SEVERITY_DEFAULTS. */
-export const SEVERITY_DEFAULTS = {
-  whitespace: "hint",
-  formatting_only: "warning",
-  comment_removed: "warning",
-  rename: "warning",
-  docstring: "warning",
-  signature_change: "warning",
-  import_change: "warning",
-  defensive: "warning",
-  lazy_placeholder: "warning",
-  deletion: "warning",
-  outside_target: "warning",
-} as const satisfies Record<string, SeverityLevel>;
+export type SeverityLevel = (typeof SEVERITY_LEVELS)[number];
 
 export type Severity = Record<keyof typeof SEVERITY_DEFAULTS, SeverityLevel>;
 
 /** Where the server runs the test command; `local` and `none` are the same level (no isolation). */
-export type Sandbox = "auto" | "bwrap" | "unshare" | "docker" | "local" | "none";
-export const SANDBOXES: readonly Sandbox[] = ["auto", "bwrap", "unshare", "docker", "local", "none"];
+export type Sandbox = (typeof SANDBOXES)[number];
 
-/** editFidelity.analyzeNecessity: its runs of `testCommand` in the sandbox. */
-export interface Necessity {
-  maxRuns: number;
-  parallel: number;
-  timeoutS: number;
-  /** A prepared sandbox environment (`edit-fidelity sandbox prepare --suite NAME`); null: the server's own
-   * test environment (pytest and `packages`). */
-  environment: string | null;
-  /** pip requirements for the server's own test environment (not with `environment`); the server validates them. */
-  packages: string[];
-  include: string[];
-  maxFiles: number;
-  maxBytes: number;
-}
+/** editFidelity.analyzeNecessity: its runs of `testCommand` in the sandbox (every field set). */
+export type Necessity = Required<Omit<NecessitySettings, "environment">> & { environment: string | null };
 
-/** The server's settings object (server/lsp/settings.py). */
+/** The server's settings object (server/protocol/settings.py SettingsWire), complete. */
 export interface ServerConfig {
   backends: BackendConfig[];
   defaultStyle: Style;
@@ -89,35 +64,6 @@ export interface ServerConfig {
   testCommand: string | string[] | null;
   necessity: Necessity;
 }
-
-/** [integer?, min, max, fallback] of a numeric setting. */
-type Range = [boolean, number, number, number];
-
-/** key -> [integer?, min, max, fallback]; fallbacks equal package.json's and the server's defaults. */
-const THRESHOLDS: Record<keyof Thresholds, Range> = {
-  largeChangeLines: [true, 1, 1e7, 10],
-  debounceMs: [true, 0, 60000, 300],
-  largeFileLines: [true, 10, 1e8, 1500],
-  complexityWarning: [false, 0, 1e6, 1],
-  complexityError: [false, 0, 1e6, 5],
-  hunkTokensError: [true, 1, 1e9, 60],
-  distanceWarning: [false, 0, 1, 0.3],
-  whitespaceHintLines: [true, 0, 1e7, 10],
-};
-
-type NecessityNumber = "maxRuns" | "parallel" | "timeoutS" | "maxFiles" | "maxBytes";
-
-/** As THRESHOLDS, for `necessity.*` (the server's _NECESSITY_KEYS). */
-const NECESSITY: Record<NecessityNumber, Range> = {
-  maxRuns: [true, 1, 1000, 32],
-  parallel: [true, 1, 64, 2],
-  timeoutS: [false, 0.1, 3600, 60],
-  maxFiles: [true, 1, 1e6, 2000],
-  maxBytes: [true, 1, 1e10, 20_000_000],
-};
-
-/** The workspace files copied into the sandbox by default (the server's NECESSITY_INCLUDE). */
-export const NECESSITY_INCLUDE: readonly string[] = ["*.py", "*.pyi", "pyproject.toml", "setup.cfg", "pytest.ini", "tox.ini"];
 
 export interface LaunchSettings {
   path: string;
@@ -131,12 +77,8 @@ export interface MappedConfig {
   problems: string[];
 }
 
-const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
-const BACKEND_NAME = /^[\w.:@/+-]{1,64}$/;
 const SECRET_KEYS = new Set(["apikey", "api_key", "key", "token", "secret", "password", "authorization"]);
-const STYLES: readonly Style[] = ["generic", "minimal"];
-/** A sandbox environment's name: a folder name under the sandbox's home, never a path. */
-const ENVIRONMENT_NAME = /^[A-Za-z0-9][\w.-]{0,63}$/;
+const STYLES: readonly Style[] = EDITOR_STYLES;
 /** Arguments a shell would treat as operators; no shell runs the test command. */
 const SHELL_OPERATORS = new Set(["&&", "||", "|", ";", "&", ">", ">>", "<", "2>", "2>&1"]);
 
@@ -191,25 +133,19 @@ export function mapBackend(raw: unknown, index: number, problems: string[]): Bac
       );
   }
   if (typeof entry.style === "string" && STYLES.includes(entry.style as Style)) backend.style = entry.style as Style;
-  const temperature = optNum(entry.temperature, 0, 2);
-  if (temperature !== undefined) backend.temperature = temperature;
-  const topP = optNum(entry.topP, 0, 1);
-  if (topP !== undefined) backend.topP = topP;
-  const maxTokens = optNum(entry.maxTokens, 1, Infinity, true);
-  if (maxTokens !== undefined) backend.maxTokens = maxTokens;
-  const timeoutS = optNum(entry.timeoutS, 0.05, 3600);
-  if (timeoutS !== undefined) backend.timeoutS = timeoutS;
-  const maxConcurrency = optNum(entry.maxConcurrency, 1, 1024, true);
-  if (maxConcurrency !== undefined) backend.maxConcurrency = maxConcurrency;
-  const maxRetries = optNum(entry.maxRetries, 0, 10, true);
-  if (maxRetries !== undefined) backend.maxRetries = maxRetries;
+  // Numbers outside the server's range are left out (the server's default applies).
+  for (const [key, [integer, min, max]] of Object.entries(BACKEND_RANGES) as [keyof typeof BACKEND_RANGES, NumberRange][]) {
+    const value = optNum(entry[key], min, max, integer);
+    if (value !== undefined) backend[key] = value;
+  }
   return backend;
 }
 
 /** Numeric settings `prefix.key` within their ranges; a bad value keeps the fallback, with a problem. */
-function mapRanges<K extends string>(cfg: ConfigReader, prefix: string, table: Record<K, Range>, problems: string[]): Record<K, number> {
+function mapRanges<K extends string>(cfg: ConfigReader, prefix: string, table: Record<K, NumberRange>, problems: string[]): Record<K, number> {
   const out = {} as Record<K, number>;
-  for (const [key, [integer, min, max, fallback]] of Object.entries(table) as [K, Range][]) {
+  for (const [key, [integer, min, max, def]] of Object.entries(table) as [K, NumberRange][]) {
+    const fallback = def as number; // every threshold and necessity number has a default
     const raw = cfg.get<unknown>(`${prefix}.${key}`);
     const value = optNum(raw, min, max, integer);
     if (value === undefined && raw !== undefined && raw !== null) {
@@ -313,7 +249,7 @@ function mapSeverity(cfg: ConfigReader, problems: string[]): Severity {
 }
 
 function mapNecessity(cfg: ConfigReader, problems: string[]): Necessity {
-  const numbers = mapRanges(cfg, "necessity", NECESSITY, problems);
+  const numbers = mapRanges(cfg, "necessity", NECESSITY_RANGES, problems);
   const rawEnv = cfg.get<unknown>("necessity.environment");
   let environment: string | null = null;
   if (typeof rawEnv === "string" && ENVIRONMENT_NAME.test(rawEnv.trim())) environment = rawEnv.trim();
@@ -356,7 +292,7 @@ export function mapSettings(cfg: ConfigReader): MappedConfig {
     backends.push(backend);
   });
   const style = cfg.get<string>("defaultStyle");
-  const thresholds: Thresholds = mapRanges(cfg, "thresholds", THRESHOLDS, problems);
+  const thresholds: Thresholds = mapRanges(cfg, "thresholds", THRESHOLD_RANGES, problems);
   const config: ServerConfig = {
     backends,
     defaultStyle: STYLES.includes(style as Style) ? (style as Style) : "minimal",

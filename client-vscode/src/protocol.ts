@@ -2,21 +2,8 @@
 // Everything here is plain JSON; the server is the authority, so the types are lenient where the
 // contract leaves room (numbers that may arrive as objects, optional fields).
 
-export const Commands = {
-  requestEdit: "editFidelity.requestEdit",
-  applyProposal: "editFidelity.applyProposal",
-  compareBackends: "editFidelity.compareBackends",
-  checkChange: "editFidelity.checkChange",
-  // Beyond issue 3's four: the server's small commands behind its code lenses.
-  rejectProposal: "editFidelity.rejectProposal",
-  takeSnapshot: "editFidelity.takeSnapshot",
-  revertHunks: "editFidelity.revertHunks",
-  // Asking the models where a syntax bug is, and which hunks of a proposal the tests need.
-  locateBug: "editFidelity.locateBug",
-  analyzeNecessity: "editFidelity.analyzeNecessity",
-  // Which pending proposal the diagnostics, lenses, hover and code actions show (one at a time).
-  selectProposal: "editFidelity.selectProposal",
-} as const;
+// The command names are the server's (server/protocol/names.py, generated).
+export { Commands } from "./protocol.generated";
 
 export interface LspPosition {
   line: number;
