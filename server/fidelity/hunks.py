@@ -56,6 +56,7 @@ def line_regions(a_lines: list[str], b_lines: list[str]) -> list[LineRegion]:
             regions.append(current)
         current.a_end = head + op.src_end
         current.b_end = head + op.dest_end
+    regions = _join_across_closers(regions, a_lines)
     out: list[LineRegion] = []
     for i, r in enumerate(regions):
         out += _slide(r, a_lines, b_lines, regions[i + 1] if i + 1 < len(regions) else None)
@@ -63,6 +64,23 @@ def line_regions(a_lines: list[str], b_lines: list[str]) -> list[LineRegion]:
 
 
 _CLOSER = re.compile(r"\s*[}\])]+[;,]?\s*")
+_BRACE_CLOSER = re.compile(r"\s*}[\])};,]*\s*")
+
+
+def _join_across_closers(regions: list[LineRegion], a_lines: list[str]) -> list[LineRegion]:
+    """Two regions with only lone `}` lines (and blank lines) unchanged between them are one: a block
+    wrapped in a new one (`try {` ... `} catch`) re-indents every line but the closers, and a line
+    diff then matches an old `}` to a new one of another block, cutting the wrapper in two."""
+    out: list[LineRegion] = []
+    for r in regions:
+        prev = out[-1] if out else None
+        between = a_lines[prev.a_end:r.a_start - 1] if prev is not None else []
+        if prev is not None and between and all(_BRACE_CLOSER.fullmatch(x) or not x.strip() for x in between) \
+                and any(x.strip() for x in between):
+            out[-1] = LineRegion(prev.a_start, r.a_end, prev.b_start, r.b_end)
+        else:
+            out.append(LineRegion(r.a_start, r.a_end, r.b_start, r.b_end))
+    return out
 _OPENS, _CLOSES = str.maketrans("", "", "})]"), str.maketrans("", "", "{([")
 
 
@@ -160,23 +178,45 @@ def rename_map(original: Analysis, edited: Analysis, regions: list[LineRegion],
     attribute = [i in skip_region for i in range(len(old_tokens))]
     strings = original.lexed.strings
     skip = not_variables(strings)
-    for (old, new), _ in pairs.most_common(32):
+    new_strings = edited.lexed.strings
+
+    def attempt(old: str, new: str) -> tuple[int, int, list[str], tuple[int, int] | None] | None:
+        """(distance saved, count, renamed tokens, scope), or None when the pair cannot be a rename."""
         if old in renames or new in renames.values() or old not in original.bound_names or new not in edited.bound_names:
-            continue
+            return None
         scope: tuple[int, int] | None = None
         if old in new_names or new in old_names:
             scope = _function_scope(original, edited, first_row[old, new], old, new) if scopes is not None else None
             if scope is None:
-                continue
+                return None
         inside = [scope is None or scope[0] <= r <= scope[1] for r in old_rows]
         trial = [t if attribute[i] or not inside[i] else renames.get(t, new if t == old else t)
                  for i, t in enumerate(old_tokens)]
-        distance = Levenshtein.distance(trial, new_tokens)
         count = sum(1 for i, t in enumerate(strings) if t == old and i not in skip
                     and (scope is None or scope[0] <= rows[i] <= scope[1]))
-        if base - distance >= max(1, count / 2):
+        return base - Levenshtein.distance(trial, new_tokens), count, trial, scope
+
+    # the likeliest candidates first: most often aligned, then one whose new name lives in code the
+    # original has (a name of an added function lines up with an old name by chance as often)
+    candidates = pairs.most_common(32)
+    known = {f.qualname for f in original.structure.functions}
+    added = [(f.start, f.end) for f in edited.structure.functions if f.qualname not in known]
+    new_rows = edited.token_rows[0]
+
+    def in_added_code(name: str) -> bool:
+        at = [new_rows[i] for i, t in enumerate(new_strings) if t == name]
+        return bool(added) and bool(at) and all(any(a <= r <= b for a, b in added) for r in at)
+
+    ranked = [(-aligned, in_added_code(new), n) for n, ((old, new), aligned) in enumerate(candidates)]
+    for *_, n in sorted(ranked):
+        old, new = candidates[n][0]
+        got = attempt(old, new)
+        if got is None:
+            continue
+        saved, count, trial, scope = got
+        if saved >= max(1, count / 2):
             renames[old] = new
-            base = distance
+            base -= saved
             old_tokens = trial
             if scope is not None and scopes is not None:
                 scopes[old] = scope

@@ -58,3 +58,26 @@ def doc_comments_only(original: LangAnalysis, old_items: list, removed: Counter[
     docs = {c.start for c in comments(original.source) if c.doc}
     gone = [it for it in old_items if it.token < 0 and it.key[1:] in removed]
     return bool(gone) and all(it.start in docs for it in gone)
+
+
+def join_wrapped_indents(old_text: str, new_text: str, atoms: list) -> None:
+    """A new block around old lines (`try {` ... `} catch (e) { throw e; }`) re-indents the lines it
+    wraps; in these languages indentation is layout, so the diff has those changes as whitespace
+    atoms of their own. They belong to the wrapper (as Python's re-indented body belongs to its new
+    `try:`): reverting the wrapper restores the lines, and it reads as one change. The wrapper is a
+    bracket pair (`units._balance`) of two pure insertions; its whitespace atoms are the line-start
+    indentation changes strictly between the two halves."""
+    from server.fidelity.units import CODE, SPACE
+
+    pairs: dict[int, list] = {}
+    for a in atoms:
+        if a.group >= 0 and a.category == CODE:
+            pairs.setdefault(a.group, []).append(a)
+    for group, members in pairs.items():
+        if len(members) != 2 or any(it.token >= 0 for m in members for it in m.old):
+            continue
+        opening, closing = sorted(members, key=lambda m: m.a0)
+        for a in atoms:
+            if a.category == SPACE and a.group < 0 and opening.a1 <= a.a0 and a.a1 <= closing.a0 \
+                    and "\n" in old_text[a.a0:a.a1] and "\n" in new_text[a.b0:a.b1]:
+                a.group = group
