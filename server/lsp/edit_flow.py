@@ -212,6 +212,8 @@ async def _score(ls: EditFidelityServer, req: EditRequest, backend: OpenAIBacken
         p.edited = edited
         p.report = report
         p.report_json = report.to_builtins()
+        distance = report.distance.get("no_comments")
+        p.heavy = distance is not None and distance.normalized > ls.settings.thresholds.distance_warning
         p.flagged = flag_hunks(report, req.instruction, original=req.text, edited=edited)
         p.views = hunk_views(report, p.flagged, ls.settings.thresholds, edited_side=False)
     except BackendError as exc:
@@ -248,6 +250,7 @@ async def run_edit(
     else:  # closed while the backends worked: nothing to show them on; applying one is refused as stale
         ls.store.forget([p.id for p in done], req.key)
         ls.store.release_document(req.key)
+    req.warnings.extend(_heavy(p, ls.settings.thresholds.distance_warning) for p in done if p.heavy)
     n_ok = sum(1 for p in done if p.status == "ok")
     progress.end(f"{n_ok} proposal{'s' if n_ok != 1 else ''}, {len(done) - n_ok} error{'s' if len(done) - n_ok != 1 else ''}")
     errors = [p for p in done if p.status == "error"]
@@ -256,6 +259,14 @@ async def run_edit(
     ls.publish(req.key)
     ls.refresh_code_lenses()
     return done
+
+
+def _heavy(p: Proposal, limit: float) -> str:
+    """thresholds.distanceWarning: the proposal rewrites more of the code than an edit should."""
+    assert p.report is not None
+    d = p.report.distance["no_comments"].normalized
+    return (f"{p.label}: the proposal rewrites {d:.0%} of the code (no_comments token distance {d:.2f} > "
+            f"thresholds.distanceWarning {limit:g})")
 
 
 def stale_warning(ls: EditFidelityServer, req: EditRequest) -> str | None:

@@ -38,6 +38,7 @@ class Proposal:
     completion_tokens: int | None = None
     attempts: int = 0
     truncated: bool = False
+    heavy: bool = False  # its no_comments distance exceeds thresholds.distanceWarning
     sample: int = 0  # which of the backend's `n` samples
     samples: int = 1  # how many answers the backend gave to the request
     created: float = field(default_factory=time.time)

@@ -42,6 +42,7 @@ def row(p: Proposal) -> CompareRow:
         syntax_error=r.parse_errors.edited,
         lazy_placeholders=sum(1 for h in r.hunks if "lazy_placeholder" in h.kinds),
         proposal_id=p.id,
+        heavy=p.heavy,
     )
 
 

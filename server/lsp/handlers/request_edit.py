@@ -31,6 +31,7 @@ def proposal_record(p: Proposal) -> ProposalRecord:
         usage=Usage(p.prompt_tokens, p.completion_tokens) if p.prompt_tokens is not None or p.completion_tokens is not None else None,
         attempts=p.attempts,
         truncated=p.truncated,
+        heavy=p.heavy,
         sample=p.sample,
         label=p.label,
     )
