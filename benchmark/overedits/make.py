@@ -40,6 +40,7 @@ class Candidate(msgspec.Struct, frozen=True, kw_only=True):
     changes: list[Change]
     tests_passed: bool | None = None  # None: not run
     instruction: str | None = None  # what the task asked for (the judge's scope); None in older corpora
+    language: str = "python"  # the candidate's language (`lang_make.py` writes the others)
 
 
 def load_corpus(path: Path) -> list[Candidate] | None:
@@ -121,7 +122,9 @@ def new_spans(original: str, all_edits: Sequence, unit_edits: Sequence) -> list[
             return len(original)
         return starts[pos.line] + len(lines[pos.line].encode("utf-16-le")[: 2 * pos.character].decode("utf-16-le"))
 
-    spans = sorted(((off(e.range.start), off(e.range.end), e.new_text, id(e)) for e in all_edits))
+    # stable on ties: inserts at one point land in the order of the edits (LSP's rule)
+    spans = sorted(((off(e.range.start), off(e.range.end), e.new_text, id(e)) for e in all_edits),
+                   key=lambda x: (x[0], x[1]))
     wanted = {id(e) for e in unit_edits}
     out, delta = [], 0
     for s, e, text, key in spans:
@@ -226,7 +229,8 @@ async def _run_all(cands: list[Candidate], cache_path: Path, workers: int, timeo
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmark.overedits make", description=__doc__)
-    parser.add_argument("--from", dest="source", default="overedit", help="overedit | canitedit | FILE.jsonl (a made suite)")
+    parser.add_argument("--from", dest="source", default="overedit", help="overedit | canitedit | FILE.jsonl (a made suite) | "
+                        "codeeditorbench-cpp | codeeditorbench-java | canaicode-js | canaicode-ts (lang_make.py)")
     parser.add_argument("--data", help="benchmark data directory (default: EDIT_FIDELITY_DATA)")
     parser.add_argument("--out", required=True, type=Path)
     parser.add_argument("--limit", type=int)
@@ -237,6 +241,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--timeout", type=float, default=60.0)
     args = parser.parse_args(argv)
+    from benchmark.overedits import lang_make, lang_sources
+
+    if all(s in lang_sources.SOURCES for s in args.source.split(",")):  # JS, TS, Java, C++ (tree-sitter)
+        return lang_make.main(args)
     try:
         pairs = load_pairs(args.source, args.data, args.limit)
     except Exception as exc:  # noqa: BLE001 - a data problem is one line, not a traceback

@@ -349,11 +349,13 @@ def apply(text: str, reps: list[Replacement], spans: list[list[tuple[int, int]]]
         cursor = e
     out.append(text[cursor:])
 
-    def move(p: int, is_end: bool) -> int:
+    def move(p: int, is_end: bool, point: bool = False) -> int:
+        """A span's edge after the replacements: text inserted at a span's edge lies outside it (before
+        its start, after its end); at a point (a deletion) it goes after the point."""
         d = 0
         for (s, e, new), (_, _, after) in zip(reps, shifts):
             before = after - (len(new) - (e - s))
-            if e < p or (e == p and (s < e or is_end)):
+            if e < p or (e == p and (s < e or not is_end and not point)):
                 d = after
             elif s < p < e:  # inside a replaced piece: to its edge
                 return (s + before) if not is_end else (s + before + len(new))
@@ -361,5 +363,5 @@ def apply(text: str, reps: list[Replacement], spans: list[list[tuple[int, int]]]
 
     for group in spans:
         # a deletion (no extent) stays one point: an insertion there goes after it
-        group[:] = [(move(s, False), move(e, True)) if s < e else (move(s, False),) * 2 for s, e in group]
+        group[:] = [(move(s, False), move(e, True)) if s < e else (move(s, False, point=True),) * 2 for s, e in group]
     return "".join(out), new_spans

@@ -8,6 +8,8 @@ of its statements unchanged (parentheses, quotes, wrapping, trailing commas): th
 
 from __future__ import annotations
 
+import itertools
+
 import ast
 import re
 import warnings
@@ -129,6 +131,8 @@ class UnitBuilder:
             if atom.category == RENAME and self.renames.get(atom.rename[0]) != atom.rename[1]:  # type: ignore[index]
                 atom.category = CODE  # not the consistent rename (cannot happen with mapped keys; kept safe)
             mark_dependent(self.old, self.new, atom)
+        if self.lang:  # a new block's re-indented lines go with it (indentation is layout there)
+            other.join_wrapped_indents(self.old.text, self.new.text, self.atoms)
         self.changed_new = {it.token for a in self.atoms for it in a.new if it.token >= 0 and a.category != RENAME}
         self._old_dump: dict[tuple[int, int], str | None] = {}
 
@@ -250,7 +254,11 @@ class UnitBuilder:
         if placeholders and "lazy_placeholder" not in kinds and not (old_code or new_code):
             kinds.append("lazy_placeholder")
             details.append(f"adds a placeholder ({placeholders[0]!r})")
-        if removed.total() > added.total():
+        if removed.total() > added.total() and self.lang and other.doc_comments_only(
+                self.original, [it for a in atoms for it in a.old], removed - added):
+            kinds.append("docstring")  # a doc comment is these languages' docstring
+            details.append(f"removes {_plural(removed.total() - added.total(), 'doc comment')}")
+        elif removed.total() > added.total():
             kinds.append("comment_removed")
             details.append(f"removes {_plural(removed.total() - added.total(), 'comment')}")
         elif (removed or added) and not kinds:
@@ -269,7 +277,12 @@ class UnitBuilder:
         t = self.target
         whole = t.start <= 1 and t.stop >= self.old.text.count("\n") + 2  # every line: nothing precedes it
 
+        old_text = self.old.text
+        open_end = bool(old_text) and old_text[-1] not in "\r\n"  # the last line has no line break
+
         def inside(ln: int, a: Atom) -> bool:
+            if open_end and a.a0 == len(old_text) and self.new.text[a.b0:a.b1][:1] not in ("\n", "\r"):
+                ln = self.old.line_of(a.a0 - 1)  # text added to the last line, not after it
             if ln == t.start and not whole and a.a0 == a.a1 and (a.a0 == 0 or self.old.text[a.a0 - 1] == "\n") \
                     and self.new.text[a.b0:a.b1].endswith("\n"):
                 return False  # whole lines inserted above the target's first line precede it
@@ -512,25 +525,26 @@ def _regions_after_renames(lines: list[str], mapped: list[str], new: list[str]) 
 
 
 def _merge_same_point(order: list[object], groups: dict[object, list[Atom]]) -> list[Unit]:
-    """Units inserting at the same point of the original are one: text edits there have no order."""
-    owner: dict[int, object] = {}
-    parent: dict[object, object] = {k: k for k in order}
-
-    def find(k: object) -> object:
-        while parent[k] != k:
-            k = parent[k]
-        return k
-
-    for k in order:
-        for a in groups[k]:
-            if a.a0 == a.a1:
-                other = owner.setdefault(a.a0, k)
-                if find(other) != find(k):
-                    parent[find(k)] = find(other)
-    merged: dict[object, list[Atom]] = {}
-    for k in order:
-        merged.setdefault(find(k), []).extend(groups[k])
-    return [Unit(sorted(atoms, key=lambda a: (a.a0, a.b0))) for atoms in merged.values()]
+    """Units inserting at one point of the original keep their order there only through the order of
+    the units (LSP applies inserts at one position in array order; so does `apply_text_edits`): units
+    are ordered by where they start, so two whose insertions there would come out in the wrong order
+    (or in no defined order) are one unit. Merging moves a unit's start, so repeat until none is left."""
+    merged = [list(groups[k]) for k in order]
+    while True:
+        rank = [(min(a.a0 for a in g), min(a.b0 for a in g)) for g in merged]
+        at_point: dict[int, list[tuple[int, Atom]]] = {}
+        for n, g in enumerate(merged):
+            for a in g:
+                if a.a0 == a.a1:
+                    at_point.setdefault(a.a0, []).append((n, a))
+        clash = next(((m, n) for inserts in at_point.values()
+                      for (m, x), (n, y) in itertools.pairwise(sorted(inserts, key=lambda na: (rank[na[0]], na[1].b0)))
+                      if m != n and (rank[m] == rank[n] or x.b0 > y.b0)), None)
+        if clash is None:
+            return [Unit(sorted(g, key=lambda a: (a.a0, a.b0))) for g in merged]
+        m, n = clash
+        merged[m] += merged[n]
+        del merged[n]
 
 
 def _lo(items: list) -> int:

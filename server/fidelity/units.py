@@ -135,6 +135,9 @@ class Side:
     def position(self, offset: int) -> Position:
         line = bisect_right(self.starts, offset) - 1
         if line >= len(self.lines):
+            last = self.lines[-1] if self.lines else "\n"
+            if not last.endswith(("\n", "\r")):  # the end of a last line without a line break
+                return Position(line=len(self.lines) - 1, character=utf16_len(last))
             return Position(line=len(self.lines), character=0)
         text = self.lines[line]
         col = offset - self.starts[line]
@@ -373,6 +376,20 @@ def _gap_atoms(old: Side, new: Side, a0: int, a1: int, b0: int, b1: int,
                old_items: list[Item], new_items: list[Item], following: Item | None) -> list[Atom]:
     """Split one differing gap into a leading-whitespace atom, then code and comment atoms."""
     out: list[Atom] = []
+    nothing_old = a0 == a1 and all(it.start == it.end for it in old_items)  # (a missing final line break)
+    if nothing_old and (k := _line_end_cut(new, new_items, b0, b1)):
+        # the end of a line (a fix's `)`) and whole lines after it (a function appended): two changes
+        cut = new_items[k].start
+        return (_gap_atoms(old, new, a0, a1, b0, cut, [], new_items[:k], following)
+                + _gap_atoms(old, new, a0, a1, cut, b1, [], new_items[k:], following))
+    if not old_items and (cuts := _statement_cuts(new, new_items, b0, b1)):
+        # whole lines inserted: an import and the function after it are two changes
+        bounds = [b0, *(new.line_start(new.line_of(new_items[i].start)) for i in cuts), b1]
+        items = [0, *cuts, len(new_items)]
+        for k in range(len(bounds) - 1):
+            out.extend(_gap_atoms(old, new, a0, a1, bounds[k], bounds[k + 1], [], new_items[items[k]:items[k + 1]],
+                                  following))
+        return out
     la = old_items[0].start if old_items else a1
     lb = new_items[0].start if new_items else b1
     lead_a, lead_b = old.text[a0:la], new.text[b0:lb]
@@ -424,6 +441,68 @@ def _gap_atoms(old: Side, new: Side, a0: int, a1: int, b0: int, b1: int,
         if old.text[lo_a:hi_a] != new.text[lo_b:hi_b]:
             out.append(Atom(lo_a, hi_a, lo_b, hi_b, CODE if is_code else COMMENT, ia, ib))
     return out
+
+
+_IMPORT_WORDS = frozenset({"import", "from", "#include", "include", "use", "using"})
+
+
+def _statement_cuts(side: Side, items: list[Item], lo: int, hi: int) -> list[int]:
+    """Where an insertion of whole lines changes from import statements to other code or back, and
+    around an omission marker on a line of its own ("# ... rest unchanged" never belongs with the code
+    beside it): the indexes of the items that start a new run (a comment on the lines before a statement
+    goes with it). Empty when the insertion is one run, or not whole lines."""
+    text = side.text
+    if not items or not _is_line_start(text, lo) or (hi < len(text) and not _is_line_start(text, hi)):
+        return []
+    lang = isinstance(side.a, LangAnalysis)
+    cuts: list[int] = []
+    kind: str | None = None
+    prev: Item | None = None  # the previous code item
+    first_comment: int | None = None  # the first comment since it, on a line of its own
+
+    def start_run(n: int, new_kind: str) -> None:
+        nonlocal kind
+        if kind is not None and new_kind != kind and n > 0 and (not cuts or cuts[-1] != n):
+            cuts.append(n)
+        kind = new_kind
+
+    for n, it in enumerate(items):
+        if it.token < 0:
+            own_line = prev is None or side.line_of(it.start) > side.line_of(prev.end)
+            if own_line and _placeholder_lines([it.key[1:]]):
+                start_run(n, "placeholder")
+                first_comment = None
+            elif first_comment is None and own_line:
+                first_comment = n
+            continue
+        starts = prev is None or prev.key in _NEWLINES or kind == "placeholder" or (
+            lang and side.line_of(it.start) > side.line_of(prev.end)
+            and (prev.key in (";", "}") or _directive(text, side, prev)))
+        if starts and it.key not in _NEWLINES:
+            is_import = it.key in _IMPORT_WORDS or it.key.startswith("#include")
+            start_run(first_comment if first_comment is not None else n, "import" if is_import else "code")
+        prev, first_comment = it, None
+    return cuts
+
+
+def _line_end_cut(side: Side, items: list[Item], lo: int, hi: int) -> int:
+    """An insertion that starts inside a line and goes on with whole lines: the index of the line
+    break that ends the first line (0: none such), when code comes before it and after it."""
+    text = side.text
+    if _is_line_start(text, lo) or (hi < len(text) and not _is_line_start(text, hi)):
+        return 0
+    for n, it in enumerate(items):
+        if it.token >= 0 and it.key in _NEWLINES and it.key:
+            before = any(x.token >= 0 and x.key not in _NEWLINES for x in items[:n])
+            after = any(x.token >= 0 and x.key not in _NEWLINES for x in items[n + 1:])
+            return n if before and after else 0
+    return 0
+
+
+def _directive(text: str, side: Side, item: Item) -> bool:
+    """The item is on a preprocessor line (`#include <x>` ends with no `;`)."""
+    line = side.line_of(item.start)
+    return text[side.line_start(line):item.start].lstrip().startswith("#") or item.key.startswith("#")
 
 
 def _placeholder_for_code(old_items: list[Item], new_items: list[Item]) -> bool:
@@ -499,7 +578,7 @@ def _closing(atoms: list[Atom], i: int) -> int | None:
     da, db = _bracket_balance(atoms[i].old), _bracket_balance(atoms[i].new)
     for j in range(i + 1, len(atoms)):
         a, b = _bracket_balance(atoms[j].old), _bracket_balance(atoms[j].new)
-        if a == -da and b == -db and atoms[j].category == CODE:
+        if a == -da and b == -db and atoms[j].category == CODE and atoms[j].group < 0:
             return j
         if a or b:
             return None
@@ -529,8 +608,8 @@ def _balance(atoms: list[Atom]) -> list[Atom]:
     i = 0
     while i < len(atoms):
         atom = atoms[i]
-        if atom.category == CODE and (_bracket_balance(atom.old) or _bracket_balance(atom.new)):
-            pair = _closing(atoms, i)
+        if atom.category == CODE and atom.group < 0 and (_bracket_balance(atom.old) or _bracket_balance(atom.new)):
+            pair = _closing(atoms, i)  # (an atom already paired as a closing one opens nothing)
             if pair is not None:
                 group = next(_groups)
                 atom.group = atoms[pair].group = group
