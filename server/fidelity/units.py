@@ -20,132 +20,30 @@ the edited text, none the original.
 from __future__ import annotations
 
 import itertools
-import re
-from bisect import bisect_right
 from collections import Counter
-from dataclasses import dataclass, field
 
 from rapidfuzz.distance import Indel
 
-from server.fidelity.analysis import Analysis
-from server.fidelity.hunks import _placeholder_lines, not_variables
 from server.fidelity.lang.analysis import LangAnalysis
 from server.fidelity.report import Position, Range, TextEdit
-from server.fidelity.textedits import utf16_len
+from server.fidelity.unit_gaps import _gap_atoms, split_fstring_atoms
+from server.fidelity.unit_items import (  # re-exported: the classifier builds on them
+    _NEWLINES,
+    CODE,
+    COMMENT,
+    EOL,
+    RENAME,
+    SPACE,
+    Atom,
+    Item,
+    Side,
+    _bracket_balance,
+    _fstring_rename,
+    _renamed,
+)
 
-CODE, COMMENT, SPACE, RENAME, EOL = "code", "comment", "space", "rename", "eol"
-_OPEN, _CLOSE = frozenset("([{"), frozenset(")]}")
-_NEWLINES = ("\n", "\r\n", "")
-
-
-@dataclass(slots=True)
-class Item:
-    """A token (code) or a comment, with its character interval in its side's text."""
-
-    key: str
-    start: int
-    end: int
-    token: int  # index in the side's raw token list; -1 for a comment
-
-
-@dataclass(slots=True)
-class Atom:
-    a0: int  # original interval [a0, a1)
-    a1: int
-    b0: int  # edited interval [b0, b1)
-    b1: int
-    category: str
-    old: list[Item] = field(default_factory=list)
-    new: list[Item] = field(default_factory=list)
-    rename: tuple[str, str] | None = None
-    indent: bool = False  # a changed indentation at the start of a logical line
-    dependent: bool = False  # cannot be applied on its own
-    group: int = -1  # atoms of one bracket pair share a group (accepted together)
-
-    def code_old(self) -> list[Item]:
-        return [i for i in self.old if i.token >= 0]
-
-    def code_new(self) -> list[Item]:
-        return [i for i in self.new if i.token >= 0]
-
-
-class Side:
-    """Offsets of one text's lines, tokens and comments (computed for the changed regions only)."""
-
-    def __init__(self, analysis: Analysis) -> None:
-        self.a = analysis
-        self.text = analysis.text
-        self.lines = analysis.lines
-        self.starts = [0, *itertools.accumulate(map(len, self.lines))]
-        self.strings = analysis.lexed.strings
-        self.rows, self.end_rows = analysis.token_rows
-        m = analysis.line_map
-        comments = analysis.lexed.comments
-        self.comments = [(m[r], c) for r, c in comments] if m else comments
-        self.comment_rows = [r for r, _ in self.comments]
-        self._offsets: dict[int, tuple[int, int]] = {}
-        self._not_variables: set[int] | None = None
-
-    def not_variables(self) -> set[int]:
-        if self._not_variables is None:
-            self._not_variables = not_variables(self.strings)
-        return self._not_variables
-
-    def line_start(self, line: int) -> int:
-        """Offset of 1-based line `line` (one past the last line: the text's end)."""
-        return self.starts[min(max(line, 1), len(self.starts)) - 1]
-
-    def token_offsets(self, lo: int, hi: int) -> None:
-        """Find the character interval of tokens lo..hi-1 (in order, each at or after its row)."""
-        cursor = self.line_start(self.rows[lo]) if lo < len(self.rows) else len(self.text)
-        text, strings, rows, starts = self.text, self.strings, self.rows, self.starts
-        last = len(starts)
-        for i in range(lo, hi):
-            s = strings[i]
-            row = rows[i]
-            line_start = starts[row - 1] if 0 < row <= last else self.line_start(row)
-            begin = cursor if cursor > line_start else line_start
-            if s == "":
-                pos = begin
-            else:
-                pos = text.find(s, begin)
-                if pos < 0:
-                    pos = begin
-            cursor = pos + len(s)
-            self._offsets[i] = (pos, cursor)
-
-    def items(self, lo: int, hi: int, first_line: int, last_line: int) -> list[Item]:
-        if hi > lo:
-            missing = [i for i in (lo, hi - 1) if i not in self._offsets]
-            if missing:
-                self.token_offsets(lo, hi)
-        strings, offsets = self.strings, self._offsets
-        out = [Item("\n" if s == "\r\n" else s, *offsets[i], i) for i, s in zip(range(lo, hi), strings[lo:hi])]
-        c_lo = bisect_right(self.comment_rows, first_line - 1)
-        c_hi = bisect_right(self.comment_rows, last_line)
-        if c_lo < c_hi:
-            for row, comment in self.comments[c_lo:c_hi]:
-                content = self.lines[row - 1].rstrip("\r\n")
-                start = self.starts[row - 1] + (len(content) - len(comment) if content.endswith(comment)
-                                               else max(content.find(comment), 0))
-                out.append(Item("\x00" + comment, start, start + len(comment), -1))
-            out.sort(key=lambda it: (it.start, it.token < 0))
-        return out
-
-    def position(self, offset: int) -> Position:
-        line = bisect_right(self.starts, offset) - 1
-        if line >= len(self.lines):
-            last = self.lines[-1] if self.lines else "\n"
-            if not last.endswith(("\n", "\r")):  # the end of a last line without a line break
-                return Position(line=len(self.lines) - 1, character=utf16_len(last))
-            return Position(line=len(self.lines), character=0)
-        text = self.lines[line]
-        col = offset - self.starts[line]
-        return Position(line=line, character=utf16_len(text[:col]) if not text.isascii() else col)
-
-    def line_of(self, offset: int) -> int:
-        """1-based line holding `offset`."""
-        return bisect_right(self.starts, offset)
+__all__ = ["CODE", "COMMENT", "EOL", "RENAME", "SPACE", "Atom", "Item", "Side", "atom_edit", "comment_delta",
+           "expand_regions", "mark_dependent", "region_atoms"]
 
 
 # ---------------------------------------------------------------- regions and atoms
@@ -189,42 +87,6 @@ def expand_regions(old: Side, new: Side, regions: list[tuple[int, int, int, int]
         out.append([cur[0] - up, cur[1] + down, cur[2] - up, cur[3] + down])
         i += 1
     return [tuple(r) for r in out]  # type: ignore[misc]
-
-
-def _is_line_start(text: str, offset: int) -> bool:
-    return offset == 0 or text[offset - 1] in "\n\r"
-
-
-_FSTRING = re.compile(r"^[rRbB]?[fF][rRbB]?['\"]")
-
-
-def _renamed(key: str, renames: dict[str, str]) -> str:
-    """A token as it reads after the renames: a name, or the names inside an f-string's fields."""
-    if not renames:
-        return key
-    found = renames.get(key)
-    if found is not None:
-        return found
-    if _FSTRING.match(key) and "{" in key:
-        return _fields_renamed(key, renames)
-    return key
-
-
-def _fields_renamed(key: str, renames: dict[str, str]) -> str:
-    words = re.compile(r"\b(" + "|".join(map(re.escape, renames)) + r")\b")
-    return re.sub(r"\{[^{}]*\}", lambda m: words.sub(lambda w: renames[w.group(1)], m.group(0)), key)
-
-
-def _fstring_rename(key: str, renames: dict[str, str]) -> tuple[str, str]:
-    for old, new in renames.items():
-        if _fields_renamed(key, {old: new}) != key:
-            return old, new
-    return next(iter(renames.items()))
-
-
-def _starts_logical_line(side: Side, item: Item) -> bool:
-    return item.token == 0 or side.strings[item.token - 1] in _NEWLINES
-
 
 def region_atoms(old: Side, new: Side, region: tuple[int, int, int, int], renames: dict[str, str],
                  scopes: dict[str, tuple[int, int]] | None = None) -> list[Atom]:
@@ -275,6 +137,8 @@ def region_atoms(old: Side, new: Side, region: tuple[int, int, int, int], rename
                     atoms.append(Atom(x.start, x.end, y.start, y.end, EOL, [x], [y]))
             prev_a, prev_b = x.end, y.end
         pi, pj = i + 1, j + 1
+    if renames:
+        atoms = [piece for a in atoms for piece in (split_fstring_atoms(old, new, a, renames) or [a])]
     return _balance(atoms)
 
 
@@ -371,208 +235,6 @@ def _pair_lines(a: list[str], b: list[str], la: list[tuple[int, int]], lb: list[
     pairs.extend(_token_pairs(a, b, la[bi][0], la[bi][1], lb[bj][0], lb[bj][1]))
     _pair_lines(a, b, la, lb, bi + 1, i2, bj + 1, j2, pairs)
 
-
-def _gap_atoms(old: Side, new: Side, a0: int, a1: int, b0: int, b1: int,
-               old_items: list[Item], new_items: list[Item], following: Item | None) -> list[Atom]:
-    """Split one differing gap into a leading-whitespace atom, then code and comment atoms."""
-    out: list[Atom] = []
-    nothing_old = a0 == a1 and all(it.start == it.end for it in old_items)  # (a missing final line break)
-    if nothing_old and (k := _line_end_cut(new, new_items, b0, b1)):
-        # the end of a line (a fix's `)`) and whole lines after it (a function appended): two changes
-        cut = new_items[k].start
-        return (_gap_atoms(old, new, a0, a1, b0, cut, [], new_items[:k], following)
-                + _gap_atoms(old, new, a0, a1, cut, b1, [], new_items[k:], following))
-    if not old_items and (cuts := _statement_cuts(new, new_items, b0, b1)):
-        # whole lines inserted: an import and the function after it are two changes
-        bounds = [b0, *(new.line_start(new.line_of(new_items[i].start)) for i in cuts), b1]
-        items = [0, *cuts, len(new_items)]
-        for k in range(len(bounds) - 1):
-            out.extend(_gap_atoms(old, new, a0, a1, bounds[k], bounds[k + 1], [], new_items[items[k]:items[k + 1]],
-                                  following))
-        return out
-    la = old_items[0].start if old_items else a1
-    lb = new_items[0].start if new_items else b1
-    lead_a, lead_b = old.text[a0:la], new.text[b0:lb]
-    if not old_items and not new_items:  # whitespace only: a changed indentation cannot stand alone
-        nxt = following
-        indent = (nxt is not None and nxt.token >= 0 and _starts_logical_line(old, nxt)
-                  and lead_a.rsplit("\n", 1)[-1] != lead_b.rsplit("\n", 1)[-1])
-        return [Atom(a0, a1, b0, b1, SPACE, indent=indent)]
-    if ("\n" in lead_a or "\n" in lead_b or _is_line_start(old.text, a0)) and old_items and new_items:
-        if lead_a != lead_b:
-            nxt = old_items[0] if old_items else following
-            indent = (nxt is not None and nxt.token >= 0 and _starts_logical_line(old, nxt)
-                      and lead_a.rsplit("\n", 1)[-1] != lead_b.rsplit("\n", 1)[-1])
-            out.append(Atom(a0, la, b0, lb, SPACE, indent=indent))
-        a0, b0 = la, lb
-    if old.text[a0:a1] == new.text[b0:b1]:
-        return out
-    cats = {it.token >= 0 for it in old_items} | {it.token >= 0 for it in new_items}
-    if len(cats) < 2:
-        cat = SPACE if not cats else CODE if True in cats else COMMENT
-        if cat == CODE and _bracket_only_side(old_items, new_items):
-            # `+ 1` gone and a `)` added in one gap: the bracket pairs with its partner, the rest stands alone
-            out.append(Atom(a0, a1, b0, b0, CODE, old_items, []))
-            out.append(Atom(a1, a1, b0, b1, CODE, [], new_items))
-        elif cat == CODE and _unrelated_statements(old, new, old_items, new_items):
-            # whole statements replaced by unrelated ones (a docstring by a guard): delete, then insert
-            out.append(Atom(a0, a1, b0, b0, CODE, old_items, []))
-            out.append(Atom(a1, a1, b0, b1, CODE, [], new_items))
-        else:
-            out.append(Atom(a0, a1, b0, b1, cat, old_items, new_items))
-        return out
-    if _placeholder_for_code(old_items, new_items):  # "# ... existing code ..." in place of code: one change
-        out.append(Atom(a0, a1, b0, b1, CODE, old_items, new_items))
-        return out
-    runs_a, runs_b = _runs(old_items), _runs(new_items)
-    order = _merged_order(runs_a, runs_b)
-    if order is None:
-        out.append(Atom(a0, a1, b0, b1, CODE, old_items, new_items))
-        return out
-    first_is_code = order[0]
-    cut_a = _cut(old.text, old_items, a0, a1, first_is_code)
-    cut_b = _cut(new.text, new_items, b0, b1, first_is_code)
-    left_a = [it for it in old_items if it.start < cut_a]
-    left_b = [it for it in new_items if it.start < cut_b]
-    right_a = [it for it in old_items if it.start >= cut_a]
-    right_b = [it for it in new_items if it.start >= cut_b]
-    for lo_a, hi_a, lo_b, hi_b, ia, ib, is_code in ((a0, cut_a, b0, cut_b, left_a, left_b, first_is_code),
-                                                    (cut_a, a1, cut_b, b1, right_a, right_b, not first_is_code)):
-        if old.text[lo_a:hi_a] != new.text[lo_b:hi_b]:
-            out.append(Atom(lo_a, hi_a, lo_b, hi_b, CODE if is_code else COMMENT, ia, ib))
-    return out
-
-
-_IMPORT_WORDS = frozenset({"import", "from", "#include", "include", "use", "using"})
-
-
-def _statement_cuts(side: Side, items: list[Item], lo: int, hi: int) -> list[int]:
-    """Where an insertion of whole lines changes from import statements to other code or back, and
-    around an omission marker on a line of its own ("# ... rest unchanged" never belongs with the code
-    beside it): the indexes of the items that start a new run (a comment on the lines before a statement
-    goes with it). Empty when the insertion is one run, or not whole lines."""
-    text = side.text
-    if not items or not _is_line_start(text, lo) or (hi < len(text) and not _is_line_start(text, hi)):
-        return []
-    lang = isinstance(side.a, LangAnalysis)
-    cuts: list[int] = []
-    kind: str | None = None
-    prev: Item | None = None  # the previous code item
-    first_comment: int | None = None  # the first comment since it, on a line of its own
-
-    def start_run(n: int, new_kind: str) -> None:
-        nonlocal kind
-        if kind is not None and new_kind != kind and n > 0 and (not cuts or cuts[-1] != n):
-            cuts.append(n)
-        kind = new_kind
-
-    for n, it in enumerate(items):
-        if it.token < 0:
-            own_line = prev is None or side.line_of(it.start) > side.line_of(prev.end)
-            if own_line and _placeholder_lines([it.key[1:]]):
-                start_run(n, "placeholder")
-                first_comment = None
-            elif first_comment is None and own_line:
-                first_comment = n
-            continue
-        starts = prev is None or prev.key in _NEWLINES or kind == "placeholder" or (
-            lang and side.line_of(it.start) > side.line_of(prev.end)
-            and (prev.key in (";", "}") or _directive(text, side, prev)))
-        if starts and it.key not in _NEWLINES:
-            is_import = it.key in _IMPORT_WORDS or it.key.startswith("#include")
-            start_run(first_comment if first_comment is not None else n, "import" if is_import else "code")
-        prev, first_comment = it, None
-    return cuts
-
-
-def _line_end_cut(side: Side, items: list[Item], lo: int, hi: int) -> int:
-    """An insertion that starts inside a line and goes on with whole lines: the index of the line
-    break that ends the first line (0: none such), when code comes before it and after it."""
-    text = side.text
-    if _is_line_start(text, lo) or (hi < len(text) and not _is_line_start(text, hi)):
-        return 0
-    for n, it in enumerate(items):
-        if it.token >= 0 and it.key in _NEWLINES and it.key:
-            before = any(x.token >= 0 and x.key not in _NEWLINES for x in items[:n])
-            after = any(x.token >= 0 and x.key not in _NEWLINES for x in items[n + 1:])
-            return n if before and after else 0
-    return 0
-
-
-def _directive(text: str, side: Side, item: Item) -> bool:
-    """The item is on a preprocessor line (`#include <x>` ends with no `;`)."""
-    line = side.line_of(item.start)
-    return text[side.line_start(line):item.start].lstrip().startswith("#") or item.key.startswith("#")
-
-
-def _placeholder_for_code(old_items: list[Item], new_items: list[Item]) -> bool:
-    new_code = [i for i in new_items if i.token >= 0 and i.key not in _NEWLINES]
-    gone = [i for i in old_items if i.token >= 0 and i.key not in _NEWLINES]
-    notes = [i.key[1:] for i in new_items if i.token < 0]
-    return bool(gone) and not new_code and bool(_placeholder_lines(notes))
-
-
-def _bracket_only_side(old_items: list[Item], new_items: list[Item]) -> bool:
-    """One side only brackets that do not balance, the other balanced code."""
-    def brackets(items: list[Item]) -> bool:
-        return all(i.key in _OPEN or i.key in _CLOSE for i in items if i.token >= 0) and _bracket_balance(items) != 0
-
-    if not old_items or not new_items:
-        return False
-    return ((brackets(new_items) and _bracket_balance(old_items) == 0)
-            or (brackets(old_items) and _bracket_balance(new_items) == 0))
-
-
-def _whole_lines(side: Side, items: list[Item]) -> bool:
-    if not items or items[-1].key not in _NEWLINES:
-        return False
-    first = items[0]
-    return first.token >= 0 and _starts_logical_line(side, first)
-
-
-def _unrelated_statements(old: Side, new: Side, old_items: list[Item], new_items: list[Item]) -> bool:
-    if not (_whole_lines(old, old_items) and _whole_lines(new, new_items)):
-        return False
-    if {i.key for i in new_items if i.key not in _NEWLINES} <= {"...", "pass"}:
-        return False  # a placeholder in place of the code: one change
-    return Indel.normalized_similarity([i.key for i in old_items], [i.key for i in new_items]) < 0.3
-
-
-def _runs(items: list[Item]) -> list[bool]:
-    runs: list[bool] = []
-    for it in items:
-        code = it.token >= 0
-        if not runs or runs[-1] != code:
-            runs.append(code)
-    return runs
-
-
-def _merged_order(a: list[bool], b: list[bool]) -> list[bool] | None:
-    """The common [first, second] category order of both sides, or None when they interleave."""
-    if len(a) == 1 and len(b) == 1 and a != b:
-        return [a[0], b[0]]  # a comment replaced by code (or the reverse): the old one's goes first
-    longest = a if len(a) >= len(b) else b
-    other = b if longest is a else a
-    if len(longest) != 2:
-        return None
-    if len(other) == 2 and other != longest:
-        return None
-    return longest
-
-
-def _cut(text: str, items: list[Item], lo: int, hi: int, first_is_code: bool) -> int:
-    """Where the first run ends: whitespace between a code run and a comment run goes with the comment."""
-    firsts = [it for it in items if (it.token >= 0) == first_is_code]
-    seconds = [it for it in items if (it.token >= 0) != first_is_code]
-    if not firsts:
-        return lo
-    if not seconds:
-        return hi
-    if first_is_code:
-        return firsts[-1].end  # then "  # comment" is the comment's
-    return seconds[0].start  # "# comment\n    " before the code is the comment's
-
-
 def _closing(atoms: list[Atom], i: int) -> int | None:
     """The atom that balances atom i's brackets when every atom between balances on its own."""
     da, db = _bracket_balance(atoms[i].old), _bracket_balance(atoms[i].new)
@@ -583,18 +245,6 @@ def _closing(atoms: list[Atom], i: int) -> int | None:
         if a or b:
             return None
     return None
-
-
-def _bracket_balance(items: list[Item]) -> int:
-    depth = 0
-    for it in items:
-        if it.token >= 0 and len(it.key) == 1:
-            if it.key in _OPEN:
-                depth += 1
-            elif it.key in _CLOSE:
-                depth -= 1
-    return depth
-
 
 _groups = itertools.count()  # ids only need to differ within one edit
 
