@@ -37,7 +37,7 @@ def checker_of(task: Task) -> Checker:
 
 
 async def build_tests(judge: Judge, task: Task) -> TaskTests:
-    """The task's test cases with expected outputs (see the module doc)."""
+    """The task's test cases with expected outputs (see the package doc)."""
     issues = list(task.load_issues)
     checker = checker_of(task)
     ref = Program(source=task.reference, language=task.reference_language, shape=task.shape)
