@@ -106,3 +106,72 @@ def test_an_unparseable_side_is_localised():
     assert report.localized_distance["no_comments"].tokens <= 3
     same = measure(original, original.replace("return 3", "return 4"))
     assert same.localized_distance == same.distance
+
+
+def _unit(report, kind: str):
+    [found] = [i for i, h in enumerate(report.hunks) if kind in h.kinds]
+    return found
+
+
+def _all_but(report, i: int) -> list[int]:
+    return [j for j in range(len(report.hunks)) if j != i]
+
+
+def test_lines_inserted_at_one_point_are_split_where_statements_differ():
+    original = "def f(m):\n    return m\n"
+    helper = "def g(m):\n    return m * 2\n\n"
+    gold = helper + original.replace("return m", "return g(m)")
+    edited = "import functools\n" + gold
+    report = measure(original, edited)
+    imp = _unit(report, "import_change")
+    assert [h.kinds for h in report.hunks].count(["logic"]) == 2  # the helper and the call: the fix
+    # the import reverts alone: the helper inserted at the same point stays, in its place
+    assert keep(original, report, _all_but(report, imp)) == gold
+    assert keep(original, report, range(len(report.hunks))) == edited
+
+
+def test_an_omission_marker_is_its_own_unit_beside_inserted_code():
+    original = "def f(xs):\n    total = 0\n    return total\n"
+    gold = original.replace("    return total", "    for x in xs:\n        total += x\n    return total")
+    edited = gold.replace("        total += x\n", "        total += x\n    # ... rest of the function unchanged\n")
+    report = measure(original, edited)
+    lazy = _unit(report, "lazy_placeholder")
+    assert report.hunks[lazy].unrequested
+    assert paper_tokens(keep(original, report, _all_but(report, lazy))) == paper_tokens(gold)
+
+
+def test_a_fix_at_the_end_of_a_last_line_without_a_line_break_and_lines_appended():
+    original = "def f(a, b):\n    return g(a * (a - b) * a - b)"
+    gold = "def f(a, b):\n    return g(a * (a - b) * (a - b))"
+    edited = gold + "\n\n\ndef helper(v):\n    return v\n"
+    report = measure(original, edited, target=range(1, 3))
+    outside = _unit(report, "outside_target")
+    assert report.hunks[outside].kinds == ["logic", "outside_target"]
+    assert "outside_target" not in {k for i, h in enumerate(report.hunks) if i != outside for k in h.kinds}
+    assert keep(original, report, _all_but(report, outside)) == gold
+
+
+def test_parentheses_around_one_expression_next_to_a_fix_are_formatting():
+    original = "def area(a, b, c):\n    s = (a + b + c)/2\n    return sqrt(s * (s - a) * (s - b) * s - c)\n"
+    gold = original.replace("* s - c)", "* (s - c))")
+    edited = gold.replace("s = (a + b + c)/2", "s = ((a + b + c)/2)")
+    report = measure(original, edited)
+    assert sorted(h.kinds for h in report.hunks) == [["formatting_only"], ["logic"]]
+    assert keep(original, report, [_unit(report, "logic")]) == gold
+
+
+def test_an_f_string_holding_a_rename_and_a_fix_gives_two_units():
+    original = "def hello(name):\n    return f'{name} says hi'\n"
+    edited = "def hello(name_value):\n    return f'{name_value.upper()} says hi'\n"
+    report = measure(original, edited)
+    rename = _unit(report, "rename")
+    assert report.hunks[rename].renames == {"name": "name_value"} and len(report.hunks[rename].edits) == 2
+    assert keep(original, report, _all_but(report, rename)) == "def hello(name):\n    return f'{name.upper()} says hi'\n"
+
+
+def test_a_rename_is_not_taken_from_a_name_of_an_added_function():
+    original = "def fmt(a):\n    text = f'{a}!'\n    return text\n"
+    edited = ("def helper(m):\n    part = m.strip()\n    return part\n\n"
+              "def fmt(a):\n    the_text = f'{helper(a)}!'\n    return the_text\n")
+    renames = {k: v for h in measure(original, edited).hunks for k, v in h.renames.items()}
+    assert renames == {"text": "the_text"}
