@@ -39,12 +39,16 @@ def unrelated(x):
 '''
 FIX_ONLY = ORIGINAL.replace("return total / len(numbers) + 1", "return total / len(numbers)")
 INSTRUCTION = "fix the off-by-one in average"
+# the fix needs a new helper at the top of the file; an unused import is inserted at the same point
+WITH_HELPER = "def _count(xs):\n    return len(xs)\n\n\n" + FIX_ONLY.replace("len(numbers)", "_count(numbers)")
+HELPER_AND_IMPORT = "import functools\n" + WITH_HELPER
 
 
 @pytest.fixture(scope="module")
 def scripted():
     with ScriptedServer({"over": [Step(content=lambda r: fenced(OVEREDIT))],
-                         "fixer": [Step(content=lambda r: fenced(FIX_ONLY))]}) as srv:
+                         "fixer": [Step(content=lambda r: fenced(FIX_ONLY))],
+                         "helper": [Step(content=lambda r: fenced(HELPER_AND_IMPORT))]}) as srv:
         yield srv
 
 
@@ -83,6 +87,20 @@ async def test_accept_minimal_keeps_the_fix_without_the_rename_on_its_line(lsp, 
     result = await execute(lsp, minimal.command.command, minimal.command.arguments[0])
     assert result["applied"] is True
     await wait_for(lambda: editor.texts[URI] == FIX_ONLY)
+
+
+async def test_accept_minimal_drops_an_import_inserted_where_the_fix_inserts_a_helper(lsp, scripted):
+    editor = await start_session(lsp, _settings(scripted, "helper"))
+    editor.open(URI, ORIGINAL)
+    [p] = (await execute(lsp, "editFidelity.requestEdit", {"uri": URI, "version": 1, "instruction": INSTRUCTION}))["proposals"]
+    hunks = p["report"]["hunks"]
+    imports = [i for i, h in enumerate(hunks) if "import_change" in h["kinds"]]
+    assert len(imports) == 1 and imports[0] in p["flaggedHunks"], [h["kinds"] for h in hunks]
+    assert [e["newText"] for e in hunks[imports[0]]["edits"]] == ["import functools\n"]  # the import alone
+    minimal = next(lens for lens in await _lenses(lsp) if lens.command.title.startswith("Accept minimal"))
+    result = await execute(lsp, minimal.command.command, minimal.command.arguments[0])
+    assert result["applied"] is True
+    await wait_for(lambda: editor.texts[URI] == WITH_HELPER)
 
 
 async def test_revert_the_rename_keeps_the_fix_and_is_not_observed(lsp, scripted):
