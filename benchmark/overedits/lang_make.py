@@ -31,7 +31,8 @@ from server.fidelity import apply_text_edits, measure
 from server.fidelity.lang import Source, by_name, comments, functions, parse
 from server.fidelity.lang.functions import LangFunction
 
-_CONFLICTS = frozenset(("comment_removed", "doc_comment_removed", "lazy_placeholder"))
+# pairs that could not be told apart: a removed comment next to a placeholder comment just added
+_CONFLICTS = (frozenset(("comment_removed", "lazy_placeholder")), frozenset(("doc_comment_removed", "lazy_placeholder")))
 _TREE_KINDS = frozenset({"formatting_only", "comment_only", "comment_removed"})
 
 
@@ -113,7 +114,7 @@ def candidates_for(pair: LangPair, source: str, seed: int, per_task: int) -> lis
         for family in ch.shuffled(families):
             if len(changes) >= count:
                 break
-            if any({family, f} <= _CONFLICTS for f, _ in changes):
+            if any({family, f} in _CONFLICTS for f, _ in changes):
                 continue  # one would undo the other (removing the placeholder comment just added)
             src = parse(text, lang)
             fn = next((f for f in functions(src) if f.qualname == entry.qualname), None)
@@ -202,12 +203,18 @@ async def run_tests(cands: list[Candidate], cache_path: Path, data: str | None, 
     runner = _Runner(data, box)
     gate = asyncio.Semaphore(workers)
     try:
-        async def one(c: Candidate) -> Candidate:
+        async def run(c: Candidate) -> bool | None:
             key = _key(c)
             if key not in cache:
                 async with gate:
                     cache[key] = await runner.passed(c)
-            return msgspec.structs.replace(c, tests_passed=cache[key])
+            return cache[key]
+
+        async def one(c: Candidate) -> Candidate:
+            # a gold that fails its own tests here (a published program the judge rejects) says
+            # nothing about its candidates: they stay unjudged
+            gold = await run(msgspec.structs.replace(c, candidate=c.gold))
+            return msgspec.structs.replace(c, tests_passed=None if not gold else await run(c))
         done = await asyncio.gather(*(one(c) for c in cands))
     finally:
         box.close()
@@ -233,7 +240,7 @@ def main(args: argparse.Namespace) -> int:
         cands = asyncio.run(run_tests(cands, args.out.with_suffix(".testcache.json"), args.data, args.workers))
         ran = [c for c in cands if c.tests_passed is not None]
         print(f"{sum(bool(c.tests_passed) for c in ran)} of {len(ran)} candidates with tests pass them "
-              f"({len(cands) - len(ran)} have none here, kept)", file=sys.stderr)
+              f"({len(cands) - len(ran)} have none here or a gold that fails them, kept unjudged)", file=sys.stderr)
         cands = [c for c in cands if c.tests_passed is not False]
     args.out.write_bytes(b"".join(msgspec.json.encode(c) + b"\n" for c in cands))
     print(f"wrote {len(cands)} candidates from {len(pairs)} programs to {args.out}", file=sys.stderr)

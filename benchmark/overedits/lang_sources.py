@@ -101,6 +101,8 @@ def canaicode_programs(data: str | None) -> list[tuple[str, str, str]]:
     from benchmark.datadir import data_dir
 
     root = data_dir(data) / "canaicode"
+    if not root.is_dir():
+        raise FileNotFoundError(f"no can-ai-code data at {root}: pass --data DIR or set EDIT_FIDELITY_DATA")
     out: list[tuple[str, str, str]] = []
     seen: set[str] = set()
     for path in sorted((root / "results_sample").glob("*.ndjson")):
