@@ -56,6 +56,12 @@ def line_regions(a_lines: list[str], b_lines: list[str]) -> list[LineRegion]:
             regions.append(current)
         current.a_end = head + op.src_end
         current.b_end = head + op.dest_end
+    return tidy_regions(regions, a_lines, b_lines)
+
+
+def tidy_regions(regions: list[LineRegion], a_lines: list[str], b_lines: list[str]) -> list[LineRegion]:
+    """Among line diffs of equal size, the one that keeps closing brackets with their own blocks
+    (`_join_across_closers`, `_slide`); a no-op on code without lone closing-bracket lines."""
     regions = _join_across_closers(regions, a_lines)
     out: list[LineRegion] = []
     for i, r in enumerate(regions):
