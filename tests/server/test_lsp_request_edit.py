@@ -21,6 +21,7 @@ from lsp_helpers import (
 from lsprotocol import types
 
 from server.fidelity import measure
+from server.lsp.records import wire_report
 
 URI = "file:///tmp/sample.py"
 
@@ -31,7 +32,9 @@ async def test_minimal_fix_proposal(lsp, backend):
     result = await execute(lsp, "editFidelity.requestEdit", {"uri": URI, "version": 1, "instruction": "fix the bug"})
     [p] = result["proposals"]
     assert p["status"] == "ok" and p["backend"] == "fix" and p["error"] is None
-    assert p["report"] == measure(SAMPLE, FIXED).to_builtins()  # exactly what `check --format json` prints
+    # what `check --format json` prints, with a camelCase twin beside each snake_case key
+    assert p["report"] == wire_report(measure(SAMPLE, FIXED).to_builtins())
+    assert p["report"]["hunks"][0]["startLine"] == p["report"]["hunks"][0]["start_line"] == line_of(SAMPLE, "if v < limit:") + 1
     assert p["edits"] == p["report"]["edits"] and len(p["edits"]) == 1
     assert p["flaggedHunks"] == []
     assert p["latencyMs"] > 0 and p["version"] == 1 and p["style"] == "minimal"
@@ -119,7 +122,7 @@ async def test_selection_edit_and_changes_outside_it(lsp, backend):
     fix, whole = result["proposals"]
     # the target in 1-based lines: the selection ends at the start of `end`, which it leaves out
     target = range(first + 1, end + 1)
-    assert fix["status"] == "ok" and fix["report"] == measure(SAMPLE, FIXED, target=target).to_builtins()
+    assert fix["status"] == "ok" and fix["report"] == wire_report(measure(SAMPLE, FIXED, target=target).to_builtins())
     sent = backend.requests_for("fix")[-1].body["messages"][-1]["content"]
     assert "# >>> SELECTION START" in sent
     # the model answered with the whole file and changed `unrelated` too: outside the selection
@@ -282,7 +285,7 @@ async def test_report_is_what_check_prints(lsp, backend, tmp_path):
                                                    "--target", "8:12", "--format", "json"],
                                   capture_output=True, text=True, timeout=60, check=False)
     assert out.returncode == 0, out.stderr
-    assert json.loads(out.stdout) == p["report"]
+    assert wire_report(json.loads(out.stdout)) == p["report"]
 
 
 async def test_crlf_buffer_keeps_its_line_endings(lsp, backend):
@@ -301,7 +304,7 @@ async def test_benchmark_gold_field_fills_excess(lsp, backend):
     editor.open(URI, SAMPLE)
     args = {"uri": URI, "version": 1, "instruction": "fix the bug", "gold": FIXED}
     [p] = (await execute(lsp, "editFidelity.requestEdit", args))["proposals"]
-    assert p["report"] == measure(SAMPLE, FIXED, gold=FIXED).to_builtins()
+    assert p["report"] == wire_report(measure(SAMPLE, FIXED, gold=FIXED).to_builtins())
     assert p["report"]["excess"] == {"raw": 0.0, "no_comments": 0.0, "body_no_comments": 0.0}
     without = (await execute(lsp, "editFidelity.requestEdit", {**args, "gold": None}))["proposals"][0]
     assert without["report"]["excess"] is None

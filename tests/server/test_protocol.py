@@ -104,3 +104,37 @@ def test_integral_floats_are_integers_and_good_values_decode():
     assert isinstance(args.version, int) and isinstance(args.range.start.line, int)
     assert convert({"uri": "u", "baseline": "git"}, CheckChangeArgs).baseline == "git"
     assert convert({"uri": "u", "baseline": {"text": ""}}, CheckChangeArgs).baseline.text == ""
+
+
+def test_report_fields_get_camel_case_twins_and_data_keys_stay():
+    from server.fidelity import measure
+    from server.fidelity.report import VARIANTS
+    from server.lsp.records import wire_report
+
+    before = "def area(start_line, end_line):\n    return end_line - start_line\n"
+    after = "def area(first_line, end_line):\n    return end_line - first_line + 1\n"
+    report = measure(before, after)
+    plain = report.to_builtins()
+    wire = wire_report(plain)
+    for key, value in plain.items():  # every key scripts read is still there, with its value
+        assert wire[key] == value or key in ("hunks", "functions", "parse_errors"), key
+    assert wire["goldDistance"] is wire["gold_distance"] and wire["parseErrors"] == wire["parse_errors"]
+    assert set(wire["distance"]) == set(plain["distance"]) == {"raw", "no_comments", "body_no_comments"}
+    renamed = next(h for h in wire["hunks"] if h["renames"])
+    assert renamed["renames"] == {"start_line": "first_line"}  # identifiers are data: no twin
+    assert renamed["startLine"] == renamed["start_line"] and renamed["tokensChanged"] == renamed["tokens_changed"]
+    assert renamed["edits"][0].keys() == {"range", "newText"}
+    assert wire["functions"][0]["cognitiveBefore"] == wire["functions"][0]["cognitive_before"]
+    # and nothing else: no key is snake_case without its twin
+    def keys(v):
+        if isinstance(v, dict):
+            for k, x in v.items():
+                yield k, v
+                yield from keys(x)
+        elif isinstance(v, list):
+            for x in v:
+                yield from keys(x)
+    for k, owner in keys(wire):  # variant names and identifiers are data
+        if "_" in k and owner is not renamed["renames"] and k not in VARIANTS:
+            camel = k.split("_")[0] + "".join(w.title() for w in k.split("_")[1:])
+            assert camel in owner, k

@@ -17,7 +17,7 @@ from server.lsp import args as A
 from server.lsp.gitbase import head_text
 from server.lsp.judge import measure_windowed
 from server.lsp.observe import store_observation
-from server.lsp.records import CheckChangeResult
+from server.lsp.records import CheckChangeResult, wire_report
 from server.lsp.state import owned
 from server.protocol.commands import BaselineText, CheckChangeArgs, Window
 
@@ -53,7 +53,7 @@ def register(ls) -> None:
             if still_open and state.version == version else None
         views = obs.views if obs is not None else []
         result = CheckChangeResult(
-            report=report.to_builtins(),
+            report=wire_report(report.to_builtins()),
             baseline=kind,
             flagged_hunks=[v.index for v in views if v.flagged],
             hunk_messages=[v.message for v in views],

@@ -6,7 +6,7 @@ import msgspec
 from lsprotocol import types
 
 from server.lsp.edit_flow import parse_request, run_edit, stale_warning
-from server.lsp.records import ProposalRecord, RequestEditResult, Usage
+from server.lsp.records import ProposalRecord, RequestEditResult, Usage, wire_report
 from server.lsp.state import Proposal
 
 COMMAND = "editFidelity.requestEdit"
@@ -20,7 +20,7 @@ def proposal_record(p: Proposal) -> ProposalRecord:
         error=p.error,
         error_kind=p.error_kind,
         edits=(p.report_json or {}).get("edits", []) if p.status == "ok" else [],
-        report=p.report_json,
+        report=wire_report(p.report_json),
         latency_ms=round(p.latency_ms, 2),
         uri=p.client_uri or p.uri,
         version=p.version,
