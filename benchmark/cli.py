@@ -62,7 +62,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     run.add_argument("--seed", type=int, default=0, help="--serve-vllm: sampling seed (default 0)")
     run.add_argument("--vllm-arg", action="append", default=[], metavar="ARG",
                      help="--serve-vllm: one more argument for `vllm serve` (repeatable, e.g. --vllm-arg=--dtype=half)")
-    from server.backends.prompts import STYLES
+    from server.protocol.names import STYLES
 
     run.add_argument("--style", default="generic", choices=STYLES,
                      help="the server's prompt style (canitedit-chat / canitedit-direct: the CanItEdit paper's formats)")

@@ -10,7 +10,7 @@
 - `suite`: the `bics` suite of the replay engine (`editFidelity.locateBug` through the server).
 """
 
-# the paper's seven bug types, as the server's answer parser knows them
-from server.backends.locate import BUG_TYPES
+# the paper's seven bug types, as the server's answer parser knows them (the wire contract's list)
+from server.protocol.names import BUG_TYPES
 
 __all__ = ["BUG_TYPES"]

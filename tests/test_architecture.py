@@ -1,0 +1,155 @@
+"""The shape of the house (SPEC section 2, ARCHITECTURE.md), checked on the source.
+
+Every module of the shipped packages is parsed with `ast` and every import it makes is collected:
+module level, inside functions (deferred), under `if TYPE_CHECKING`, relative ones resolved, and
+`importlib.import_module("...")` with a literal name. The rules are asserted on those names; the
+serve path's start-up imports are checked in a fresh interpreter.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import subprocess
+import sys
+from functools import cache
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGES = ("server", "benchmark", "sandbox")  # what pyproject ships
+# I/O and editor-protocol modules the pure core must not reach for (COMMON standards, SPEC 2)
+IMPURE = ("pygls", "lsprotocol", "subprocess", "socket", "http", "urllib", "httpx", "openai", "docker",
+          "requests", "os", "pathlib", "shutil", "tempfile", "sandbox", "benchmark")
+# what `benchmark` may take from `server`: the pure core, the dependency-free wire contract, and the
+# one error type the console script reports (everything else goes over LSP)
+BENCHMARK_MAY_USE = ("server.fidelity", "server.protocol", "server.errors")
+
+
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+@cache
+def modules() -> dict[str, Path]:
+    return {_module_name(p): p for pkg in PACKAGES for p in sorted((ROOT / pkg).rglob("*.py"))}
+
+
+def _within(name: str, prefix: str) -> bool:
+    return name == prefix or name.startswith(prefix + ".")
+
+
+@cache
+def imports_of(name: str) -> frozenset[str]:
+    """Every module `name` imports, anywhere in its file (a `from m import x` gives m, and m.x when
+    x is a module)."""
+    path = modules()[name]
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    package = name.split(".") if path.name == "__init__.py" else name.split(".")[:-1]
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package[: len(package) - (node.level - 1)]
+                target = ".".join([*base, *([node.module] if node.module else [])])
+            else:
+                target = node.module or ""
+            found.add(target)
+            found.update(f"{target}.{a.name}" for a in node.names if f"{target}.{a.name}" in modules())
+        elif (isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Constant)
+              and isinstance(node.args[0].value, str)
+              and (getattr(node.func, "attr", None) or getattr(node.func, "id", None)) in ("import_module", "__import__")):
+            found.add(node.args[0].value)
+    return frozenset(found)
+
+
+def _violations(source_prefix: str, forbidden) -> list[str]:
+    out = []
+    for name in modules():
+        if _within(name, source_prefix):
+            out += [f"{name} imports {t}" for t in sorted(imports_of(name)) if forbidden(t)]
+    return out
+
+
+def test_the_scan_sees_deferred_relative_and_typing_imports():
+    """The collector can fail: it finds what a real module imports inside a function, under
+    TYPE_CHECKING and through a relative import."""
+    assert "server.lsp.server" in imports_of("server.lsp.views")  # `if TYPE_CHECKING:`
+    assert "sandbox" in imports_of("server.lsp.necessity")  # inside a function
+    relative = [n for n in modules() if any(isinstance(x, ast.ImportFrom) and x.level
+                                            for x in ast.walk(ast.parse(modules()[n].read_text())))]
+    for name in relative:  # resolved to absolute names (none starts with a dot or is empty)
+        assert all(t and not t.startswith(".") for t in imports_of(name)), name
+    assert len(modules()) > 100
+
+
+def test_server_imports_nothing_from_benchmark():
+    assert _violations("server", lambda t: _within(t, "benchmark")) == []
+
+
+def test_sandbox_imports_nothing_from_server_or_benchmark():
+    assert _violations("sandbox", lambda t: _within(t, "server") or _within(t, "benchmark")) == []
+
+
+def test_the_fidelity_core_is_pure():
+    """server/fidelity: nothing from the LSP layer, the backends, the wire contract, benchmark or
+    sandbox, and no I/O or editor-protocol library."""
+    assert _violations("server.fidelity", lambda t: (_within(t, "server") and not _within(t, "server.fidelity"))
+                       or any(_within(t, m) for m in IMPURE)) == []
+
+
+def test_benchmark_drives_the_server_over_lsp():
+    """benchmark takes from server only the pure core, the wire contract and the error type."""
+    assert _violations("benchmark", lambda t: _within(t, "server")
+                       and not any(_within(t, ok) for ok in BENCHMARK_MAY_USE)) == []
+
+
+def test_nothing_shipped_imports_the_tools():
+    """tools/ (test doubles, speed scripts) is not shipped: no product module may need it."""
+    assert _violations("", lambda t: _within(t, "tools")) == []
+
+
+def test_no_import_cycle_between_packages():
+    edges: dict[str, set[str]] = {pkg: set() for pkg in PACKAGES}
+    for name in modules():
+        source = name.split(".")[0]
+        edges[source] |= {t.split(".")[0] for t in imports_of(name)} & set(PACKAGES) - {source}
+
+    def reaches(start: str, goal: str, seen: frozenset[str] = frozenset()) -> bool:
+        return any(n == goal or (n not in seen and reaches(n, goal, seen | {n})) for n in edges[start])
+
+    assert [pkg for pkg in PACKAGES if reaches(pkg, pkg)] == []
+
+
+def test_views_import_no_handler():
+    """Handlers use the views; a view reaching back into a handler makes a cycle between them."""
+    views = [n for n in modules() if _within(n, "server.lsp") and not _within(n, "server.lsp.handlers")
+             and n != "server.lsp.server"]  # create_server() registers the handlers: the one way in
+    assert _violations_in(views, lambda t: _within(t, "server.lsp.handlers")) == []
+
+
+def _violations_in(names, forbidden) -> list[str]:
+    return [f"{n} imports {t}" for n in names for t in sorted(imports_of(n)) if forbidden(t)]
+
+
+@pytest.mark.parametrize("entry", ["console script", "python -m server.lsp"])
+def test_serve_starts_without_benchmark_or_the_sandbox_cli(entry: str):
+    """What `edit-fidelity serve` loads before its first message: parse `serve` the way the console
+    script (or `python -m server.lsp`) does, build the server, and list `sys.modules`."""
+    parse = ("from server.cli import build_parser; build_parser(['serve']).parse_args(['serve'])"
+             if entry == "console script" else
+             "import argparse; from server import serve_cli; p = argparse.ArgumentParser(); "
+             "serve_cli.register(p.add_subparsers()); p.parse_args(['serve'])")
+    code = f"import json, sys; {parse}; from server.lsp import create_server; create_server(); " \
+           "print(json.dumps(sorted(sys.modules)))"
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    loaded = json.loads(done.stdout)
+    assert "server.lsp.server" in loaded and "server.serve_cli" in loaded  # it did build the server
+    assert [m for m in loaded if _within(m, "benchmark") or _within(m, "sandbox.cli") or _within(m, "tools")] == []
