@@ -268,7 +268,9 @@ async def _analyze(ls: EditFidelityServer, p: Proposal, root: Path, rel: str, to
     except BaseException:
         progress.end("cancelled")
         raise
-    making = asyncio.ensure_future(ls.compute(make_sandbox, sandbox_setting, min(cfg.parallel, cfg.max_runs)))
+    # held by the server, and not cancelled at shutdown: the sandbox made in the thread must be closed
+    making = ls.spawn(ls.compute(make_sandbox, sandbox_setting, min(cfg.parallel, cfg.max_runs)),
+                      name=f"necessity:sandbox:{p.id}", cancel=False)
     try:
         box = await asyncio.shield(making)
     except asyncio.CancelledError:  # the pool is made in a thread all the same: release it when it is

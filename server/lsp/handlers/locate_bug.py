@@ -5,7 +5,7 @@ numbered with their document line numbers) and answers `<line_number>, <bug_type
 returned as it came (`raw`) with its parse: `status` "ok" (line and bug type), "unparseable" (the
 answer is not in that format; `problem` says why; nothing is guessed) or "error" (the backend failed).
 An answered line inside the lines the model was shown gets a warning diagnostic on that line,
-published with the document's other diagnostics until the document changes.
+published with the document's other diagnostics (`views.bug_diagnostics`) until the document changes.
 
 Progress and cancellation as for requestEdit: one report per backend; `$/cancelRequest` or the
 progress' cancel button cancels the backend calls, which closes their HTTP requests.
@@ -29,17 +29,15 @@ from server.backends.locate import (
     parse_answer,
 )
 from server.lsp import args as A
-from server.lsp.judge import utf16_len, whole_lines
+from server.lsp.judge import whole_lines
 from server.lsp.progress import WorkProgress, as_finished
 from server.protocol.commands import BugAnswer, LocateBugArgs, LocateBugResult, Usage
-from server.lsp.state import BugMark, DocState, same_content
+from server.lsp.state import BugMark, same_content
 
 if TYPE_CHECKING:
     from server.lsp.server import EditFidelityServer
 
 COMMAND = "editFidelity.locateBug"
-SOURCE = "edit-fidelity"
-DIAGNOSTIC_CODE = "located-bug"
 RAW_LIMIT = 20_000  # characters of the answer returned as `raw`
 
 
@@ -85,25 +83,6 @@ async def _ask(backend, messages, first: int, last: int, progress: WorkProgress)
         answer.line, answer.bug_type, answer.known_type = parsed.line, parsed.bug_type, parsed.known_type
         answer.in_range = parsed.line is not None and first <= parsed.line <= last
     return answer
-
-
-def bug_diagnostics(state: DocState, lines: list[str]) -> list[types.Diagnostic]:
-    """The document's current locateBug answers as diagnostics (`views.diagnostics_for` adds them)."""
-    out = []
-    for m in state.bug_marks:
-        if m.version != state.version or not 0 <= m.line < len(lines):
-            continue
-        end = utf16_len(lines[m.line].rstrip("\r\n"))
-        out.append(types.Diagnostic(
-            range=types.Range(start=types.Position(line=m.line, character=0),
-                              end=types.Position(line=m.line, character=end)),
-            message=f"syntax bug here: {m.bug_type} [{m.backend}]",
-            severity=types.DiagnosticSeverity.Warning,
-            source=SOURCE,
-            code=DIAGNOSTIC_CODE,
-            data={"kind": "bug", "backend": m.backend, "version": m.version},
-        ))
-    return out
 
 
 def register(ls) -> None:

@@ -9,8 +9,9 @@
   hover and code actions show (one at a time)
 - `editFidelity.takeSnapshot` {uri} -> {version}: the baseline for checkChange "snapshot"
 - `editFidelity.listBackends` {} -> {backends, problems}: the configuration as the server sees it
-- `editFidelity.serverStats` {} -> {documents, proposals, released, caches, rssBytes}: what the server
-  holds (the soak benchmark and the churn tests read it)
+- `editFidelity.serverStats` {} -> {documents, proposals, released, caches, rssBytes, counters}: what the
+  server holds (the soak benchmark and the churn tests read it) and, in `counters`, how often it
+  scheduled and ran observations and rebuilt the code actions, and its background tasks now
 """
 
 from __future__ import annotations
@@ -136,7 +137,8 @@ def register(ls) -> None:
     async def server_stats(ls, params: types.ExecuteCommandParams):
         return msgspec.to_builtins(ServerStats(
             documents=len(ls.store.docs), proposals=len(ls.store.proposals), released=len(ls.store.released),
-            caches=fidelity_cache.stats(), rss_bytes=_rss_bytes()))
+            caches=fidelity_cache.stats(), rss_bytes=_rss_bytes(),
+            counters={**ls.counters, "backgroundTasks": len(ls.tasks)}))
 
 
 def _rss_bytes() -> int | None:
