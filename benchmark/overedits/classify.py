@@ -105,9 +105,10 @@ def evaluate(cands: list[Candidate], judge: str = "core") -> dict:
         whole = c.target[0] <= 1 and c.target[1] >= c.original.count("\n") + 2
         lo, hi = (0, len(c.candidate)) if whole else _function_span(c.candidate, c.entry) if c.language == "python" \
             else lang_make.function_span(c.candidate, c.language, c.entry)
-        # a change that reaches outside the target function is outside the target
+        # a change that reaches outside the target function is outside the target (a deletion at the
+        # function's first character removed its own first lines: a doc comment above it)
         truth = [(tuple(ch.kinds) + (("outside_target",) if "outside_target" not in ch.kinds and ch.spans and any(
-                  e <= lo or s >= hi for s, e in ch.spans) else ()), _widen(c.candidate, ch.spans, slide=True)) for ch in c.changes]
+                  (e <= lo if s < e else s < lo) or s >= hi for s, e in ch.spans) else ()), _widen(c.candidate, ch.spans, slide=True)) for ch in c.changes]
         fix = list(c.fix_spans)
         truth.append((("logic",), _widen(c.candidate, fix)))
         for h, (hkinds, _), spans in zip(report.hunks, views, unit_spans):

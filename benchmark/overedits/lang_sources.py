@@ -9,7 +9,8 @@
     canaicode-ts    the same programs as TypeScript: every plain parameter typed `: any` (types are
         erased, so the behaviour is the JavaScript's), parsed with the TypeScript grammar
 
-An injected bug is one token in one function (a comparison or arithmetic operator swapped, an
+Half the programs without a doc comment get a one-line one above their first function
+(`documented`). An injected bug is one token in one function (a comparison or arithmetic operator swapped, an
 integer literal off by one), drawn with SHA-256 choices; the gold fix is undoing it, the shape of
 the Python corpus's corrupted solutions. Each pair records how its tests run: `canaicode` (the
 question's checks, through node in the sandbox), `codeeditorbench` (the task's tests through the
@@ -25,7 +26,7 @@ import msgspec
 
 from benchmark.corruptions.choice import Chooser
 from benchmark.overedits.lang_transforms import JS_LIKE, nodes
-from server.fidelity.lang import by_name, functions, parse
+from server.fidelity.lang import by_name, comments, functions, parse
 
 SOURCES = ("codeeditorbench-cpp", "codeeditorbench-java", "canaicode-js", "canaicode-ts")
 LANGUAGE = {"codeeditorbench-cpp": "cpp", "codeeditorbench-java": "java", "canaicode-js": "javascript",
@@ -72,6 +73,23 @@ def inject_bug(gold: str, language: str, ch: Chooser) -> str | None:
         if not parse(text, lang).errors:
             return text
     return None
+
+
+def documented(code: str, language: str, ch: Chooser) -> str:
+    """Half the programs (a coin) with a one-line doc comment above their first named function when
+    they have none: the sources seldom carry any (model answers, judge solutions), and a removed doc
+    comment is a kind of its own. Behaviour is untouched."""
+    lang = by_name(language)
+    src = parse(code, lang)
+    named = [f for f in functions(src) if f.kind != "lambda"]
+    if not named or any(c.doc for c in comments(src)) or not ch.coin():
+        return code
+    f = min(named, key=lambda f: f.start_char)
+    at = code.rfind("\n", 0, f.start_char) + 1
+    indent = code[at:f.start_char] if not code[at:f.start_char].strip() else ""
+    text = f"Computes {f.name}({', '.join(f.params)})."
+    note = f"/// {text}" if language == "cpp" else f"/** {text} */"
+    return code[:at] + indent + note + "\n" + code[at:]
 
 
 def _typed(js: str) -> str | None:
@@ -154,6 +172,7 @@ def load(source: str, data: str | None, limit: int | None, seed: int) -> list[La
             gold = code if language == "javascript" else _typed(code)
             if gold is None:
                 continue
+            gold = documented(gold, language, Chooser(seed, f"{source}/{task_id}/doc"))
             original = inject_bug(gold, language, Chooser(seed, f"{source}/{task_id}/bug"))
             if original is not None:
                 pairs.append(LangPair(task_id=task_id, language=language, original=original, gold=gold,
@@ -162,6 +181,8 @@ def load(source: str, data: str | None, limit: int | None, seed: int) -> list[La
                                       instruction=FIX_ASK))
         return pairs
     for task_id, before, code, side in codeeditorbench_programs(data, language)[:limit]:
+        if before is None:  # (a real pair stays as published: both sides would need the same comment)
+            code = documented(code, language, Chooser(seed, f"{source}/{task_id}/doc"))
         original = before if before is not None else inject_bug(code, language, Chooser(seed, f"{source}/{task_id}/bug"))
         if original is not None:
             pairs.append(LangPair(task_id=task_id, language=language, original=original, gold=code,

@@ -231,8 +231,12 @@ def _callee_or_definition(n: ts.Node) -> bool:
 def rename_function(text: str, src: Source, fn: LangFunction, ch: Chooser) -> list[Replacement] | None:
     fs = functions(src)
     names = [f.name for f in fs]
+    # never the program's interface: the first function (what a harness or a test calls: can-ai-code
+    # grades the first function, LeetCode's judge calls the solution's) or one the target lies in
+    first = min((f for f in fs if f.kind != "lambda"), key=lambda f: f.start_char, default=None)
     helpers = sorted({f.name for f in fs if f.kind in ("function", "method") and f.name not in (fn.name, "main")
-                      and names.count(f.name) == 1})
+                      and names.count(f.name) == 1 and f is not first
+                      and not (f.start_char <= fn.start_char and fn.end_char <= f.end_char)})
     options = []
     for name in helpers:
         leaves = [n for n in nodes(src.tree.root_node) if n.child_count == 0 and src.node_text(n) == name]
@@ -447,6 +451,8 @@ def unused_import(text: str, src: Source, fn: LangFunction, ch: Chooser) -> list
     tops = src.tree.root_node.named_children
     anchors = [n for n in tops if n.type in src.lang.imports or n.type == "package_declaration"
                or (lang == "javascript" and "require(" in src.node_text(n) and n.type == "lexical_declaration")]
+    if lang in ("java", "cpp") and not any(n.type in src.lang.imports for n in tops):
+        return None  # a bare method (LeetCode's shape): the judge's harness supplies the imports around it
     starts = line_starts(text)
     if anchors:
         end = src.char(anchors[-1].end_byte)
@@ -471,8 +477,10 @@ def outside_target(text: str, src: Source, fn: LangFunction, ch: Chooser) -> lis
     lang = src.lang.name
     name = _fresh("helper", identifiers(src), ch, "cpp" if lang == "cpp" else lang)
     u = _unit(lang)
+    in_class = any(n.type in src.lang.classes for n in src.tree.root_node.named_children)
     code = {"java": f"class {name[:1].upper() + name[1:]} {{\n{u}static int {name}(int value) {{\n{u * 2}return value;\n"
-                    f"{u}}}\n}}\n",
+                    f"{u}}}\n}}\n" if in_class else  # a bare method: the harness puts it in a class
+                    f"static int {name}(int value) {{\n{u}return value;\n}}\n",
             "cpp": f"static int {name}(int value) {{\n{u}return value;\n}}\n",
             "typescript": f"function {name}(value: number): number {{\n{u}return value;\n}}\n"}.get(
         lang, f"function {name}(value) {{\n{u}return value;\n}}\n")

@@ -87,10 +87,14 @@ int total(const vector<int>& items, int scale) {
     return sum * scale + 1;
 }
 
+int helper_of(int x, int y) {
+    return x > 0 ? x * y : 0;
+}
+
 int main() {
     cout << total({1, -2, 3}, 2) << endl;
 }
-""".replace("/// Sums", "int helper_of(int x, int y) {\n    return x > 0 ? x * y : 0;\n}\n\n/// Sums")
+""".replace("/// Sums", "int helper_of(int x, int y);\n\n/// Sums")
 PROGRAMS = {"javascript": JS, "typescript": TS, "java": JAVA, "cpp": CPP}
 ENTRY = {"javascript": "total", "typescript": "total", "java": "Main.total", "cpp": "total"}
 # families with no safe form in a language (see lang_transforms' docstring)
