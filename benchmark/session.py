@@ -16,6 +16,8 @@ from typing import Any, Self
 from lsprotocol import types
 from pygls.lsp.client import LanguageClient
 
+from server.protocol.names import Command
+
 logger = logging.getLogger(__name__)
 
 # document names carry the extension of their language, as an editor's would
@@ -188,7 +190,7 @@ class ServerSession:
         if answer_language is not None:
             args["answerLanguage"] = answer_language
         try:
-            result = await self.execute("editFidelity.requestEdit", args, what="requestEdit")
+            result = await self.execute(Command.REQUEST_EDIT.value, args, what="requestEdit")
         finally:
             self.close(uri)
         proposals = (result or {}).get("proposals") or []

@@ -26,13 +26,14 @@ from benchmark import metrics
 from benchmark.bics import haystack as hs
 from benchmark.bics import render, scoring, snippets
 from benchmark.suite import Answer, Suite, Verdict
+from server.protocol.names import Command
 
 if TYPE_CHECKING:
     from benchmark.records import RunConfig, SampleRecord
     from benchmark.session import ServerSession
 
 NAME = "bics"
-COMMAND = "editFidelity.locateBug"
+COMMAND = Command.LOCATE_BUG.value
 
 
 class GridSpecError(ValueError):

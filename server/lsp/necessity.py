@@ -45,6 +45,7 @@ from server.lsp.progress import WorkProgress
 from server.lsp.settings import NecessitySettings
 from server.lsp.state import DocState, Proposal, owned, same_content
 from server.protocol.commands import NecessityRecord, RunRecord
+from server.protocol.names import Command
 
 if TYPE_CHECKING:
     from sandbox import ExecResult, Sandbox
@@ -53,7 +54,7 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-COMMAND = "editFidelity.analyzeNecessity"
+COMMAND = Command.ANALYZE_NECESSITY.value
 CODE = "unnecessary-for-tests"
 # Folders never copied: version control, environments, caches, build output.
 SKIP_DIRS = frozenset({"__pycache__", "node_modules", "venv", "env", "site-packages", "build", "dist"})

@@ -14,17 +14,18 @@ from lsprotocol import types
 
 from server.lsp.judge import HunkView, split_lines, utf16_len
 from server.lsp.state import DocState, Observation, Proposal
+from server.protocol.names import Command
 
 if TYPE_CHECKING:
     from server.lsp.server import EditFidelityServer
 
 SOURCE = "edit-fidelity"
 BUG_DIAGNOSTIC_CODE = "located-bug"  # a locateBug answer's diagnostic
-CMD_APPLY = "editFidelity.applyProposal"
-CMD_REJECT = "editFidelity.rejectProposal"
-CMD_REVERT = "editFidelity.revertHunks"
-CMD_DISMISS = "editFidelity.dismiss"
-CMD_SELECT = "editFidelity.selectProposal"
+CMD_APPLY = Command.APPLY_PROPOSAL.value
+CMD_REJECT = Command.REJECT_PROPOSAL.value
+CMD_REVERT = Command.REVERT_HUNKS.value
+CMD_DISMISS = Command.DISMISS.value
+CMD_SELECT = Command.SELECT_PROPOSAL.value
 
 _SOURCE_LABEL = {
     "observed": "observed change",

@@ -64,8 +64,9 @@ def test_check_fails_in_one_line_when_stale(tmp_path):
 def test_names_are_the_ones_everybody_uses():
     from server.backends.locate import BUG_TYPES as parser_bug_types
     from server.backends.prompts import STYLES as prompt_styles
-    from server.lsp.server import EditFidelityServer  # noqa: F401 - registers the commands
+    from server.lsp.server import create_server
 
+    assert set(create_server().protocol.fm.commands) == {c.value for c in Command}  # every one, and no other
     assert parser_bug_types is BUG_TYPES and prompt_styles is STYLES
     assert {k: SEVERITY_NAMES[v] for k, (v, _) in wire.SEVERITY_KINDS.items()} == SEVERITY_DEFAULTS
     assert set(COMMANDS) == set(Command)

@@ -16,14 +16,15 @@ from lsprotocol import types
 
 from server.fidelity import apply_text_edits
 from server.lsp import args as A
-from server.lsp.records import ApplyResult
 from server.lsp.observe import expect_own_edit, forget_own_edit
+from server.lsp.records import ApplyResult
 from server.lsp.state import same_content
 from server.lsp.unit_edits import unit_edits
 from server.lsp.views import _workspace_edit
 from server.protocol.commands import ApplyProposalArgs
+from server.protocol.names import Command
 
-COMMAND = "editFidelity.applyProposal"
+COMMAND = Command.APPLY_PROPOSAL.value
 
 
 def _refuse(reason: str, message: str, **kw) -> dict:

@@ -20,8 +20,9 @@ from server.lsp.observe import store_observation
 from server.lsp.records import CheckChangeResult, wire_report
 from server.lsp.state import owned
 from server.protocol.commands import BaselineText, CheckChangeArgs, Window
+from server.protocol.names import Command
 
-COMMAND = "editFidelity.checkChange"
+COMMAND = Command.CHECK_CHANGE.value
 
 
 def register(ls) -> None:

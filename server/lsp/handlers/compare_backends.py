@@ -9,8 +9,9 @@ from lsprotocol import types
 from server.lsp.edit_flow import parse_request, run_edit, stale_warning
 from server.lsp.records import CompareResult, CompareRow
 from server.lsp.state import Proposal
+from server.protocol.names import Command
 
-COMMAND = "editFidelity.compareBackends"
+COMMAND = Command.COMPARE_BACKENDS.value
 
 
 def row(p: Proposal) -> CompareRow:

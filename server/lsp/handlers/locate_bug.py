@@ -32,12 +32,13 @@ from server.lsp import args as A
 from server.lsp.judge import whole_lines
 from server.lsp.progress import WorkProgress, as_finished
 from server.protocol.commands import BugAnswer, LocateBugArgs, LocateBugResult, Usage
+from server.protocol.names import Command
 from server.lsp.state import BugMark, same_content
 
 if TYPE_CHECKING:
     from server.lsp.server import EditFidelityServer
 
-COMMAND = "editFidelity.locateBug"
+COMMAND = Command.LOCATE_BUG.value
 RAW_LIMIT = 20_000  # characters of the answer returned as `raw`
 
 

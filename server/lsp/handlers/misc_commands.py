@@ -30,12 +30,13 @@ from server.fidelity import TextEdit
 from server.lsp.records import ApplyResult, ServerStats
 from server.lsp.views import _workspace_edit
 from server.protocol.commands import IdArgs, RevertHunksArgs, SelectProposalArgs, UriArgs
+from server.protocol.names import Command
 
 
 def register(ls) -> None:
-    @ls.command("editFidelity.rejectProposal")
+    @ls.command(Command.REJECT_PROPOSAL.value)
     async def reject_proposal(ls, params: types.ExecuteCommandParams):
-        pid = A.decode("editFidelity.rejectProposal", params.arguments, IdArgs).id
+        pid = A.decode(Command.REJECT_PROPOSAL.value, params.arguments, IdArgs).id
         p = ls.store.proposals.get(pid)
         if p is None:
             return {"rejected": False, "reason": "unknown"}
@@ -46,10 +47,10 @@ def register(ls) -> None:
             ls.refresh_code_lenses()
         return {"rejected": True}
 
-    @ls.command("editFidelity.dismiss")
+    @ls.command(Command.DISMISS.value)
     async def dismiss(ls, params: types.ExecuteCommandParams):
-        args = A.decode("editFidelity.dismiss", params.arguments, UriArgs)
-        _, state = _document(ls, "editFidelity.dismiss", args.uri)
+        args = A.decode(Command.DISMISS.value, params.arguments, UriArgs)
+        _, state = _document(ls, Command.DISMISS.value, args.uri)
         state.dismissed = True
         state.observe_baseline = None
         if state.observe_task is not None:
@@ -58,9 +59,9 @@ def register(ls) -> None:
         ls.refresh_code_lenses()
         return {"dismissed": True}
 
-    @ls.command("editFidelity.revertHunks")
+    @ls.command(Command.REVERT_HUNKS.value)
     async def revert_hunks(ls, params: types.ExecuteCommandParams):
-        cmd = "editFidelity.revertHunks"
+        cmd = Command.REVERT_HUNKS.value
         args = A.decode(cmd, params.arguments, RevertHunksArgs)
         doc, state = _document(ls, cmd, args.uri)
         version, hunks = args.version, args.hunks
@@ -101,9 +102,9 @@ def register(ls) -> None:
                                                    message=result.failure_reason or "the client did not apply the edit"))
         return msgspec.to_builtins(ApplyResult(applied=True, hunks=chosen, version=doc.version))
 
-    @ls.command("editFidelity.selectProposal")
+    @ls.command(Command.SELECT_PROPOSAL.value)
     async def select_proposal(ls, params: types.ExecuteCommandParams):
-        cmd = "editFidelity.selectProposal"
+        cmd = Command.SELECT_PROPOSAL.value
         sel = A.decode(cmd, params.arguments, SelectProposalArgs)
         doc, state = _document(ls, cmd, sel.uri)
         pid = sel.id
@@ -118,14 +119,14 @@ def register(ls) -> None:
         ls.refresh_code_lenses()
         return {"active": pid}
 
-    @ls.command("editFidelity.takeSnapshot")
+    @ls.command(Command.TAKE_SNAPSHOT.value)
     async def take_snapshot(ls, params: types.ExecuteCommandParams):
-        args = A.decode("editFidelity.takeSnapshot", params.arguments, UriArgs)
-        doc, state = _document(ls, "editFidelity.takeSnapshot", args.uri)
+        args = A.decode(Command.TAKE_SNAPSHOT.value, params.arguments, UriArgs)
+        doc, state = _document(ls, Command.TAKE_SNAPSHOT.value, args.uri)
         state.snapshot = state.text
         return {"version": doc.version}
 
-    @ls.command("editFidelity.listBackends")
+    @ls.command(Command.LIST_BACKENDS.value)
     async def list_backends(ls, params: types.ExecuteCommandParams):
         return {
             "backends": [ls.pool.get(n).config.describe() for n in ls.pool.names()],
@@ -133,7 +134,7 @@ def register(ls) -> None:
             "problems": list(ls.config_problems),
         }
 
-    @ls.command("editFidelity.serverStats")
+    @ls.command(Command.SERVER_STATS.value)
     async def server_stats(ls, params: types.ExecuteCommandParams):
         return msgspec.to_builtins(ServerStats(
             documents=len(ls.store.docs), proposals=len(ls.store.proposals), released=len(ls.store.released),

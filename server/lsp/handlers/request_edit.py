@@ -8,8 +8,9 @@ from lsprotocol import types
 from server.lsp.edit_flow import parse_request, run_edit, stale_warning
 from server.lsp.records import ProposalRecord, RequestEditResult, Usage, wire_report
 from server.lsp.state import Proposal
+from server.protocol.names import Command
 
-COMMAND = "editFidelity.requestEdit"
+COMMAND = Command.REQUEST_EDIT.value
 
 
 def proposal_record(p: Proposal) -> ProposalRecord:
