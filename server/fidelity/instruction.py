@@ -30,7 +30,7 @@ KIND_RULES: tuple[tuple[str, str], ...] = (
                          r"|\bannotat\w*|\btyping\b|\bkeyword\b|\bdefault values?\b"),
     ("import_change", r"\bimports?\b|\blibrar(?:y|ies)\b"),
     ("defensive", r"\bvalidat\w*|\bguards?\b|\brobust\w*|\bdefensive\w*|\bsanitiz\w*|\bsanitis\w*|\bassert\w*"
-                  r"|\bedge cases?\b|\braises?\b|\bthrows?\b|\bexceptions?\b|\berror handling\b"
+                  r"|\bedge cases\b|\b(?:handl|cover|consider)\w*\s+(?:\w+\s+){0,3}?edge cases?\b|\braises?\b|\bthrows?\b|\bexceptions?\b|\berror handling\b"
                   r"|\bhandle (?:\w+ )?(?:errors?|exceptions?|invalid|none|empty|malformed)\b|\btry[/-]except\b"
                   r"|\b(?:check|checks|checking) (?:the |for )?(?:input|type|none|null)s?\b|\bmalformed\b"),
     ("deletion", r"\bremov\w*|\bdelet\w*|\bdrop\b|\bdead code\b|\bunused\b|\bsimplif\w*|\bmove\b|\bmoving\b"),
@@ -59,7 +59,7 @@ GUARD_TESTS: tuple[tuple[str, str, str], ...] = (
      r"|\brange\b|\blimit\w*|\bbetween\b|\bat (?:least|most)\b|\bmaximum\b|\bminimum\b|\boverflow\w*|\bdivision\b"),
 )
 _GENERAL_VALIDATION = re.compile(
-    r"\bvalidat\w*|\brobust\w*|\bdefensive\w*|\bsanitiz\w*|\bsanitis\w*|\bedge cases?\b|\bmalformed\b|\binvalid\b"
+    r"\bvalidat\w*|\brobust\w*|\bdefensive\w*|\bsanitiz\w*|\bsanitis\w*|\bedge cases\b|\b(?:handl|cover|consider)\w*\s+(?:\w+\s+){0,3}?edge cases?\b|\bmalformed\b|\binvalid\b"
     r"|\berror handling\b|\bhandle (?:\w+ )?(?:errors?|exceptions?|invalid)\b|\bguards?\b|\bbad input\b|\bany input\b",
     re.IGNORECASE)
 _GUARD_TEST_RE = tuple((name, re.compile(cond, re.MULTILINE), re.compile(words, re.IGNORECASE))

@@ -31,6 +31,15 @@ def _names(text: str) -> frozenset[str]:
     return frozenset(n for n in _NAME.findall(text) if n not in _KEYWORDS)
 
 
+_NOT_CODE = re.compile(r"\"\"\".*?(?:\"\"\"|$)|'\'\'.*?(?:'\'\'|$)|\"(?:[^\"\\\n]|\\.)*\"|'(?:[^'\\\n]|\\.)*'"
+                       r"|#[^\n]*|//[^\n]*", re.DOTALL)
+
+
+def _code_only(text: str) -> str:
+    """The text without string literals and comments: a word in a message or a docstring uses no import."""
+    return _NOT_CODE.sub(" ", text)
+
+
 def _bound_by_imports(text: str) -> frozenset[str]:
     """The names import statements bind (`import numpy as np` binds `np`); plain names when it is not
     whole statements."""
@@ -226,7 +235,7 @@ def unit_facts(report: FidelityReport, original: str | None = None, edited: str 
     changed_names: set[str] = set()
     for i, h in enumerate(report.hunks if has_imports else ()):  # only imports are checked against them
         if "import_change" not in h.kinds:
-            changed_names |= _names(news[i])
+            changed_names |= _names(_code_only(news[i]))
     edited_names = _names(edited) if edited is not None and has_imports else None
     rewritten = _renames_rewritten(report, old_lines, new_lines)
     imported = _bound_by_imports("".join(ln for ln in old_lines or () if ln.lstrip().startswith(("import ", "from ")))) \

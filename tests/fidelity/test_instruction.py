@@ -252,3 +252,10 @@ def test_a_raise_request_for_one_case_does_not_excuse_a_guard_for_another():
     assert not verdict("raise a `ValueError` if the graph is None", **none_guard).flagged
     assert not verdict("make `f` robust against bad input", **none_guard).flagged  # validation in general
     assert not verdict("raise a `ValueError` on bad input", **dict(none_guard, guard_tests=frozenset())).flagged
+
+
+def test_an_edge_case_described_is_not_a_request_for_validation():
+    guard = dict(kinds=("defensive",), raises=frozenset({"raise", "ValueError"}), guard_tests=frozenset({"none"}))
+    assert verdict("There is a special edge case where the list is sorted. Fix `f` for it.", **guard).flagged
+    assert not verdict("handle the edge cases in `f`", **guard).flagged
+    assert not verdict("make sure `f` covers every edge case", **guard).flagged

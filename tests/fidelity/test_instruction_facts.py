@@ -94,3 +94,10 @@ def test_imported_names_are_the_names_imports_bind():
     plain = aliased.replace("np.", "numpy.").replace(" as np", "")
     report = measure(aliased, plain)
     assert [f.imported for h, f in zip(report.hunks, unit_facts(report, aliased, plain)) if h.renames] == [{"np"}]
+
+
+def test_a_name_in_a_string_or_comment_does_not_use_an_import():
+    edited = BASE.replace("import math\n", "import math\nimport string\n").replace(
+        "    return acc\n", "    # a string of digits\n    return str(acc) + 'string'\n")
+    [f] = _facts(edited, "import_change")
+    assert not f.import_used and f.import_unused == {"string"}
