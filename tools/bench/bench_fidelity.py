@@ -11,13 +11,12 @@ distance step against a naive pure-Python harness (re-tokenise per call, dynamic
 
 from __future__ import annotations
 
-import sys
-
 import argparse
 import ast
 import io
 import json
 import statistics
+import sys
 import time
 import tokenize
 from collections.abc import Callable

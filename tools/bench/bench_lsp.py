@@ -25,10 +25,10 @@ from lsprotocol import types
 from pygls.lsp.client import LanguageClient
 
 from server.backends import OpenAIBackend, build_messages, parse_backend
-from tools.doubles.scripted import ScriptedServer, Step, fenced, user_code
 from server.fidelity import measure
 from server.lsp.judge import measure_windowed
 from server.lsp.settings import Thresholds
+from tools.doubles.scripted import ScriptedServer, Step, fenced, user_code
 
 DEFAULT_LARGE_FILE_LINES = Thresholds().large_file_lines
 

@@ -51,7 +51,7 @@ def _timed(fn: Callable[[int], bool], n: int, threads: int) -> tuple[float, int]
 def _bare(python: str, path: Path, timeout: float) -> Callable[[int], bool]:
     def call(_: int) -> bool:
         try:
-            return subprocess.run([python, str(path)], capture_output=True, timeout=timeout).returncode == 0
+            return subprocess.run([python, str(path)], capture_output=True, timeout=timeout, check=False).returncode == 0
         except subprocess.TimeoutExpired:
             return False
     return call
@@ -113,7 +113,7 @@ def bench_canitedit(levels: list[str]) -> list[dict]:
         for i, program in enumerate(programs):
             paths.append(Path(tmp) / f"p{i}.py")
             paths[-1].write_text(program)
-        bare_one = lambda i: _bare(python, paths[i], 15.0)(i)  # noqa: E731
+        bare_one = lambda i: _bare(python, paths[i], 15.0)(i)
         wall, ok = _timed(bare_one, len(paths), CORES)
         rows.append({"workload": "canitedit", "level": "bare", "wall_s": wall, "exec_per_s": len(paths) / wall,
                      "ok": ok, "n": len(paths)})
@@ -122,7 +122,7 @@ def bench_canitedit(levels: list[str]) -> list[dict]:
             warnings.simplefilter("ignore", RuntimeWarning)
             box = Sandbox(level, workers=CORES)  # type: ignore[arg-type]
         try:
-            call = lambda i, box=box: box.run({"prog.py": programs[i]}, suite="canitedit",  # noqa: E731
+            call = lambda i, box=box: box.run({"prog.py": programs[i]}, suite="canitedit",
                                               timeout_s=15.0, memory_mb=4096).status == "ok"
             wall, ok = _timed(call, len(programs), CORES)
         finally:

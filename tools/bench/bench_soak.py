@@ -26,8 +26,8 @@ from pathlib import Path
 from lsprotocol import types
 from pygls.lsp.client import LanguageClient
 
-from tools.doubles.scripted import ScriptedServer, Step, fenced, user_code
 from tools.bench.bench_lsp import make_file
+from tools.doubles.scripted import ScriptedServer, Step, fenced, user_code
 
 TARGET_KB_PER_CYCLE = 5.0
 

@@ -31,9 +31,9 @@ from server.backends.locate import (
 from server.lsp import args as A
 from server.lsp.judge import whole_lines
 from server.lsp.progress import WorkProgress, as_finished
+from server.lsp.state import BugMark, same_content
 from server.protocol.commands import BugAnswer, LocateBugArgs, LocateBugResult, Usage
 from server.protocol.names import Command
-from server.lsp.state import BugMark, same_content
 
 if TYPE_CHECKING:
     from server.lsp.server import EditFidelityServer

@@ -16,8 +16,8 @@ from lsprotocol import types
 from server.fidelity import measure
 from server.fidelity.lang.table import PYTHON, by_name_or_none, resolve
 from server.lsp.judge import flag_hunks, hunk_views
-from server.lsp.observe import changed_lines, own_edit_arrived, schedule
 from server.lsp.necessity import forget_analyses
+from server.lsp.observe import changed_lines, own_edit_arrived, schedule
 from server.lsp.state import DocState, Proposal, owned
 from server.lsp.unit_edits import unit_edits
 
