@@ -308,7 +308,7 @@ export interface Range {
 
 export interface RejectResult {
   rejected: boolean;
-  reason: string | null;
+  reason?: string | null;
 }
 
 export interface RequestEditArgs {

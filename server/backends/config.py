@@ -43,12 +43,12 @@ class BackendConfig(msgspec.Struct, frozen=True):
     max_concurrency: int = 4
     max_retries: int = 2
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self) -> BackendDescription:
         """What may be shown to the user: never a key, only the variable's name."""
-        return msgspec.to_builtins(BackendDescription(
+        return BackendDescription(
             name=self.name, base_url=self.base_url, model=self.model, api_key_env=self.api_key_env, style=self.style,
             temperature=self.temperature, top_p=self.top_p, max_tokens=self.max_tokens, timeout_s=self.timeout_s,
-            max_concurrency=self.max_concurrency))
+            max_concurrency=self.max_concurrency)
 
 
 def parse_backend(obj: Any) -> BackendConfig:

@@ -213,9 +213,9 @@ class CheckChangeResult(msgspec.Struct, rename="camel"):
     window: Window | None = None  # the lines measured, above thresholds.largeFileLines (else null)
 
 
-class RejectResult(msgspec.Struct, rename="camel"):
+class RejectResult(msgspec.Struct, rename="camel", omit_defaults=True):
     rejected: bool
-    reason: str | None = None
+    reason: str | None = None  # "unknown" when there is no such proposal (omitted otherwise)
 
 
 class DismissResult(msgspec.Struct):

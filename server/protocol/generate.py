@@ -175,8 +175,9 @@ def _description(t: mi.Type) -> str | None:
 
 def _interface(cls: type, structs: dict[str, type], inputs: set[str]) -> str:
     """One Struct as an interface. Arguments and settings may leave out a field that has a default;
-    results always carry every field."""
+    results carry every field (unless the Struct omits defaults)."""
     info = mi.type_info(cls)
+    omits = cls.__struct_config__.omit_defaults  # type: ignore[attr-defined]
     lines = []
     doc = (cls.__doc__ or "").strip()
     if doc and not doc.startswith(f"{cls.__name__}("):  # msgspec's own signature docstring is no help
@@ -186,7 +187,7 @@ def _interface(cls: type, structs: dict[str, type], inputs: set[str]) -> str:
         text = _description(f.type)
         if text:
             lines.append(f"  /** {' '.join(text.split())} */")
-        optional = "?" if cls.__name__ in inputs and not f.required else ""
+        optional = "?" if (cls.__name__ in inputs or omits) and not f.required else ""
         key = f.encode_name if f.encode_name.isidentifier() else json.dumps(f.encode_name)
         lines.append(f"  {key}{optional}: {_ts(f.type, structs)};")
     lines.append("}")

@@ -21,15 +21,24 @@ import os
 import msgspec
 from lsprotocol import types
 
-from server.lsp import args as A
-from server.fidelity import apply_text_edits
+from server.fidelity import TextEdit, apply_text_edits
 from server.fidelity import cache as fidelity_cache
+from server.lsp import args as A
 from server.lsp.observe import expect_own_edit, forget_own_edit
-from server.lsp.unit_edits import UnitGeometry
-from server.fidelity import TextEdit
 from server.lsp.records import ApplyResult, ServerStats
+from server.lsp.unit_edits import UnitGeometry
 from server.lsp.views import _workspace_edit
-from server.protocol.commands import IdArgs, RevertHunksArgs, SelectProposalArgs, UriArgs
+from server.protocol.commands import (
+    DismissResult,
+    IdArgs,
+    ListBackendsResult,
+    RejectResult,
+    RevertHunksArgs,
+    SelectProposalArgs,
+    SelectResult,
+    SnapshotResult,
+    UriArgs,
+)
 from server.protocol.names import Command
 
 
@@ -39,13 +48,13 @@ def register(ls) -> None:
         pid = A.decode(Command.REJECT_PROPOSAL.value, params.arguments, IdArgs).id
         p = ls.store.proposals.get(pid)
         if p is None:
-            return {"rejected": False, "reason": "unknown"}
+            return msgspec.to_builtins(RejectResult(rejected=False, reason="unknown"))
         was_pending = p.pending
         p.closed = True
         if was_pending:
             ls.publish(p.uri)
             ls.refresh_code_lenses()
-        return {"rejected": True}
+        return msgspec.to_builtins(RejectResult(rejected=True))
 
     @ls.command(Command.DISMISS.value)
     async def dismiss(ls, params: types.ExecuteCommandParams):
@@ -57,7 +66,7 @@ def register(ls) -> None:
             state.observe_task.cancel()
         ls.publish(state.uri)
         ls.refresh_code_lenses()
-        return {"dismissed": True}
+        return msgspec.to_builtins(DismissResult(dismissed=True))
 
     @ls.command(Command.REVERT_HUNKS.value)
     async def revert_hunks(ls, params: types.ExecuteCommandParams):
@@ -117,22 +126,20 @@ def register(ls) -> None:
         state.actions_cache = None
         ls.publish(state.uri)
         ls.refresh_code_lenses()
-        return {"active": pid}
+        return msgspec.to_builtins(SelectResult(active=pid))
 
     @ls.command(Command.TAKE_SNAPSHOT.value)
     async def take_snapshot(ls, params: types.ExecuteCommandParams):
         args = A.decode(Command.TAKE_SNAPSHOT.value, params.arguments, UriArgs)
         doc, state = _document(ls, Command.TAKE_SNAPSHOT.value, args.uri)
         state.snapshot = state.text
-        return {"version": doc.version}
+        return msgspec.to_builtins(SnapshotResult(version=doc.version))
 
     @ls.command(Command.LIST_BACKENDS.value)
     async def list_backends(ls, params: types.ExecuteCommandParams):
-        return {
-            "backends": [ls.pool.get(n).config.describe() for n in ls.pool.names()],
-            "defaultStyle": ls.settings.default_style,
-            "problems": list(ls.config_problems),
-        }
+        return msgspec.to_builtins(ListBackendsResult(
+            backends=[ls.pool.get(n).config.describe() for n in ls.pool.names()],
+            default_style=ls.settings.default_style, problems=list(ls.config_problems)))
 
     @ls.command(Command.SERVER_STATS.value)
     async def server_stats(ls, params: types.ExecuteCommandParams):
