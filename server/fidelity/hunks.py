@@ -38,7 +38,23 @@ def common_affix(a: list[str], b: list[str]) -> tuple[int, int]:
     return head, tail
 
 
-def line_regions(a_lines: list[str], b_lines: list[str]) -> list[LineRegion]:
+def line_regions(a_lines: list[str], b_lines: list[str], *, indent_free: bool = False,
+                 a_keys: list[str] | None = None) -> list[LineRegion]:
+    """Regions of changed lines. With `indent_free` (languages where indentation is layout) lines are
+    aligned on their text without the surrounding whitespace, and an aligned pair that differs in it
+    is a one-line region of its own: a block wrapped in `try {` ... `}` re-indents every line, and
+    aligned on whole lines its old lines would match new lines of other depths by chance."""
+    if indent_free:
+        keys_a = [ln.strip() for ln in (a_keys or a_lines)]
+        keys_b = [ln.strip() for ln in b_lines]
+        out: list[LineRegion] = []
+        ai = bi = 0
+        for r in line_regions(keys_a, keys_b):
+            out += _differing_pairs(a_lines, b_lines, ai, bi, r.a_start - 1 - ai)
+            out.append(r)
+            ai, bi = r.a_end, r.b_end
+        out += _differing_pairs(a_lines, b_lines, ai, bi, len(a_lines) - ai)
+        return out  # (the closing-bracket heuristics ran on the stripped lines)
     # Strip the common head and tail first: an editor's edit touches a few lines of a long file.
     head, tail = common_affix(a_lines, b_lines)
     a_mid = a_lines[head : len(a_lines) - tail]
@@ -57,6 +73,12 @@ def line_regions(a_lines: list[str], b_lines: list[str]) -> list[LineRegion]:
         current.a_end = head + op.src_end
         current.b_end = head + op.dest_end
     return tidy_regions(regions, a_lines, b_lines)
+
+
+def _differing_pairs(a_lines: list[str], b_lines: list[str], a0: int, b0: int, n: int) -> list[LineRegion]:
+    """One-line regions for the aligned lines a0.., b0.. (0-based, n of them) whose texts differ."""
+    return [LineRegion(a0 + k + 1, a0 + k + 1, b0 + k + 1, b0 + k + 1) for k in range(n)
+            if a_lines[a0 + k] != b_lines[b0 + k]]
 
 
 def tidy_regions(regions: list[LineRegion], a_lines: list[str], b_lines: list[str]) -> list[LineRegion]:

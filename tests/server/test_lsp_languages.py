@@ -117,7 +117,7 @@ async def test_java_check_change_is_measured_as_java(lsp, scripted):
     report = result["report"]
     assert report["language"] == "java"
     kinds = {k for h in report["hunks"] for k in h["kinds"]}
-    assert {"import_change", "comment_removed", "rename", "defensive"} <= kinds, kinds
+    assert {"import_change", "docstring", "rename", "defensive"} <= kinds, kinds  # a doc comment: a docstring
     assert "logic" not in kinds
     assert [f["name"] for f in report["functions"]] == ["Util.first"]
 
