@@ -3,7 +3,7 @@ the fidelity report as replies carry it."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, overload
 
 from server.fidelity.report import FidelityReport
 from server.protocol.commands import (
@@ -22,6 +22,10 @@ __all__ = ["ApplyResult", "CheckChangeResult", "CompareResult", "CompareRow", "P
            "RequestEditResult", "ServerStats", "Usage", "wire_report"]
 
 
+@overload
+def wire_report(report: dict[str, Any]) -> dict[str, Any]: ...
+@overload
+def wire_report(report: None) -> None: ...
 def wire_report(report: dict[str, Any] | None) -> dict[str, Any] | None:
     """The report (`check --format json`'s document) with a camelCase twin beside each snake_case key:
     camelCase on the wire, and the keys scripts read stay."""

@@ -100,7 +100,7 @@ def _setting(field: mi.Field) -> dict[str, Any]:
     out = _schema(field.type)
     if "default" not in out:
         out["default"] = _plain(msgspec.to_builtins(_default(field)))
-    first = {k: out.pop(k) for k in ("type", "enum", "items") if k in out}
+    first: dict[str, Any] = {k: out.pop(k) for k in ("type", "enum", "items") if k in out}
     return {**first, "default": out.pop("default", None), **out}
 
 
@@ -129,8 +129,9 @@ def package_json(current: str) -> str:
 
 def _ts(t: mi.Type, structs: dict[str, type]) -> str:
     while isinstance(t, mi.Metadata):
-        if (t.extra or {}).get("ts"):  # a type the Python side holds as plain builtins
-            return t.extra["ts"]
+        given = (t.extra or {}).get("ts")  # a type the Python side holds as plain builtins
+        if given:
+            return given
         order = (t.extra or {}).get("order")
         if order and isinstance(t.type, mi.LiteralType):
             return " | ".join(json.dumps(v) for v in order)
@@ -255,7 +256,7 @@ def typescript() -> str:
         "export type CommandName = (typeof Commands)[keyof typeof Commands];",
         "",
         f"export const STYLES = {json.dumps(list(names.STYLES))} as const;",
-        f"/** The styles the editor offers (the others replay a paper's own prompt format). */",
+        "/** The styles the editor offers (the others replay a paper's own prompt format). */",
         f"export const EDITOR_STYLES = {json.dumps(list(names.EDITOR_STYLES))} as const;",
         f"export const BUG_TYPES = {json.dumps(list(names.BUG_TYPES))} as const;",
         f"export const SEVERITY_LEVELS = {json.dumps(list(names.SEVERITY_NAMES))} as const;",

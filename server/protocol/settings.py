@@ -8,6 +8,7 @@ how a problem names a value that does not fit (`secret`: the value is never quot
 
 from __future__ import annotations
 
+import typing
 from typing import Annotated, Any, Literal
 
 import msgspec
@@ -21,7 +22,9 @@ def choice(values: tuple[str, ...]) -> Any:
     return Annotated[Literal[values], Meta(extra={"order": values})]  # type: ignore[valid-type]
 
 
-Style = choice(STYLES)
+Style = Annotated[Literal["generic", "minimal", "canitedit-chat", "canitedit-direct", "bare"],
+                  Meta(extra={"order": STYLES})]
+assert typing.get_args(typing.get_args(Style)[0]) == STYLES
 SeverityLevel = choice(tuple(SEVERITY_NAMES))
 
 BACKEND_NAME = r"^[\w.:@/+-]{1,64}$"
