@@ -13,6 +13,7 @@ import {
   SANDBOXES,
   SECTION,
   SEVERITY_DEFAULTS,
+  SERVER_SETTINGS,
   SEVERITY_LEVELS,
   THRESHOLD_RANGES,
   type BackendEntry,
@@ -329,17 +330,7 @@ const CLIENT_ONLY = ["editFidelity.statusBar", "editFidelity.trace"];
  */
 export function needsRestart(affects: (section: string) => boolean): boolean {
   if (!affects(SECTION)) return false;
-  const keys = [
-    "editFidelity.server",
-    "editFidelity.backends",
-    "editFidelity.defaultStyle",
-    "editFidelity.thresholds",
-    "editFidelity.severity",
-    "editFidelity.observeChanges",
-    "editFidelity.sandbox",
-    "editFidelity.testCommand",
-    "editFidelity.necessity",
-  ];
+  const keys = ["editFidelity.server", ...SERVER_SETTINGS.map((k) => `${SECTION}.${k}`)];
   if (keys.some((k) => affects(k))) return true;
   // A change inside the section that is none of the known keys nor client-only: restart to be safe.
   return !CLIENT_ONLY.some((k) => affects(k));

@@ -30,6 +30,8 @@ export const SEVERITY_LEVELS = ["error", "warning", "information", "hint"] as co
 export const SANDBOXES = ["auto", "bwrap", "unshare", "docker", "local", "none"] as const;
 export const APPLY_REASONS = ["stale", "unknown", "error_proposal", "closed", "rejected", "unsupported", "nothing"] as const;
 export const NECESSITY_INCLUDE: readonly string[] = ["*.py", "*.pyi", "pyproject.toml", "setup.cfg", "pytest.ini", "tox.ini"];
+/** The settings the extension sends the server (a change to one restarts it). */
+export const SERVER_SETTINGS = ["backends", "defaultStyle", "observeChanges", "thresholds", "severity", "sandbox", "testCommand", "necessity"] as const;
 /** How loud a flagged unit of each kind is by default (`whitespace`: whitespace-only units). */
 export const SEVERITY_DEFAULTS = { whitespace: "hint", formatting_only: "warning", comment_removed: "warning", rename: "warning", docstring: "warning", signature_change: "warning", import_change: "warning", defensive: "warning", lazy_placeholder: "warning", deletion: "warning", outside_target: "warning" } as const;
 
