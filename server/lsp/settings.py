@@ -5,22 +5,9 @@ server.protocol.settings (the extension's package.json is generated from it); ea
 its own (server.protocol.decode), so unknown keys are ignored and a wrong value keeps its default and
 yields a problem message for `window/showMessage`.
 
-    {
-      "backends": [{"name", "baseUrl", "model", "apiKeyEnv", "style", "temperature", "maxTokens",
-                    "timeoutS", "maxConcurrency", "maxRetries"}],
-      "defaultStyle": "minimal" | "generic",
-      "observeChanges": true,
-      "thresholds": {"largeChangeLines": 10, "debounceMs": 300, "largeFileLines": 1500,
-                     "complexityWarning": 1, "complexityError": 5, "hunkTokensError": 60,
-                     "distanceWarning": 0.3, "whitespaceHintLines": 10},
-      "severity": {"whitespace": "hint", "rename": "warning", ...},  // per unrequested kind
-      "sandbox": "auto" | "bwrap" | "unshare" | "docker" | "local" (= "none") | null,  // where tests run
-      "testCommand": "python -m pytest -x tests/test_x.py" | ["python", "-m", "unittest"] | null,
-      "necessity": {"maxRuns": 32, "parallel": 2, "timeoutS": 60, "environment": null,
-                    "packages": ["numpy==2.4.6", ...],  // into the server's test environment (has pytest)
-                    "include": ["*.py", ...], "maxFiles": 2000, "maxBytes": 20000000},
-      "localModel": "local" | "local:PATH" | "local:HUB_ID" | null
-    }
+The fields, their defaults and bounds are SettingsWire's (server/protocol/settings.py); PROTOCOL.md
+shows them as JSON. Here they become what the server runs with: backends resolved (the embedded
+model's spec and timeout), `severity` names as LSP severities, `testCommand` as an argv.
 
 With no backends configured (none given, or an empty list) the embedded CPU model `localModel`
 (default: `local`, a small coder model downloaded on first use) is the one backend, named "local",
