@@ -125,8 +125,8 @@ def candidates_for(pair: LangPair, source: str, seed: int, per_task: int) -> lis
                 continue
             taken = [span for g in spans[1:] for span in g]
             if any(s <= te and ts <= e for s, e, _ in reps for ts, te in taken) or any(
-                    s < fe and fs < e for s, e, _ in reps for fs, fe in spans[0]):
-                continue  # on top of an earlier change or rewriting the fix: they could not be told apart
+                    s <= fe and fs <= e for s, e, _ in reps for fs, fe in spans[0]):
+                continue  # on top of (or touching: `2` -> `1)`) an earlier change or the fix: one token run
             groups = [list(g) for g in spans]
             new_text, landed = apply(text, reps, groups)
             if parse(new_text, lang).errors:

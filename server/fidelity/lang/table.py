@@ -124,7 +124,7 @@ _JS_COMMON = dict(
     type_checks=F({"typeof", "instanceof"}),
     throws=F({"throw_statement"}),
     tries=F({"try_statement"}),
-    declarators=F({"variable_declarator"}),
+    declarators=F({"variable_declarator", "for_in_statement"}),  # `for (const x of xs)` binds x
     require_calls=F({"require"}),
     identifiers=F({"identifier", "shorthand_property_identifier_pattern"}),
 )
@@ -190,7 +190,7 @@ LANGUAGES: tuple[Lang, ...] = (
         type_checks=F({"instanceof_expression"}),
         throws=F({"throw_statement"}),
         tries=F({"try_statement", "try_with_resources_statement"}),
-        declarators=F({"variable_declarator"}),
+        declarators=F({"variable_declarator", "enhanced_for_statement", "catch_formal_parameter"}),
     ),
     Lang(
         name="c",
@@ -216,6 +216,7 @@ LANGUAGES: tuple[Lang, ...] = (
            "loops": _C_COMMON["loops"] | {"for_range_loop"},
            "atomic": _C_COMMON["atomic"] | {"raw_string_literal"},
            "tries": F({"try_statement"}),
+           "declarators": F({"declaration", "for_range_loop"}),  # `for (auto x : xs)` binds x
            "type_checks": F({"dynamic_cast"}),  # a leaf text: the cast is a template call
            "identifiers": F({"identifier", "field_identifier", "namespace_identifier", "destructor_name"})},
     ),
