@@ -1,12 +1,12 @@
-"""Download of the full data set from the Hugging Face hub."""
+"""Download of the full data set from the Hugging Face hub, through `huggingface_hub.hf_hub_download`
+(atomic placement, a cut connection resumed with a Range request, HF_TOKEN and HF_ENDPOINT honoured).
+The library does not check content against the hub's SHA-256, so this module does."""
 
 from __future__ import annotations
 
 import hashlib
 import os
 import re
-import urllib.error
-import urllib.request
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -26,61 +26,35 @@ def hub_url(filename: str, *, endpoint: str | None = None, revision: str = "main
     return f"{endpoint or hub_endpoint()}/datasets/{HUB_REPO}/resolve/{revision}/{filename}"
 
 
-def download_file(url: str, dest: Path, *, token: str | None = None, chunk: int = 1 << 20,
-                  on_progress: Callable[[int, int | None], None] | None = None) -> Path:
-    """Stream `url` to `dest` through `dest.part` (resumed with a Range request when one is there),
-    checking the hub's sha256 (`X-Linked-Etag`/`ETag`) when it sends one; atomic rename at the end."""
-    part = dest.with_name(dest.name + ".part")
-    have = part.stat().st_size if part.exists() else 0
-    headers = {"User-Agent": "edit-fidelity"}
-    if token:
-        headers["Authorization"] = f"Bearer {token}"
-    if have:
-        headers["Range"] = f"bytes={have}-"
-    req = urllib.request.Request(url, headers=headers)
+def _one_line(url: str, exc: BaseException) -> str:
+    response = getattr(exc, "response", None)
+    if response is not None:
+        return f"{url}: HTTP {response.status_code} {response.reason_phrase}"
+    cause = exc.__cause__ or exc  # "cannot find the requested files" wraps the connection error
+    return f"{url}: {str(cause).splitlines()[0] if str(cause) else type(cause).__name__}"
+
+
+def download_file(filename: str, root: Path, *, endpoint: str | None = None, revision: str = "main",
+                  token: str | None = None, force: bool = False) -> Path:
+    """The hub file `filename` of the data set into `root`. Content whose SHA-256 differs from the one the
+    hub names (its LFS files' ETag) is removed and reported."""
+    import httpx2  # huggingface_hub's HTTP client
+    from huggingface_hub import get_hf_file_metadata, hf_hub_download
+
+    endpoint = (endpoint or hub_endpoint()).rstrip("/")
+    url = hub_url(filename, endpoint=endpoint, revision=revision)
     try:
-        resp = urllib.request.urlopen(req, timeout=60)  # https, or the endpoint the user configured
-    except urllib.error.HTTPError as exc:
-        if exc.code == 416 and have:  # the part is already complete
-            part.unlink()
-            return download_file(url, dest, token=token, chunk=chunk, on_progress=on_progress)
-        raise DownloadError(f"{url}: HTTP {exc.code} {exc.reason}") from None
-    except (urllib.error.URLError, OSError) as exc:
-        raise DownloadError(f"{url}: {getattr(exc, 'reason', exc)}") from None
-    with resp:
-        resumed = resp.status == 206
-        digest = hashlib.sha256()
-        if resumed:
-            with part.open("rb") as fh:
-                for block in iter(lambda: fh.read(chunk), b""):
-                    digest.update(block)
-        else:
-            have = 0
-        length = resp.headers.get("Content-Length")
-        total = have + int(length) if length and length.isdigit() else None
-        etag = (resp.headers.get("X-Linked-Etag") or resp.headers.get("ETag") or "").strip('W/"')
-        dest.parent.mkdir(parents=True, exist_ok=True)
-        with part.open("ab" if resumed else "wb") as out:
-            while True:
-                try:
-                    block = resp.read(chunk)
-                except OSError as exc:
-                    raise DownloadError(f"{url}: connection lost after {have} bytes ({exc}); run again to resume") \
-                        from None
-                if not block:
-                    break
-                out.write(block)
-                digest.update(block)
-                have += len(block)
-                if on_progress:
-                    on_progress(have, total)
-    if total is not None and have != total:
-        raise DownloadError(f"{url}: {have} of {total} bytes arrived; run again to resume")
-    if re.fullmatch(r"[0-9a-f]{64}", etag) and digest.hexdigest() != etag:
-        part.unlink()
-        raise DownloadError(f"{url}: sha256 {digest.hexdigest()} differs from the hub's {etag}; the partial file was removed")
-    part.replace(dest)
-    return dest
+        etag = get_hf_file_metadata(url, token=token, endpoint=endpoint).etag or ""
+        path = Path(hf_hub_download(HUB_REPO, filename, repo_type="dataset", revision=revision, endpoint=endpoint,
+                                    token=token, local_dir=root, force_download=force))
+    except (httpx2.HTTPError, OSError, ValueError) as exc:  # the hub's HTTP errors, a lost connection, a bad file
+        raise DownloadError(_one_line(url, exc)) from None
+    if re.fullmatch(r"[0-9a-f]{64}", etag):
+        digest = hashlib.file_digest(path.open("rb"), "sha256").hexdigest()
+        if digest != etag:
+            path.unlink()
+            raise DownloadError(f"{url}: sha256 {digest} differs from the hub's {etag}; the file was removed")
+    return path
 
 
 def download(data: str | Path | None = None, *, sets: Sequence[str] = ("primary",), endpoint: str | None = None,
@@ -89,7 +63,6 @@ def download(data: str | Path | None = None, *, sets: Sequence[str] = ("primary"
     """Fetch the full jsonl files into DATA/codeeditorbench; (files there, errors per file). One file
     failing does not stop the others."""
     root = data_dir(data) / SUBDIR
-    token = token or os.environ.get("HF_TOKEN")
     done, errors = [], []
     for set_name in sets:
         if set_name not in SETS:
@@ -102,7 +75,8 @@ def download(data: str | Path | None = None, *, sets: Sequence[str] = ("primary"
                     on_file(path.name, "present")
                 continue
             try:
-                done.append(download_file(hub_url(path.name, endpoint=endpoint, revision=revision), path, token=token))
+                done.append(download_file(path.name, root, endpoint=endpoint, revision=revision, token=token,
+                                          force=force))
                 if on_file:
                     on_file(path.name, "downloaded")
             except DownloadError as exc:
