@@ -2,7 +2,9 @@
 // Everything here is plain JSON; the server is the authority, so the types are lenient where the
 // contract leaves room (numbers that may arrive as objects, optional fields).
 
-// The command names are the server's (server/protocol/names.py, generated).
+// The command names and arguments are the server's (server/protocol, generated); the results below
+// are read leniently.
+import type * as protocol from "./protocol.generated";
 export { Commands } from "./protocol.generated";
 
 export interface LspPosition {
@@ -58,14 +60,7 @@ export interface FidelityReport {
   identical?: boolean;
 }
 
-export interface RequestEditParams {
-  uri: string;
-  version: number;
-  range?: LspRange;
-  instruction: string;
-  backends?: string[];
-  style?: "generic" | "minimal";
-}
+export type RequestEditParams = protocol.RequestEditArgs;
 
 export interface Proposal {
   id: string;
@@ -87,10 +82,7 @@ export interface Proposal {
   label?: string;
 }
 
-export interface SelectProposalParams {
-  uri: string;
-  id: string;
-}
+export type SelectProposalParams = protocol.SelectProposalArgs;
 
 export interface SelectProposalResult {
   active: string;
@@ -101,10 +93,7 @@ export interface RequestEditResult {
   warnings?: string[];
 }
 
-export interface ApplyProposalParams {
-  id: string;
-  hunks?: number[];
-}
+export type ApplyProposalParams = protocol.ApplyProposalArgs;
 
 export interface ApplyProposalResult {
   applied: boolean;
@@ -114,12 +103,7 @@ export interface ApplyProposalResult {
   hunks?: number[];
 }
 
-export interface CompareBackendsParams {
-  uri: string;
-  version: number;
-  range?: LspRange;
-  instruction: string;
-}
+export type CompareBackendsParams = protocol.CompareBackendsArgs;
 
 /** One row of `editFidelity.compareBackends`. Numbers may be absent when a backend failed. */
 export interface CompareRow {
@@ -153,10 +137,7 @@ export interface CompareBackendsResult {
 
 export type Baseline = "snapshot" | "git" | { text: string };
 
-export interface CheckChangeParams {
-  uri: string;
-  baseline: Baseline;
-}
+export type CheckChangeParams = protocol.CheckChangeArgs;
 
 export interface CheckChangeResult {
   report: FidelityReport;
@@ -165,12 +146,7 @@ export interface CheckChangeResult {
   hunkMessages?: string[];
 }
 
-export interface LocateBugParams {
-  uri: string;
-  version: number;
-  range?: LspRange;
-  backends?: string[];
-}
+export type LocateBugParams = protocol.LocateBugArgs;
 
 /** One backend's answer to `editFidelity.locateBug` (server/lsp/handlers/locate_bug.py). */
 export interface BugAnswer {
@@ -205,9 +181,7 @@ export interface LocateBugResult {
   warnings?: string[];
 }
 
-export interface AnalyzeNecessityParams {
-  id: string;
-}
+export type AnalyzeNecessityParams = protocol.IdArgs;
 
 /** One run of the test command: the hunks kept, and whether the tests passed (null: could not run). */
 export interface NecessityRun {
