@@ -28,6 +28,7 @@ from server.fidelity.hunks import (
     _signature_changes,
     common_affix,
     line_regions,
+    tidy_regions,
     rename_map,
 )
 from server.fidelity.lang import dispatch as other
@@ -108,7 +109,8 @@ class UnitBuilder:
         self.lang = isinstance(original, LangAnalysis)  # another language: its own trees, no NEWLINE tokens
         self.old, self.new = Side(original), Side(edited)
         regions = expand_regions(self.old, self.new, [(r.a_start, r.a_end, r.b_start, r.b_end)
-                                                      for r in line_regions(original.lines, edited.lines)])
+                                                      for r in line_regions(original.lines, edited.lines,
+                                                                            indent_free=self.lang)])
         self.regions = regions
         both_parse = original.parses and edited.parses
         line_regs = [LineRegion(*r) for r in regions]
@@ -116,8 +118,10 @@ class UnitBuilder:
         self.renames = rename_map(original, edited, line_regs, self.scopes) if both_parse else {}
         if self.renames:  # align lines again as they read after the renames: a renamed line is no anchor elsewhere
             mapped = _renamed_lines(original.lines, self.renames, self.scopes)
-            self.regions = regions = expand_regions(self.old, self.new, _regions_after_renames(
-                original.lines, mapped, edited.lines))
+            self.regions = regions = expand_regions(self.old, self.new, [
+                (r.a_start, r.a_end, r.b_start, r.b_end) for r in line_regions(
+                    original.lines, edited.lines, indent_free=True, a_keys=mapped)] if self.lang else
+                _regions_after_renames(original.lines, mapped, edited.lines))
         self.sig_old, self.sig_new, self.sig_changed = (
             _signature_changes(original, edited) if both_parse else ([], [], set())
         )
@@ -521,7 +525,7 @@ def _regions_after_renames(lines: list[str], mapped: list[str], new: list[str]) 
             a, b = head + op.src_start + k, head + op.dest_start + k
             if lines[a] != new[b]:
                 out.append([a + 1, a + 1, b + 1, b + 1])  # type: ignore[arg-type]
-    return [tuple(r) for r in out]  # type: ignore[misc]
+    return [(r.a_start, r.a_end, r.b_start, r.b_end) for r in tidy_regions([LineRegion(*r) for r in out], mapped, new)]
 
 
 def _merge_same_point(order: list[object], groups: dict[object, list[Atom]]) -> list[Unit]:

@@ -235,15 +235,19 @@ def _pair_lines(a: list[str], b: list[str], la: list[tuple[int, int]], lb: list[
     pairs.extend(_token_pairs(a, b, la[bi][0], la[bi][1], lb[bj][0], lb[bj][1]))
     _pair_lines(a, b, la, lb, bi + 1, i2, bj + 1, j2, pairs)
 
+
 def _closing(atoms: list[Atom], i: int) -> int | None:
-    """The atom that balances atom i's brackets when every atom between balances on its own."""
+    """The atom that balances atom i's brackets when the atoms between balance together (one that
+    opens a bracket a later one closes: a call reformatted inside a block newly wrapped in `try {`)."""
     da, db = _bracket_balance(atoms[i].old), _bracket_balance(atoms[i].new)
+    sa = sb = 0  # the brackets the atoms between leave open
     for j in range(i + 1, len(atoms)):
         a, b = _bracket_balance(atoms[j].old), _bracket_balance(atoms[j].new)
-        if a == -da and b == -db and atoms[j].category == CODE and atoms[j].group < 0:
+        if not sa and not sb and a == -da and b == -db and atoms[j].category == CODE and atoms[j].group < 0:
             return j
-        if a or b:
-            return None
+        sa, sb = sa + a, sb + b
+        if sa < 0 or sb < 0:
+            return None  # it closes a bracket opened before: not nested between the two
     return None
 
 _groups = itertools.count()  # ids only need to differ within one edit
