@@ -159,7 +159,9 @@ class SettingsWire(msgspec.Struct, rename="camel", frozen=True, kw_only=True):
     """The `editFidelity` settings object as sent. Unknown keys are ignored; a value that does not fit
     keeps its default and is reported (server.lsp.settings)."""
 
-    backends: Annotated[list[BackendEntry], Meta(extra_json_schema={
+    # the editor's entries name an endpoint (the embedded model is the default when there is none)
+    backends: Annotated[list[Annotated[BackendEntry, Meta(extra_json_schema={"required": ["name", "baseUrl", "model"]})]],
+                        Meta(extra_json_schema={
         "markdownDescription": "Model backends (any OpenAI-compatible endpoint: vLLM, OpenAI, Ollama, llama.cpp). "
                                "API keys are never stored in settings: `apiKeyEnv` names the environment variable "
                                "that holds the key."})] = []
