@@ -12,16 +12,9 @@ import textwrap
 
 from rapidfuzz.distance import Levenshtein
 
+from server.fidelity.analysis import split_lines
 from server.fidelity.instruction import UnitFacts, guard_tests
 from server.fidelity.report import FidelityReport, Hunk
-
-_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")
-
-
-def split_lines(text: str) -> list[str]:
-    """Lines with their terminators, LSP style (\\n, \\r\\n, \\r)."""
-    return _LINE.findall(text)
-
 
 _KEYWORDS = frozenset(keyword.kwlist) | {"import", "from", "as"}
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")

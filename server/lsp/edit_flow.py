@@ -26,13 +26,9 @@ from server.backends.prompts import WHOLE_DOCUMENT_STYLES, PromptPlan, build_pro
 from server.fidelity import measure
 from server.fidelity.lang.table import resolve
 from server.lsp import args as A
-from server.lsp.judge import (
-    assemble_selection,
-    flag_hunks,
-    hunk_views,
-    split_lines,
-    whole_lines,
-)
+from server.lsp.flagging import flag_hunks
+from server.lsp.hunk_views import hunk_views
+from server.lsp.lines import assemble_selection, split_lines, whole_lines
 from server.lsp.progress import WorkProgress, as_finished
 from server.lsp.state import Proposal, owned, same_content
 from server.protocol.commands import RequestEditArgs

@@ -24,15 +24,12 @@ from typing import TYPE_CHECKING
 from lsprotocol import types
 
 from server.fidelity import TextEdit, common_affix
-from server.lsp.judge import (
-    Window,
-    flag_hunks,
-    hunk_views,
-    measure_windowed,
-    split_lines,
-)
+from server.lsp.flagging import flag_hunks
+from server.lsp.hunk_views import hunk_views
+from server.lsp.lines import split_lines
 from server.lsp.state import DocState, Observation, OwnEdit, owned
 from server.lsp.unit_edits import UnitGeometry, offsets_of
+from server.lsp.windowed import Window, measure_windowed
 
 if TYPE_CHECKING:
     from server.lsp.server import EditFidelityServer

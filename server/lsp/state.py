@@ -12,7 +12,8 @@ from typing import Any, TypeVar
 
 from server.fidelity import FidelityReport
 from server.fidelity import cache as fidelity_cache
-from server.lsp.judge import HunkView, Window
+from server.lsp.hunk_views import HunkView
+from server.lsp.windowed import Window
 
 
 @dataclass

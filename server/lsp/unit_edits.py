@@ -15,7 +15,7 @@ from collections.abc import Iterable
 
 from server.fidelity import FidelityReport, TextEdit, apply_text_edits
 from server.fidelity.report import Position
-from server.lsp.judge import split_lines, utf16_len
+from server.lsp.lines import split_lines, utf16_len
 
 
 class _Text:

@@ -12,7 +12,8 @@ from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 
-from server.lsp.judge import HunkView, split_lines, utf16_len
+from server.lsp.hunk_views import HunkView
+from server.lsp.lines import split_lines, utf16_len
 from server.lsp.state import DocState, Observation, Proposal
 from server.protocol.names import Command
 

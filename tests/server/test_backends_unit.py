@@ -18,7 +18,8 @@ from server.backends import (
     parse_retry_after,
 )
 from tools.doubles.scripted import ScriptedServer, Step, fenced
-from server.lsp.judge import allowed_kinds, assemble_selection, whole_lines
+from server.lsp.flagging import allowed_kinds
+from server.lsp.lines import assemble_selection, whole_lines
 from server.lsp.unit_edits import UnitGeometry
 from server.lsp.observe import changed_lines
 from server.lsp.settings import parse_settings

@@ -34,7 +34,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from server.fidelity import FidelityReport, measure, normalize
-from server.lsp.judge import count_flags, flag_hunks, hunk_views
+from server.lsp.flagging import flag_hunks
+from server.lsp.hunk_views import count_flags, hunk_views
 from server.lsp.settings import Thresholds
 
 WARNING = 2  # LSP severities 1 (error) and 2 (warning) count as warnings; 3 and 4 as hints
@@ -81,7 +82,7 @@ HEADER = f"{'':<34} {'units':>5} {'warn':>5} {'warn%':>7} {'hint':>5} {'tasks wa
 
 
 def canitedit_rows(data: str | None, limit: int | None, hints: bool) -> list[str]:
-    from benchmark import canitedit
+    from benchmark.suites import canitedit
 
     problems = canitedit.load(data, limit)
     out = ["CanItEdit gold (before -> after), 105 problems" if not limit else f"CanItEdit gold, {len(problems)} problems",
@@ -169,7 +170,7 @@ def injections(before: str, after: str) -> list[tuple[str, str, str | None]]:
 
 
 def injected_rows(data: str | None, limit: int | None) -> list[str]:
-    from benchmark import canitedit
+    from benchmark.suites import canitedit
 
     problems = canitedit.load(data, limit)
     out = ["Injected over-edits on CanItEdit gold: share still flagged (any severity)",

@@ -26,7 +26,7 @@ from pygls.lsp.client import LanguageClient
 
 from server.backends import OpenAIBackend, build_messages, parse_backend
 from server.fidelity import measure
-from server.lsp.judge import measure_windowed
+from server.lsp.windowed import measure_windowed
 from server.lsp.settings import Thresholds
 from tools.doubles.scripted import ScriptedServer, Step, fenced, user_code
 

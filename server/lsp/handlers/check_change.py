@@ -15,10 +15,10 @@ from lsprotocol import types
 
 from server.lsp import args as A
 from server.lsp.gitbase import head_text
-from server.lsp.judge import measure_windowed
 from server.lsp.observe import store_observation
 from server.lsp.records import CheckChangeResult, wire_report
 from server.lsp.state import owned
+from server.lsp.windowed import measure_windowed
 from server.protocol.commands import BaselineText, CheckChangeArgs, Window
 from server.protocol.names import Command
 

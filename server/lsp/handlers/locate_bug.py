@@ -29,7 +29,7 @@ from server.backends.locate import (
     parse_answer,
 )
 from server.lsp import args as A
-from server.lsp.judge import whole_lines
+from server.lsp.lines import whole_lines
 from server.lsp.progress import WorkProgress, as_finished
 from server.lsp.state import BugMark, same_content
 from server.protocol.commands import BugAnswer, LocateBugArgs, LocateBugResult, Usage

@@ -15,7 +15,8 @@ from lsprotocol import types
 
 from server.fidelity import measure
 from server.fidelity.lang.table import PYTHON, by_name_or_none, resolve
-from server.lsp.judge import flag_hunks, hunk_views
+from server.lsp.flagging import flag_hunks
+from server.lsp.hunk_views import hunk_views
 from server.lsp.necessity import forget_analyses
 from server.lsp.observe import changed_lines, own_edit_arrived, schedule
 from server.lsp.state import DocState, Proposal, owned

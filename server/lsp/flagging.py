@@ -1,0 +1,47 @@
+"""Which change units the server flags: the core's verdicts weighed against the user's instruction
+(`server.fidelity.flags`, with the rules of `server.fidelity.instruction`), and how loud each flag is
+(the `severity`, `whitespaceHintLines` and threshold settings).
+"""
+
+from __future__ import annotations
+
+from server.fidelity import FidelityReport, Hunk
+from server.fidelity.flags import flagged_severity as _flagged_severity
+from server.fidelity.flags import judge_units
+from server.fidelity.instruction import Verdict, parse_instruction
+from server.fidelity.instruction import allowed_kinds as _allowed
+from server.lsp.settings import Thresholds
+
+
+def allowed_kinds(instruction: str | None) -> set[str]:
+    """Hunk kinds the instruction asks for in general (a broad request such as "refactor" allows most)."""
+    return _allowed(parse_instruction(instruction)) if instruction else set()
+
+
+class Judgment(list):
+    """Per unit: True when it holds a change nobody asked for (a list of bools, as before), with the
+    verdict behind each one (`verdicts`) for the messages."""
+
+    verdicts: list[Verdict]
+
+
+def judge_hunks(report: FidelityReport, instruction: str | None, *, original: str | None = None,
+                edited: str | None = None, aware: bool = True) -> list[Verdict]:
+    """A verdict per unit. `instruction` None (an observed change) or `aware` False: the core's view,
+    every change of an unrequested kind counts."""
+    return judge_units(report, instruction, original=original, edited=edited, aware=aware)
+
+
+def flag_hunks(report: FidelityReport, instruction: str | None, *, original: str | None = None,
+               edited: str | None = None, aware: bool = True) -> Judgment:
+    """Per hunk: True when it contains a change nobody asked for (with the verdicts attached)."""
+    verdicts = judge_hunks(report, instruction, original=original, edited=edited, aware=aware)
+    out = Judgment(v.flagged for v in verdicts)
+    out.verdicts = verdicts
+    return out
+
+
+def flagged_severity(hunk: Hunk, kinds: tuple[str, ...] | list[str], thresholds: Thresholds) -> int:
+    """The LSP severity of a flagged unit: the loudest of its unrequested kinds' settings; a small
+    whitespace-only unit has the `whitespace` one."""
+    return _flagged_severity(hunk, kinds, thresholds.severity_levels(), thresholds.whitespace_hint_lines)
