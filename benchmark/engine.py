@@ -32,6 +32,7 @@ from benchmark.records import RunConfig, SampleRecord, is_error
 from benchmark.session import ServerSession
 from benchmark.store import ResultsStore, retryable
 from benchmark.suite import Answer, Suite, Task, Verdict
+from sandbox.singleflight import SingleFlight
 from server.fidelity import measure
 from server.fidelity.flags import split_flags
 
@@ -195,10 +196,10 @@ class Engine:
         # > 0: for each passing completion, which hunks its tests need (at most this many test runs)
         self.necessity_runs = necessity_runs if suite.necessity else 0
         self.timings = {"server_s": 0.0, "sandbox_s": 0.0, "scoring_s": 0.0}
-        self._gold: dict[str, asyncio.Future[Gold]] = {}
+        self._gold: SingleFlight[str, Gold] = SingleFlight(keep=True)
         # identical programs of a task run once per run (recorded runs repeat many completions)
-        self._verdicts: dict[tuple[str, str, str], asyncio.Future[Verdict]] = {}
-        self._voted: dict[tuple[str, str, str], asyncio.Future[Verdict]] = {}
+        self._verdicts: SingleFlight[tuple[str, str, str], Verdict] = SingleFlight(keep=True)
+        self._voted: SingleFlight[tuple[str, str, str], Verdict] = SingleFlight(keep=True)
         self._gate = Gate()
         self.retries = retries  # passes over the samples that ended in a retryable error
         self.reused = 0
@@ -236,7 +237,7 @@ class Engine:
                 return
             self.store.retry(r.key for r in failed)
             for r in failed:  # a verdict cached for an identical program must not answer the retry
-                self._verdicts.pop(self._key(by_id[r.task_id], r.condition, r.completion or ""), None)
+                self._verdicts.forget(self._key(by_id[r.task_id], r.condition, r.completion or ""))
             groups: dict[tuple[str, str], list[int]] = {}
             for r in failed:
                 groups.setdefault((r.task_id, r.condition), []).append(r.sample)
@@ -258,11 +259,7 @@ class Engine:
             await asyncio.gather(*tasks, return_exceptions=True)
 
     async def _gold_for(self, task: Task) -> Gold:
-        fut = self._gold.get(task.task_id)
-        if fut is None:
-            fut = asyncio.ensure_future(asyncio.to_thread(self._gold_numbers, task))
-            self._gold[task.task_id] = fut
-        return await fut
+        return await self._gold.run(task.task_id, lambda: asyncio.to_thread(self._gold_numbers, task))
 
     def _gold_numbers(self, task: Task) -> Gold:
         after = task.after
@@ -279,13 +276,9 @@ class Engine:
 
     async def _judge(self, task: Task, condition: str, completion: str) -> tuple[Verdict, bool]:
         key = self._key(task, condition, completion)
-        fut = self._verdicts.get(key)
-        if fut is not None:
-            self.reused += 1
-            return await asyncio.shield(fut), True
-        fut = asyncio.ensure_future(self._shared_judged(task, condition, completion))
-        self._verdicts[key] = fut
-        return await asyncio.shield(fut), False
+        reused = key in self._verdicts
+        self.reused += reused
+        return await self._verdicts.run(key, lambda: self._shared_judged(task, condition, completion)), reused
 
     async def _shared_judged(self, task: Task, condition: str, completion: str) -> Verdict:
         async with self._gate.shared():
@@ -297,11 +290,8 @@ class Engine:
         if not self.suite.timing_sensitive(task) or first.votes is not None or \
                 first.sandbox_error is not None and not first.passed or expected is not None and first.passed == expected:
             return first
-        key = self._key(task, condition, completion)
-        fut = self._voted.get(key)
-        if fut is None:
-            fut = self._voted[key] = asyncio.ensure_future(self._vote(task, condition, completion, first))
-        return await asyncio.shield(fut)
+        return await self._voted.run(self._key(task, condition, completion),
+                                     lambda: self._vote(task, condition, completion, first))
 
     async def _vote(self, task: Task, condition: str, completion: str, first: Verdict) -> Verdict:
         """Runs alone until two agree (at most three in all); the majority's verdict, with every vote."""

@@ -67,7 +67,7 @@ from sandbox.judge.model import (
 )
 from sandbox.judge.runner import Judge
 from sandbox.judge.scan import describe, detect_shape, guess_language, normalise_language
-from sandbox.judge.singleflight import SingleFlight
+from sandbox.singleflight import SingleFlight
 
 __all__ = [
     "ARTIFACT", "BAD_INPUT_EXIT", "BAD_INPUT_MARK", "CHECKERS", "COMPILE_TIMEOUT_S", "CPP_IO", "CPP_NODES",

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-from collections import OrderedDict
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -12,8 +11,8 @@ import msgspec
 
 from sandbox.judge.build import build, run_command
 from sandbox.judge.model import Build, Checker, JudgeLimits, Judgement, Program, TestCase, TestResult, Usage
-from sandbox.judge.singleflight import SingleFlight
 from sandbox.judge.verdicts import compare, first_failure, run_result
+from sandbox.singleflight import SingleFlight
 
 if TYPE_CHECKING:
     from sandbox.core import Sandbox
@@ -25,26 +24,16 @@ class Judge:
     def __init__(self, box: Sandbox, *, cache_size: int = 256) -> None:
         self.box = box
         self.cache_size = cache_size
-        self._builds: OrderedDict[str, Build] = OrderedDict()
-        self._building: SingleFlight[Build] = SingleFlight()
+        # a sandbox hiccup (judge_error) is not remembered
+        self._builds: SingleFlight[str, Build] = SingleFlight(keep=lambda b: b.verdict != "judge_error",
+                                                              max_entries=cache_size)
         self.compiles = 0  # compile steps actually run (the rest came from the cache)
 
     # -- building --------------------------------------------------------------------------------
 
     async def build(self, program: Program) -> Build:
         key = hashlib.sha256(msgspec.json.encode(program)).hexdigest()
-        if key in self._builds:
-            self._builds.move_to_end(key)
-            return self._builds[key]
-        return await self._building.run(key, lambda: self._build_and_keep(key, program))
-
-    async def _build_and_keep(self, key: str, program: Program) -> Build:
-        built = await build(self.box, program, on_compile=self._counted)
-        if built.verdict != "judge_error":  # a sandbox hiccup is not remembered
-            self._builds[key] = built
-            while len(self._builds) > self.cache_size:
-                self._builds.popitem(last=False)
-        return built
+        return await self._builds.run(key, lambda: build(self.box, program, on_compile=self._counted))
 
     def _counted(self) -> None:
         self.compiles += 1

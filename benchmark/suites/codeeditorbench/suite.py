@@ -37,8 +37,7 @@ class CodeEditorBench(Suite):
         self.opt_repeats = opt_repeats
         self.load_issues: list[LoadIssue] = []
         self._judges: dict[int, Judge] = {}
-        self._tests: dict[str, TaskTests] = {}  # by task, kept for the run
-        self._building_tests: SingleFlight[TaskTests] = SingleFlight()
+        self._tests: SingleFlight[str, TaskTests] = SingleFlight(keep=True)  # by task, kept for the run
 
     # -- tasks and requests ---------------------------------------------------------------------
 
@@ -75,10 +74,7 @@ class CodeEditorBench(Suite):
     async def tests_for(self, box: Any, task: Task) -> TaskTests:
         judge = self.judge_for(box)
         key = hashlib.sha256(msgspec.json.encode(task)).hexdigest()
-        tests = self._tests.get(key)
-        if tests is None:  # the task's concurrent samples share one build
-            tests = self._tests[key] = await self._building_tests.run(key, lambda: build_tests(judge, task))
-        return tests
+        return await self._tests.run(key, lambda: build_tests(judge, task))  # the task's samples share one build
 
     async def judge(self, box: Any, task: Task, condition: str, completion: str) -> Verdict:  # type: ignore[override]
         try:
