@@ -1,7 +1,7 @@
 """End-to-end proof that a non-VS Code editor works: real headless Neovim (its built-in LSP client)
 drives `edit-fidelity serve` over stdio.
 
-The test starts a scripted OpenAI-compatible HTTP server on 127.0.0.1 (stdlib http.server) that
+The test starts the shared scripted OpenAI-compatible HTTP server on 127.0.0.1 (tools/doubles) that
 answers every chat completion with the same over-edit in a ```python block, configures the
 language server through initialization options, asks for an edit with
 `workspace/executeCommand editFidelity.requestEdit`, checks that fidelity diagnostics appear, and
@@ -20,11 +20,11 @@ import os
 import shutil
 import subprocess
 import sys
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
+
+from tools.doubles.scripted import ScriptedServer, Step
 
 VENV_BIN = Path(sys.executable).parent
 SERVER = VENV_BIN / ("edit-fidelity.exe" if os.name == "nt" else "edit-fidelity")
@@ -85,70 +85,12 @@ def _serve_available() -> tuple[bool, str]:
     return True, ""
 
 
-class _ScriptedOpenAI(BaseHTTPRequestHandler):
-    """POST /v1/chat/completions -> the over-edit; records each request body."""
-
-    requests: list[dict] = []
-    keys: list[str] = []
-
-    def log_message(self, *args) -> None:  # keep pytest output clean
-        pass
-
-    def _send(self, status: int, payload: dict) -> None:
-        body = json.dumps(payload).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def do_GET(self) -> None:
-        if self.path.rstrip("/").endswith("/models"):
-            self._send(200, {"object": "list", "data": [{"id": MODEL, "object": "model", "owned_by": "test"}]})
-        else:
-            self._send(404, {"error": {"message": "not found"}})
-
-    def do_POST(self) -> None:
-        length = int(self.headers.get("Content-Length") or 0)
-        raw = self.rfile.read(length)
-        if not self.path.rstrip("/").endswith("/chat/completions"):
-            self._send(404, {"error": {"message": f"no route {self.path}"}})
-            return
-        try:
-            body = json.loads(raw)
-        except ValueError:
-            self._send(400, {"error": {"message": "bad json"}})
-            return
-        type(self).requests.append(body)
-        type(self).keys.append(self.headers.get("Authorization", ""))
-        content = "Sure, here is a cleaner version:\n\n```python\n" + OVER_EDIT + "```\n"
-        self._send(
-            200,
-            {
-                "id": "chatcmpl-nvim-1",
-                "object": "chat.completion",
-                "created": 1_700_000_000,
-                "model": body.get("model", MODEL),
-                "choices": [
-                    {"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}
-                ],
-                "usage": {"prompt_tokens": 120, "completion_tokens": 80, "total_tokens": 200},
-            },
-        )
-
-
 @pytest.fixture
 def model_server():
-    _ScriptedOpenAI.requests = []
-    _ScriptedOpenAI.keys = []
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), _ScriptedOpenAI)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{httpd.server_address[1]}/v1"
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
+    """The shared scripted OpenAI server: every chat completion is the over-edit in a ```python block."""
+    content = "Sure, here is a cleaner version:\n\n```python\n" + OVER_EDIT + "```\n"
+    with ScriptedServer({MODEL: [Step(content=content, usage=(120, 80))]}) as srv:
+        yield srv
 
 
 # The whole editor session, in Neovim 0.7's Lua API. Parameters arrive as a JSON file.
@@ -298,16 +240,16 @@ def _require_editor_and_server() -> None:
 def test_neovim_requests_previews_and_applies_an_edit(tmp_path, model_server):
     _require_editor_and_server()
 
-    result, diag = _run_neovim(tmp_path, model_server)
+    result, diag = _run_neovim(tmp_path, model_server.base_url)
 
     assert result["steps"] == ["initialized", "requested", "applied", "stopped"], diag
     assert {"editFidelity.requestEdit", "editFidelity.applyProposal"} <= set(result["commands"])
 
     # The request reached the scripted model with the key from the named environment variable.
-    assert len(_ScriptedOpenAI.requests) == 1
-    assert _ScriptedOpenAI.requests[0]["model"] == MODEL
-    assert _ScriptedOpenAI.keys == [f"Bearer {API_KEY}"]
-    prompt = json.dumps(_ScriptedOpenAI.requests[0]["messages"])
+    assert len(model_server.received) == 1
+    assert model_server.received[0].body["model"] == MODEL
+    assert [r.headers.get("authorization") for r in model_server.received] == [f"Bearer {API_KEY}"]
+    prompt = json.dumps(model_server.received[0].body["messages"])
     assert "start at index 0" in prompt and "total_positive" in prompt
 
     (proposal,) = result["request"]["proposals"]
@@ -391,7 +333,7 @@ def test_the_documented_neovim_module_previews_and_accepts(tmp_path, model_serve
     module = tmp_path / "edit_fidelity.lua"
     module.write_text(_readme_lua_module())
 
-    result, diag = _run_neovim(tmp_path, model_server, README_SESSION, module=str(module))
+    result, diag = _run_neovim(tmp_path, model_server.base_url, README_SESSION, module=str(module))
 
     assert result["steps"] == ["attached", "previewed", "accepted"], diag
     # The diff split showed the proposal while the buffer was still untouched.
