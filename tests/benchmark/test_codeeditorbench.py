@@ -1,21 +1,18 @@
 """Suite `codeeditorbench`: the loader on the published samples, LeetCode-style inputs, the paper's
 prompts, judging the sample tasks in the real sandbox, OptScore with real slower/faster programs, Win
-Rate, the summary, the hub download against a local HTTP server, requests through the real language
+Rate, the summary, the hub download against the hub stand-in on 127.0.0.1, requests through the real language
 server, and `bench run` end to end."""
 
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import json
 import os
 import shutil
 import subprocess
 import sys
-import threading
 from collections import Counter
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import msgspec
@@ -31,6 +28,7 @@ from benchmark.suites import codeeditorbench as ceb
 from benchmark.suites.codeeditorbench.tasks import _make
 from sandbox import Sandbox
 from sandbox.judge import Usage, guess_language
+from tools.doubles.hub import FakeHub
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -317,64 +315,8 @@ def test_summary_has_pass_at_1_per_kind_and_opt_score_for_polish() -> None:
 # -- download ------------------------------------------------------------------------------------
 
 
-class LocalHub:
-    """The hub's `resolve` route on 127.0.0.1 as `hf_hub_download` reads it: HEAD and GET with the commit,
-    the sha256 as X-Linked-Etag and the size, Range requests. A file named in `cut` has its first GET
-    cut off after 1000 bytes (a lost connection)."""
-
-    def __init__(self, files: dict[str, bytes], *, bad_etag: set[str] = frozenset(),
-                 cut: set[str] = frozenset()) -> None:
-        self.files, self.requests, self.cut = files, [], set(cut)
-        hub = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args: object) -> None:
-                pass
-
-            def do_HEAD(self) -> None:
-                self._route(head=True)
-
-            def do_GET(self) -> None:
-                self._route(head=False)
-
-            def _route(self, head: bool) -> None:
-                if not head:
-                    hub.requests.append((self.path, self.headers.get("Range")))
-                prefix = f"/datasets/{ceb.HUB_REPO}/resolve/main/"
-                name = self.path[len(prefix):] if self.path.startswith(prefix) else None
-                if name not in hub.files:
-                    self.send_response(404)
-                    self.send_header("X-Error-Code", "EntryNotFound")
-                    self.send_header("Content-Length", "0")
-                    self.end_headers()
-                    return
-                body = hub.files[name]
-                etag = hashlib.sha256(b"other" if name in bad_etag else body).hexdigest()
-                start = int(self.headers["Range"].split("=")[1].rstrip("-")) if self.headers.get("Range") else 0
-                self.send_response(206 if start else 200)
-                self.send_header("X-Repo-Commit", "0" * 40)
-                self.send_header("X-Linked-Etag", f'"{etag}"')
-                self.send_header("X-Linked-Size", str(len(body)))
-                if start:
-                    self.send_header("Content-Range", f"bytes {start}-{len(body) - 1}/{len(body)}")
-                self.send_header("Content-Length", str(len(body) - start))
-                self.end_headers()
-                if head:
-                    return
-                if name in hub.cut:
-                    hub.cut.discard(name)
-                    self.wfile.write(body[:1000])
-                    self.close_connection = True
-                    return
-                self.wfile.write(body[start:])
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-
-    def close(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
+def gets(hub: FakeHub) -> list[tuple[str, str | None]]:
+    return [(r.path, r.range) for r in hub.requests if r.method == "GET"]
 
 
 def test_download_from_a_local_hub_resumes_checks_and_reports_each_file(tmp_path: Path, shared_data: Path,
@@ -382,7 +324,7 @@ def test_download_from_a_local_hub_resumes_checks_and_reports_each_file(tmp_path
     samples = shared_data / "codeeditorbench"
     files = {f"code_{ceb.HUB_KIND[k]}_primary.jsonl": (samples / f"cluster_{ceb.HUB_KIND[k]}.jsonl").read_bytes()
              for k in ceb.KINDS if k != "switch"}
-    hub = LocalHub(files, cut={"code_debug_primary.jsonl"})  # the connection drops 1000 bytes in
+    hub = FakeHub(ceb.HUB_REPO, files, kind="dataset", cut={"code_debug_primary.jsonl"}).start()  # drops 1000 bytes in
     # the library reads in chunks of 10 MB and resumes from the last whole chunk: small ones, for small files
     monkeypatch.setattr("huggingface_hub.constants.DOWNLOAD_CHUNK_SIZE", 500)
     try:
@@ -392,19 +334,20 @@ def test_download_from_a_local_hub_resumes_checks_and_reports_each_file(tmp_path
         assert len(errors) == 1 and "code_switch_primary.jsonl: HTTP 404" in errors[0] and "\n" not in errors[0]
         for name, body in files.items():
             assert (dest / name).read_bytes() == body
-        assert (f"/datasets/{ceb.HUB_REPO}/resolve/main/code_debug_primary.jsonl", "bytes=1000-") in hub.requests
+        assert (f"/datasets/{ceb.HUB_REPO}/resolve/main/code_debug_primary.jsonl", "bytes=1000-") in gets(hub)
         assert not list(dest.rglob("*.incomplete"))  # no partial file left
         # the missing kind arrives later; then the loader takes the primary set (the others are not fetched again)
         hub.files["code_switch_primary.jsonl"] = (samples / "cluster_switch.jsonl").read_bytes()
-        asked = len(hub.requests)
+        asked = len(gets(hub))
         got, errors = ceb.download(tmp_path, endpoint=hub.url)
-        assert not errors and len(got) == 4 and len(hub.requests) == asked + 1
+        assert not errors and len(got) == 4 and len(gets(hub)) == asked + 1
         monkeypatch.delenv(ceb.SET_ENV, raising=False)
         loaded = ceb.load(tmp_path)
         assert len(loaded) == 12 and {t.set for t in loaded} == {"primary"}
     finally:
         hub.close()
-    bad = LocalHub({"code_debug_primary.jsonl": b"{}\n"}, bad_etag={"code_debug_primary.jsonl"})
+    bad = FakeHub(ceb.HUB_REPO, {"code_debug_primary.jsonl": b"{}\n"}, kind="dataset",
+                  bad_etag={"code_debug_primary.jsonl"}).start()
     try:
         with pytest.raises(ceb.DownloadError, match="sha256"):
             ceb.download_file("code_debug_primary.jsonl", tmp_path / "x", endpoint=bad.url)

@@ -8,6 +8,7 @@ import asyncio
 import os
 import signal
 import time
+from pathlib import Path
 
 import pytest
 import pytest_asyncio
@@ -187,11 +188,12 @@ async def test_end_of_turn_stops_and_an_empty_answer_is_an_error(tmp_path):
 
 
 async def test_hub_model_is_downloaded_once_with_progress_then_served_offline(tiny_model, tmp_path, monkeypatch):
-    from fake_hub import FakeHub
+    from tools.doubles.hub import FakeHub
 
     monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
     monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
-    with FakeHub("acme/tiny-coder", tiny_model) as hub:
+    files = {p.name: p.read_bytes() for p in Path(tiny_model).iterdir() if p.is_file()}
+    with FakeHub("acme/tiny-coder", files) as hub:
         monkeypatch.setenv("HF_ENDPOINT", hub.url)
         b = make("acme/tiny-coder")
         events: list[LocalProgress] = []
@@ -200,7 +202,7 @@ async def test_hub_model_is_downloaded_once_with_progress_then_served_offline(ti
             assert (await b.complete(MESSAGES, max_tokens=2)).completion_tokens == 2
         finally:
             await b.aclose()
-    assert str(tmp_path / "hf") in ready.path and any("resolve" in r for r in hub.requests)
+    assert str(tmp_path / "hf") in ready.path and any("/resolve/" in r.path for r in hub.requests)
     phases = [e.phase for e in events]
     assert phases[0] == "downloading" and phases[-1] == "loading"
     sized = [e for e in events if e.total_bytes]
