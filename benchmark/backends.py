@@ -7,12 +7,21 @@ Replayed backends answer through a local `ReplayEndpoint`, one server-side backe
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ContextManager
 
 from benchmark import recorded as rec
-from benchmark.endpoint import AnswerBook
+from benchmark.endpoint import AnswerBook, ReplayEndpoint
 from benchmark.suite import Suite, Task
+
+# The engine's one interface to a backend (both kinds below have it):
+#   serving(samples, concurrency, style)       -> context giving the server's `backends` settings
+#   staged(suite, task, condition, sample)     -> context around one request; it gives False when the
+#                                                 backend has no answer for that sample (a missing record)
+#   recorded_verdict(task_id, condition, sample) -> (recorded pass, recorded-missing) from a recorded run
+#   slot(sample), samples_per_request(samples), default_samples(); `recorded` (None: not a recorded run)
 
 
 class BackendSpecError(Exception):
@@ -49,6 +58,35 @@ class Replay:
     def default_samples(self) -> int:
         return self.recorded.samples if self.recorded is not None else 1
 
+    @contextmanager
+    def serving(self, samples: int, concurrency: int, style: str) -> Iterator[list[dict]]:
+        """A local endpoint that answers each sample slot from the book while the run lasts."""
+        del style  # the answers are fixed; the prompt style does not change them
+        with ReplayEndpoint(self.book) as ep:
+            yield self.server_backends(ep.base_url, samples, concurrency)
+
+    @contextmanager
+    def staged(self, suite: Suite, task: Task, condition: str, sample: int) -> Iterator[bool]:
+        """The sample's answer put in the book for the request, taken out after it."""
+        answer = self.answer(suite, task, condition, sample)
+        if answer is None:
+            yield False
+            return
+        slot = self.slot(sample)
+        handle = self.book.put(slot, suite.replay_key(task, condition), task.instruction(condition), answer,
+                               lang=suite.answer_fence(task, condition))
+        try:
+            yield True
+        finally:
+            self.book.drop(slot, handle)
+
+    def recorded_verdict(self, task_id: str, condition: str, sample: int) -> tuple[bool | None, bool | None] | None:
+        if self.recorded is None:
+            return None
+        missing = getattr(self.recorded, "recorded_missing", None)
+        return (self.recorded.verdict(task_id, condition, sample),
+                missing(task_id, condition, sample) if missing is not None else None)
+
 
 @dataclass
 class OpenAI:
@@ -62,8 +100,23 @@ class OpenAI:
     name: str = "model"
     serve_vllm: bool = False  # base_url comes from a vLLM server the run starts (`vllm:MODEL`)
 
+    recorded = None  # a live model: no recorded run
+
     def slot(self, sample: int) -> str:
         return self.name
+
+    def default_samples(self) -> int:
+        return 1
+
+    def serving(self, samples: int, concurrency: int, style: str) -> ContextManager[list[dict]]:
+        del samples  # one server-side backend; `n` per request carries the samples
+        return nullcontext(self.server_backends(concurrency, style))
+
+    def staged(self, suite: Suite, task: Task, condition: str, sample: int) -> ContextManager[bool]:
+        return nullcontext(True)  # the model answers the request itself
+
+    def recorded_verdict(self, task_id: str, condition: str, sample: int) -> None:
+        return None
 
     def samples_per_request(self, samples: int) -> int:
         # the endpoint's `n`: one prompt, n samples (vLLM shares the prompt's prefill); the embedded model

@@ -165,9 +165,9 @@ def _run_checked(args: argparse.Namespace) -> int:
                                  max_tokens=args.max_tokens)
     except backends.BackendSpecError as exc:
         return _fail(str(exc))
-    default_samples = backend.default_samples() if isinstance(backend, backends.Replay) else 1
+    default_samples = backend.default_samples()
     samples = args.samples or default_samples
-    if isinstance(backend, backends.Replay) and backend.recorded is not None and samples > default_samples:
+    if backend.recorded is not None and samples > default_samples:
         return _fail(f"the recorded run has {default_samples} samples per task; --samples {samples} asks for more")
     from benchmark.datadir import data_dir
 

@@ -26,8 +26,7 @@ from typing import Any
 
 import msgspec
 
-from benchmark.backends import Backend, Replay
-from benchmark.endpoint import ReplayEndpoint
+from benchmark.backends import Backend
 from benchmark.records import RunConfig, SampleRecord, is_error
 from benchmark.session import ServerSession
 from benchmark.store import ResultsStore, retryable
@@ -214,13 +213,7 @@ class Engine:
         if not jobs:
             return progress
         log = self.store.run_dir / "server.log"
-        if isinstance(self.backend, Replay):
-            with ReplayEndpoint(self.backend.book) as ep:
-                backends = self.backend.server_backends(ep.base_url, self.config.samples, self.concurrency)
-                async with ServerSession(backends, log_file=log, command=self.server_command) as session:
-                    await self._passes(session, jobs, progress)
-        else:
-            backends = self.backend.server_backends(self.concurrency, self.config.style)
+        with self.backend.serving(self.config.samples, self.concurrency, self.config.style) as backends:
             async with ServerSession(backends, log_file=log, command=self.server_command) as session:
                 await self._passes(session, jobs, progress)
         return progress
@@ -355,23 +348,15 @@ class Engine:
         slot = self.backend.slot(job.sample)
         style = self.suite.styles.get(job.condition)
         async with sem:
-            handle = None
-            if isinstance(self.backend, Replay):
-                book = self.backend.book
-                answer = self.backend.answer(self.suite, t, job.condition, job.sample)
-                if answer is None:
+            with self.backend.staged(self.suite, t, job.condition, job.sample) as ready:
+                if not ready:
                     return [self._record(job, outcome="backend_error", error_kind="missing",
                                          error="the recorded run has no completion for this sample")]
-                handle = book.put(slot, self.suite.replay_key(t, job.condition), t.instruction(job.condition), answer,
-                                  lang=self.suite.answer_fence(t, job.condition))
-            t0 = time.perf_counter()
-            try:  # a ServerError (the server failed, not the backend) ends the run: nothing is stored for it
+                t0 = time.perf_counter()
+                # a ServerError (the server failed, not the backend) ends the run: nothing is stored for it
                 got = await self.suite.ask(session, t, job.condition, slot, style=style, n=len(job.samples),
                                            name=f"{t.task_id}-{job.condition}-{job.sample}".replace("/", "_"))
-            finally:
-                if handle is not None:
-                    book.drop(slot, handle)
-            server_s = time.perf_counter() - t0
+                server_s = time.perf_counter() - t0
         answers = got if isinstance(got, list) else [got]
         if len(answers) == 1 and len(job.samples) > 1:  # one error for the whole request: every sample has it
             answers = answers * len(job.samples)
@@ -388,11 +373,10 @@ class Engine:
             rec.metrics = {**rec.metrics, **await asyncio.to_thread(self._completion_metrics, job, rec.completion)}
         scoring_s = time.perf_counter() - t0
         rec.server_ms = server_s * 1000.0
-        if isinstance(self.backend, Replay) and self.backend.recorded is not None:
-            recorded = self.backend.recorded
-            rec.recorded_pass = recorded.verdict(t.task_id, job.condition, sample)
-            if hasattr(recorded, "recorded_missing"):
-                rec.recorded_missing = recorded.recorded_missing(t.task_id, job.condition, sample)
+        if (recorded := self.backend.recorded_verdict(t.task_id, job.condition, sample)) is not None:
+            rec.recorded_pass, missing = recorded
+            if missing is not None:
+                rec.recorded_missing = missing
         if rec.completion is not None:
             v, reused = await self._judge(t, job.condition, rec.completion)
             voted = await self._robust(t, job.condition, rec.completion, v, rec.recorded_pass)

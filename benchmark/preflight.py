@@ -20,7 +20,7 @@ from typing import Any
 
 import msgspec
 
-from benchmark.backends import Backend, OpenAI, Replay
+from benchmark.backends import Backend, OpenAI
 from benchmark.suite import Suite, Task
 from server.errors import UserError
 
@@ -132,7 +132,7 @@ def check_sandbox_level(level: str) -> None:
 def check_recorded(suite: Suite, backend: Backend, tasks: Sequence[Task], conditions: Sequence[str],
                    samples: int, spec: str) -> None:
     """A recorded run must hold `samples` completions for every (task, condition) of the run."""
-    if not isinstance(backend, Replay) or backend.recorded is None:
+    if backend.recorded is None:
         return
     rec = backend.recorded
     pairs = [(t.task_id, c) for t in tasks for c in suite.task_conditions(t, conditions)]
