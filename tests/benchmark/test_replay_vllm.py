@@ -17,14 +17,18 @@ from sandbox import envs
 
 DATA = Path(os.environ.get("EDIT_FIDELITY_DATA") or Path(__file__).resolve().parents[3] / "shared" / "data")
 
+REPO = Path(__file__).resolve().parents[2]
+
 STANDIN = textwrap.dedent('''\
     #!{python}
-    """A stand-in for `vllm serve`: OpenAI chat completions that answer with the code they were given."""
+    """A stand-in for `vllm serve`: the shared scripted OpenAI server, answering with the code it was given."""
     import json, os, signal, sys, time
-    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+    sys.path.insert(0, {root!r})
+    from tools.doubles.scripted import ScriptedServer, Step, user_code
 
     argv = sys.argv[1:]
-    with open(os.environ["STANDIN_LOG"], "a") as fh:
+    log = os.environ["STANDIN_LOG"]
+    with open(log, "a") as fh:
         fh.write(json.dumps({{"pid": os.getpid(), "argv": argv}}) + "\\n")
     if os.environ.get("STANDIN_FAIL"):
         print("CUDA error: no GPU", file=sys.stderr)
@@ -32,32 +36,21 @@ STANDIN = textwrap.dedent('''\
     port = int(argv[argv.index("--port") + 1])
     model = argv[argv.index("--served-model-name") + 1]
     time.sleep(float(os.environ.get("STANDIN_DELAY", "0.5")))  # loading weights
+    # every GET (/health, /v1/models) lists the model; each completion is the request's code, fenced
+    srv = ScriptedServer({{model: [Step(content=lambda req: "```python\\n" + user_code(req, 0) + "```")]}}, port=port)
 
-    class H(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-        def log_message(self, *a): pass
-        def _send(self, obj, status=200):
-            body = json.dumps(obj).encode()
-            self.send_response(status); self.send_header("content-type", "application/json")
-            self.send_header("content-length", str(len(body))); self.end_headers(); self.wfile.write(body)
-        def do_GET(self):
-            if self.path == "/health": self._send({{}})
-            elif self.path == "/v1/models": self._send({{"data": [{{"id": model}}]}})
-            else: self._send({{}}, 404)
-        def do_POST(self):
-            req = json.loads(self.rfile.read(int(self.headers["content-length"])))
-            text = req["messages"][-1]["content"]
-            code = text.split("```python\\n", 1)[1].split("\\n```", 1)[0] + "\\n"
-            with open(os.environ["STANDIN_LOG"], "a") as fh:
-                fh.write(json.dumps({{"request": {{k: req.get(k) for k in ("model", "temperature", "top_p", "max_tokens", "n")}}}}) + "\\n")
-            self._send({{"id": "x", "object": "chat.completion", "model": model, "choices": [{{"index": i,
-                "message": {{"role": "assistant", "content": "```python\\n" + code + "```"}}, "finish_reason": "stop"}}
-                for i in range(req.get("n") or 1)],
-                "usage": {{"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}}}})
+    def stop(*_):
+        with open(log, "a") as fh:
+            for r in srv.received:
+                keys = ("model", "temperature", "top_p", "max_tokens", "n")
+                fh.write(json.dumps({{"request": {{k: r.body.get(k) for k in keys}}}}) + "\\n")
+            fh.write('{{"stopped": true}}\\n')
+        os._exit(0)
 
-    srv = ThreadingHTTPServer(("127.0.0.1", port), H)
-    signal.signal(signal.SIGTERM, lambda *a: (open(os.environ["STANDIN_LOG"], "a").write('{{"stopped": true}}\\n'), os._exit(0)))
-    srv.serve_forever()
+    signal.signal(signal.SIGTERM, stop)
+    srv.start()
+    while True:
+        time.sleep(1)
 ''')
 
 
@@ -66,7 +59,7 @@ def standin(tmp_path, monkeypatch):
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     exe = bin_dir / "vllm"
-    exe.write_text(STANDIN.format(python=sys.executable))
+    exe.write_text(STANDIN.format(python=sys.executable, root=str(REPO)))
     exe.chmod(0o755)
     log = tmp_path / "standin.jsonl"
     monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
