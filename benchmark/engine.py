@@ -32,7 +32,6 @@ from benchmark.session import ServerSession
 from benchmark.store import ResultsStore, retryable
 from benchmark.suite import Answer, Suite, Task, Verdict
 from sandbox.singleflight import SingleFlight
-from server.fidelity import measure
 from server.fidelity.flags import split_flags
 
 logger = logging.getLogger(__name__)
@@ -49,14 +48,6 @@ class Job:
     @property
     def sample(self) -> int:
         return self.samples[0]
-
-
-@dataclass
-class Gold:
-    """The gold patch's own numbers (pure core, computed once per task); None where not measurable."""
-
-    distance: float | None
-    cc_after: float | None
 
 
 @dataclass
@@ -130,13 +121,6 @@ def plan(suite: Suite, tasks: Sequence[Task], conditions: list[str], samples: in
     return jobs
 
 
-def gold_numbers(before: str, after: str | None) -> Gold:
-    if after is None:
-        return Gold(None, None)
-    rep = measure(before, after)
-    return Gold(distance=rep.distance["no_comments"].normalized, cc_after=rep.complexity["paper"].after)
-
-
 def flag_counts(proposal: dict[str, Any]) -> tuple[int, int | None, int | None]:
     """(flagged units, of them at warning severity, at hint severity) as the server judged them: its
     `flaggedHunks` and `hunkSeverities` (None, None without severities: an older server's answer)."""
@@ -148,8 +132,10 @@ def flag_counts(proposal: dict[str, Any]) -> tuple[int, int | None, int | None]:
     return len(flagged), warn, hint
 
 
-def score(suite_name: str, job: Job, sample: int, answer: Answer, gold: Gold, backend_name: str) -> SampleRecord:
-    """The record of a proposal before the sandbox: the completion and the fidelity numbers."""
+def score(suite_name: str, job: Job, sample: int, answer: Answer, backend_name: str) -> SampleRecord:
+    """The record of a proposal before the sandbox: the completion and the fidelity numbers, read from
+    the server's report (measured against the gold edit sent along with the request: nothing here
+    re-measures)."""
     t, proposal = job.task, answer.proposal
     rec = SampleRecord(suite=suite_name, task_id=t.task_id, task=t.name, condition=job.condition,
                        backend=backend_name, sample=sample, outcome="fail")
@@ -163,15 +149,12 @@ def score(suite_name: str, job: Job, sample: int, answer: Answer, gold: Gold, ba
     dist = ((report.get("distance") or {}).get("no_comments") or {})
     rec.distance = dist.get("normalized")
     rec.distance_tokens = dist.get("tokens")
-    server_excess = (report.get("excess") or {}).get("no_comments")
-    if server_excess is not None:
-        rec.excess_lev = server_excess  # the server measured against the gold edit we sent along
-    elif rec.distance is not None and gold.distance is not None:
-        rec.excess_lev = rec.distance - gold.distance
+    rec.excess_lev = (report.get("excess") or {}).get("no_comments")
     paper = ((report.get("complexity") or {}).get("paper") or {})
     rec.cc_delta = paper.get("delta")
-    if paper.get("after") is not None and gold.cc_after is not None:
-        rec.added_cc = paper["after"] - gold.cc_after
+    gold_after = (((report.get("gold_complexity") or {}).get("paper") or {})).get("after")
+    if paper.get("after") is not None and gold_after is not None:
+        rec.added_cc = paper["after"] - gold_after
     rec.hunks = len(report.get("hunks") or [])
     rec.flagged_hunks, rec.flagged_warning, rec.flagged_hint = flag_counts(proposal)
     rec.identical = bool(report.get("identical"))
@@ -195,7 +178,6 @@ class Engine:
         # > 0: for each passing completion, which hunks its tests need (at most this many test runs)
         self.necessity_runs = necessity_runs if suite.necessity else 0
         self.timings = {"server_s": 0.0, "sandbox_s": 0.0, "scoring_s": 0.0}
-        self._gold: SingleFlight[str, Gold] = SingleFlight(keep=True)
         # identical programs of a task run once per run (recorded runs repeat many completions)
         self._verdicts: SingleFlight[tuple[str, str, str], Verdict] = SingleFlight(keep=True)
         self._voted: SingleFlight[tuple[str, str, str], Verdict] = SingleFlight(keep=True)
@@ -250,19 +232,6 @@ class Engine:
             for t in tasks:
                 t.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)
-
-    async def _gold_for(self, task: Task) -> Gold:
-        return await self._gold.run(task.task_id, lambda: asyncio.to_thread(self._gold_numbers, task))
-
-    def _gold_numbers(self, task: Task) -> Gold:
-        after = task.after
-        if after is None or self.suite.task_language(task) != "python":
-            return Gold(None, None)  # no gold, or not Python: the core's measures are Python's
-        try:
-            return gold_numbers(task.before, after)
-        except Exception as exc:  # noqa: BLE001  # a gold that does not parse has no numbers; the run goes on
-            logger.warning("gold numbers of %s: %s", task.task_id, exc)
-            return Gold(None, None)
 
     def _key(self, task: Task, condition: str, completion: str) -> tuple[str, str, str]:
         return (task.task_id, condition if self.suite.judge_by_condition else "", completion)
@@ -367,8 +336,7 @@ class Engine:
     async def _finish(self, job: Job, sample: int, answer: Answer, server_s: float) -> SampleRecord:
         t = job.task
         t0 = time.perf_counter()
-        gold = await self._gold_for(t)
-        rec = score(self.suite.name, job, sample, answer, gold, self.config.backend)
+        rec = score(self.suite.name, job, sample, answer, self.config.backend)
         if rec.completion is not None and self.suite.offers("completion_metrics"):  # e.g. overedit's normalised flags
             rec.metrics = {**rec.metrics, **await asyncio.to_thread(self._completion_metrics, job, rec.completion)}
         scoring_s = time.perf_counter() - t0

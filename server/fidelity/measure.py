@@ -128,10 +128,12 @@ def measure(
     dist = {v: token_distance(a.variant_tokens(v), b.variant_tokens(v)) for v in VARIANTS}
     gold_dist: dict[str, Distance] | None = None
     excess: dict[str, float] | None = None
+    gold_cc: dict[str, ComplexityDelta] | None = None
     if gold is not None:
         g = analyze(gold)
         gold_dist = {v: token_distance(a.variant_tokens(v), g.variant_tokens(v)) for v in VARIANTS}
         excess = {v: dist[v].normalized - gold_dist[v].normalized for v in VARIANTS}
+        gold_cc = _complexity(a, g)
 
     identical = original == edited
     units = [] if identical else build_units(a, b, target)
@@ -149,4 +151,5 @@ def measure(
         parse_errors=ParseStatus(original=a.parse_error, edited=b.parse_error),
         identical=identical,
         localized_distance=dist if a.parses and b.parses else localized_distances(a, b),
+        gold_complexity=gold_cc,
     )

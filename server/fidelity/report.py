@@ -123,6 +123,10 @@ class FidelityReport(msgspec.Struct, frozen=True):
     # to its top-level statements (each tokenised and normalised alone, a broken one scanned with the
     # tokenizer's token pattern); `distance` itself when both sides parse
     localized_distance: dict[str, Distance] | None = None
+    # the gold edit's own complexity change (original -> gold), measured with `gold`: what a suite needs
+    # beside `gold_distance` (added complexity = the edit's `after` minus the gold's), so it re-measures
+    # nothing; None without a gold
+    gold_complexity: dict[str, ComplexityDelta] | None = None
     # what the text was measured as: "python" (the paper-compatible path), a language-layer name
     # ("javascript", "typescript", "tsx", "java", "c", "cpp", "go", "rust") or "unsupported:<id>"
     # (token distance only)
