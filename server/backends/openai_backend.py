@@ -1,9 +1,11 @@
 """The OpenAI-compatible chat-completions backend (vLLM, OpenAI, Ollama, llama.cpp alike).
 
-Built on the `openai` async client with its own retries switched off: this module retries 429,
-408/409 and 5xx answers with exponential backoff, honouring `Retry-After` / `retry-after-ms`, holds
-at most `max_concurrency` requests in flight per backend, enforces `timeout_s` per attempt as a hard
-deadline (a slow-drip server cannot stretch it), and lets task cancellation close the HTTP request.
+Built on the `openai` async client, whose own retries (`max_retries`, exponential backoff honouring
+`Retry-After` / `retry-after-ms`, also after a failed connection) follow this module's policy: a response
+hook tells the SDK, through its `x-should-retry` header, to retry exactly the RETRYABLE statuses and never
+when the server asks for a wait over MAX_RETRY_AFTER_S. `timeout_s` is a hard deadline on the whole
+request, retries included (a slow-drip server cannot stretch it); at most `max_concurrency` requests are in
+flight per backend; task cancellation closes the HTTP request.
 The API key is read from the environment variable the settings name, at request time; it is never
 logged or returned, and is masked in anything a (possibly hostile) backend sends back.
 """
@@ -11,10 +13,10 @@ logged or returned, and is masked in anything a (possibly hostile) backend sends
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import email.utils
 import logging
 import os
-import random
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any
@@ -95,8 +97,27 @@ def parse_retry_after(headers: Mapping[str, str] | None, *, now: float | None = 
     return max(0.0, when.timestamp() - (now if now is not None else time.time()))
 
 
-def backoff_delay(attempt: int, *, base: float = 0.25, cap: float = 8.0) -> float:
-    return min(cap, base * (2**attempt)) * (0.5 + random.random() / 2)
+# the requests one `_request` has sent (the SDK's attempts), counted by the client's request hook
+_sent: contextvars.ContextVar[list[int]] = contextvars.ContextVar("edit_fidelity_requests_sent")
+
+
+async def _count_request(_request: Any) -> None:
+    counter = _sent.get(None)
+    if counter is not None:
+        counter[0] += 1
+
+
+def _too_long(headers: Mapping[str, str] | None) -> float | None:
+    """The wait a server asks for when it is over MAX_RETRY_AFTER_S (then the request is not retried)."""
+    wait = parse_retry_after(headers)
+    return wait if wait is not None and wait > MAX_RETRY_AFTER_S else None
+
+
+async def _retry_policy(response: Any) -> None:
+    """Which error answers the SDK retries (it obeys `x-should-retry` before its own rules)."""
+    if response.status_code >= 400:
+        retry = response.status_code in RETRYABLE and _too_long(response.headers) is None
+        response.headers["x-should-retry"] = "true" if retry else "false"
 
 
 class OpenAIBackend:
@@ -107,11 +128,9 @@ class OpenAIBackend:
         config: BackendConfig,
         *,
         environ: Mapping[str, str] | None = None,
-        sleep: Callable[[float], Awaitable[Any]] = asyncio.sleep,
     ):
         self.config = config
         self._environ = environ if environ is not None else os.environ
-        self._sleep = sleep
         self._semaphore = asyncio.Semaphore(config.max_concurrency)
         self._client: Any = None
         self._client_key: str | None = None
@@ -144,16 +163,16 @@ class OpenAIBackend:
 
     def _get_client(self, key: str):
         if self._client is None or key != self._client_key:
-            from openai import (
-                AsyncOpenAI,  # import here: it costs ~0.3 s at server start
-            )
+            from openai import AsyncOpenAI, DefaultAsyncHttpxClient  # import here: ~0.3 s at server start
 
             old = self._client
             self._client = AsyncOpenAI(
                 api_key=key,
                 base_url=self.config.base_url,
-                max_retries=0,
+                max_retries=self.config.max_retries,
                 timeout=self.config.timeout_s,
+                http_client=DefaultAsyncHttpxClient(
+                    event_hooks={"request": [_count_request], "response": [_retry_policy]}),
             )
             self._client_key = key
             if old is not None:
@@ -202,60 +221,54 @@ class OpenAIBackend:
         client = self._get_client(key)
         cfg = self.config
         started = time.perf_counter()
-        attempt = 0
-        while True:
-            attempt += 1
-            try:
-                async with self._semaphore:
-                    self.in_flight += 1
-                    self.max_in_flight = max(self.max_in_flight, self.in_flight)
-                    try:
-                        async with asyncio.timeout(cfg.timeout_s):
-                            response = await call(client)
-                    finally:
-                        self.in_flight -= 1
-                return self._completion(response, started, attempt)
-            except (TimeoutError, openai.APITimeoutError):
-                raise BackendError(
-                    "timeout",
-                    f"backend {self.name!r} did not answer within {cfg.timeout_s:g} s",
-                    attempts=attempt,
-                ) from None
-            except openai.APIStatusError as exc:
-                status = exc.status_code
-                detail = self._short(getattr(exc, "message", "") or str(exc))
-                if status in RETRYABLE and attempt <= cfg.max_retries:
-                    headers = exc.response.headers if exc.response is not None else None
-                    wait = parse_retry_after(headers)
-                    if wait is None:
-                        wait = backoff_delay(attempt - 1)
-                    if wait <= MAX_RETRY_AFTER_S:
-                        logger.info("backend %s: HTTP %s, retry %d in %.2f s", self.name, status, attempt, wait)
-                        await self._sleep(wait)
-                        continue
-                    detail = f"asked to retry after {wait:.0f} s; {detail}"
-                kind = "rate_limited" if status == 429 else "http"
-                if status in (401, 403):
-                    detail = "authentication failed (check the key in " + (cfg.api_key_env or "the environment") + ")"
-                raise BackendError(
-                    kind,
-                    f"backend {self.name!r}: HTTP {status}" + (f" after {attempt} attempts" if attempt > 1 else "")
-                    + f": {detail}",
-                    status=status,
-                    attempts=attempt,
-                ) from None
-            except openai.APIConnectionError as exc:
-                raise BackendError(
-                    "connection",
-                    f"backend {self.name!r}: cannot reach {cfg.base_url} ({self._short(exc.__cause__ or exc, 120)})",
-                    attempts=attempt,
-                ) from None
-            except (openai.APIResponseValidationError, openai.APIError, ValueError, TypeError, KeyError) as exc:
-                raise BackendError(
-                    "bad_response",
-                    f"backend {self.name!r} sent an answer that is not a chat completion: {self._short(exc, 160)}",
-                    attempts=attempt,
-                ) from None
+        sent = [0]
+        token = _sent.set(sent)
+        try:
+            async with self._semaphore:
+                self.in_flight += 1
+                self.max_in_flight = max(self.max_in_flight, self.in_flight)
+                try:
+                    async with asyncio.timeout(cfg.timeout_s):
+                        response = await call(client)
+                finally:
+                    self.in_flight -= 1
+            return self._completion(response, started, max(sent[0], 1))
+        except (TimeoutError, openai.APITimeoutError):
+            raise BackendError(
+                "timeout",
+                f"backend {self.name!r} did not answer within {cfg.timeout_s:g} s",
+                attempts=max(sent[0], 1),
+            ) from None
+        except openai.APIStatusError as exc:
+            status, attempts = exc.status_code, max(sent[0], 1)
+            detail = self._short(getattr(exc, "message", "") or str(exc))
+            wait = _too_long(exc.response.headers if exc.response is not None else None)
+            if status in RETRYABLE and wait is not None:
+                detail = f"asked to retry after {wait:.0f} s; {detail}"
+            kind = "rate_limited" if status == 429 else "http"
+            if status in (401, 403):
+                detail = "authentication failed (check the key in " + (cfg.api_key_env or "the environment") + ")"
+            raise BackendError(
+                kind,
+                f"backend {self.name!r}: HTTP {status}" + (f" after {attempts} attempts" if attempts > 1 else "")
+                + f": {detail}",
+                status=status,
+                attempts=attempts,
+            ) from None
+        except openai.APIConnectionError as exc:
+            raise BackendError(
+                "connection",
+                f"backend {self.name!r}: cannot reach {cfg.base_url} ({self._short(exc.__cause__ or exc, 120)})",
+                attempts=max(sent[0], 1),
+            ) from None
+        except (openai.APIResponseValidationError, openai.APIError, ValueError, TypeError, KeyError) as exc:
+            raise BackendError(
+                "bad_response",
+                f"backend {self.name!r} sent an answer that is not a chat completion: {self._short(exc, 160)}",
+                attempts=max(sent[0], 1),
+            ) from None
+        finally:
+            _sent.reset(token)
 
     def _completion(self, response: Any, started: float, attempts: int) -> Completion:
         latency = (time.perf_counter() - started) * 1000.0
