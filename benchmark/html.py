@@ -10,15 +10,15 @@ from benchmark.records import SampleRecord
 W, H, PAD = 420, 260, 40
 
 
-def _esc(x: object) -> str:
+def esc(x: object) -> str:
     return html.escape(str(x))
 
 
-def _fmt(x: float | None, nd: int = 2) -> str:
+def fmt(x: float | None, nd: int = 2) -> str:
     return "-" if x is None else f"{x:.{nd}f}"
 
 
-def _pct(x: float | None) -> str:
+def pct(x: float | None) -> str:
     return "-" if x is None else f"{100 * x:.1f}%"
 
 
@@ -26,16 +26,16 @@ def bars(title: str, items: Sequence[tuple[str, float | None]], unit: str = "") 
     vals = [v for _, v in items if v is not None]
     top = max(vals + [1e-9])
     bw = (W - 2 * PAD) / max(len(items), 1)
-    parts = [f'<svg width="{W}" height="{H}" role="img" aria-label="{_esc(title)}">',
-             f'<text x="{W / 2}" y="16" text-anchor="middle" font-weight="bold">{_esc(title)}</text>',
+    parts = [f'<svg width="{W}" height="{H}" role="img" aria-label="{esc(title)}">',
+             f'<text x="{W / 2}" y="16" text-anchor="middle" font-weight="bold">{esc(title)}</text>',
              f'<line x1="{PAD}" y1="{H - PAD}" x2="{W - PAD}" y2="{H - PAD}" stroke="#444"/>']
     for i, (label, v) in enumerate(items):
         x = PAD + i * bw + bw * 0.15
         h = 0 if v is None else (H - 2 * PAD - 10) * v / top
         parts.append(f'<rect x="{x:.1f}" y="{H - PAD - h:.1f}" width="{bw * 0.7:.1f}" height="{h:.1f}" fill="#4c78a8"/>')
         parts.append(f'<text x="{x + bw * 0.35:.1f}" y="{H - PAD - h - 4:.1f}" text-anchor="middle" font-size="11">'
-                     f'{_esc(_fmt(v, 1))}{unit}</text>')
-        parts.append(f'<text x="{x + bw * 0.35:.1f}" y="{H - PAD + 14}" text-anchor="middle" font-size="11">{_esc(label)}</text>')
+                     f'{esc(fmt(v, 1))}{unit}</text>')
+        parts.append(f'<text x="{x + bw * 0.35:.1f}" y="{H - PAD + 14}" text-anchor="middle" font-size="11">{esc(label)}</text>')
     parts.append("</svg>")
     return "".join(parts)
 
@@ -52,23 +52,23 @@ def scatter(title: str, points: Sequence[tuple[str, float, float]], xlabel: str,
     def sy(v: float) -> float:
         return H - PAD - (H - 2 * PAD) * (v - y0) / (y1 - y0)
 
-    parts = [f'<svg width="{W}" height="{H}" role="img" aria-label="{_esc(title)}">',
-             f'<text x="{W / 2}" y="16" text-anchor="middle" font-weight="bold">{_esc(title)}</text>',
+    parts = [f'<svg width="{W}" height="{H}" role="img" aria-label="{esc(title)}">',
+             f'<text x="{W / 2}" y="16" text-anchor="middle" font-weight="bold">{esc(title)}</text>',
              f'<line x1="{PAD}" y1="{H - PAD}" x2="{W - PAD}" y2="{H - PAD}" stroke="#444"/>',
              f'<line x1="{PAD}" y1="{PAD}" x2="{PAD}" y2="{H - PAD}" stroke="#444"/>',
-             f'<text x="{W / 2}" y="{H - 8}" text-anchor="middle" font-size="11">{_esc(xlabel)}</text>',
-             f'<text x="12" y="{H / 2}" font-size="11" transform="rotate(-90 12 {H / 2})" text-anchor="middle">{_esc(ylabel)}</text>']
+             f'<text x="{W / 2}" y="{H - 8}" text-anchor="middle" font-size="11">{esc(xlabel)}</text>',
+             f'<text x="12" y="{H / 2}" font-size="11" transform="rotate(-90 12 {H / 2})" text-anchor="middle">{esc(ylabel)}</text>']
     for label, x, y in points:
-        parts.append(f'<circle cx="{sx(x):.1f}" cy="{sy(y):.1f}" r="5" fill="#e45756"><title>{_esc(label)}: '
+        parts.append(f'<circle cx="{sx(x):.1f}" cy="{sy(y):.1f}" r="5" fill="#e45756"><title>{esc(label)}: '
                      f'{x:.2f}, {y:.3f}</title></circle>')
-        parts.append(f'<text x="{sx(x) + 7:.1f}" y="{sy(y) - 6:.1f}" font-size="11">{_esc(label)}</text>')
+        parts.append(f'<text x="{sx(x) + 7:.1f}" y="{sy(y) - 6:.1f}" font-size="11">{esc(label)}</text>')
     parts.append("</svg>")
     return "".join(parts)
 
 
 def histogram(title: str, values: Sequence[float], bins: int = 12) -> str:
     if not values:
-        return f"<p>{_esc(title)}: no values</p>"
+        return f"<p>{esc(title)}: no values</p>"
     lo, hi = min(values), max(values)
     width = (hi - lo) / bins or 1.0
     counts = [0] * bins
@@ -81,10 +81,10 @@ def histogram(title: str, values: Sequence[float], bins: int = 12) -> str:
 def page(summary: dict, body: str) -> str:
     """A whole report page around a suite's sections."""
     return f"""<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>edit-fidelity: {_esc(summary['suite'])} / {_esc(summary['backend'])}</title>
+<html lang="en"><head><meta charset="utf-8"><title>edit-fidelity: {esc(summary['suite'])} / {esc(summary['backend'])}</title>
 <style>body{{font-family:sans-serif;margin:2em}}table{{border-collapse:collapse}}td,th{{border:1px solid #ccc;padding:4px 8px;text-align:right}}
 svg{{margin:8px;border:1px solid #eee}}</style></head><body>
-<h1>{_esc(summary['suite'])}: {_esc(summary['backend'])}</h1>
+<h1>{esc(summary['suite'])}: {esc(summary['backend'])}</h1>
 {state_banner(summary)}
 {body}
 </body></html>
@@ -97,8 +97,8 @@ def state_banner(summary: dict) -> str:
 
     lines = state_lines(summary)
     if not lines:
-        return f'<p class="state">Complete: scores {_esc(summary.get("scores", ""))}.</p>'
-    items = "".join(f"<li>{_esc(line.strip())}</li>" for line in lines)
+        return f'<p class="state">Complete: scores {esc(summary.get("scores", ""))}.</p>'
+    items = "".join(f"<li>{esc(line.strip())}</li>" for line in lines)
     return f'<div class="state" style="border:2px solid #c00;padding:4px 12px;margin:1em 0"><ul>{items}</ul></div>'
 
 
@@ -108,9 +108,9 @@ def metrics_table(summary: dict) -> str:
     names: list[str] = []
     for m in conds.values():
         names += [k for k in m if k not in names and not isinstance(m[k], (dict, list))]
-    head = "".join(f"<th>{_esc(n)}</th>" for n in names)
-    rows = "".join(f"<tr><td>{_esc(c)}</td>" + "".join(
-        f"<td>{_esc(_fmt(m.get(n), 4) if isinstance(m.get(n), float) else m.get(n, '-'))}</td>" for n in names) + "</tr>"
+    head = "".join(f"<th>{esc(n)}</th>" for n in names)
+    rows = "".join(f"<tr><td>{esc(c)}</td>" + "".join(
+        f"<td>{esc(fmt(m.get(n), 4) if isinstance(m.get(n), float) else m.get(n, '-'))}</td>" for n in names) + "</tr>"
         for c, m in conds.items())
     return f"<table><tr><th>condition</th>{head}</tr>{rows}</table>"
 
@@ -120,40 +120,3 @@ def render(summary: dict, records: list[SampleRecord]) -> str:
 
     own = suites.get(summary["suite"]).html_sections(summary, records)
     return page(summary, own if own is not None else metrics_table(summary))
-
-
-def canitedit_sections(summary: dict, records: list[SampleRecord]) -> str:
-    conds = summary["conditions"]
-    details = summary["details"]
-    rows = "".join(
-        f"<tr><td>{_esc(c)}</td><td>{_fmt(m['pass@1'], 1)}</td><td>{_fmt(m['excess_code'])}</td><td>{m['n_tasks']}</td>"
-        f"<td>{m['n_samples']}</td><td>{_fmt(details[c].get('excess_lev_mean'), 4)}</td>"
-        f"<td>{_fmt(details[c].get('added_cc_mean'))}</td>"
-        f"<td>{_fmt(details[c].get('flagged_hunks_mean'))}</td>"
-        f"<td>{_fmt(details[c].get('flagged_warning_mean'))}</td><td>{_fmt(details[c].get('flagged_hint_mean'))}</td>"
-        f"<td>{_pct(details[c].get('flagged_warning_rate'))}</td>"
-        f"<td>{_fmt(100 * details[c]['recorded_agreement'], 2) + '%' if 'recorded_agreement' in details[c] else '-'}</td></tr>"
-        for c, m in conds.items())
-    points = [(c, m["pass@1"], m["excess_code"]) for c, m in conds.items()
-              if m["pass@1"] is not None and m["excess_code"] is not None]
-    lev = [r.excess_lev for r in records if r.passed and r.excess_lev is not None]
-    plots = [
-        scatter("pass@1 against ExcessCode", points, "pass@1 (x100)", "ExcessCode (x100)"),
-        bars("pass@1 per instruction kind", [(c, m["pass@1"]) for c, m in conds.items()]),
-        bars("ExcessCode per instruction kind", [(c, m["excess_code"]) for c, m in conds.items()]),
-        histogram("token excess over gold (passing completions)", lev),
-    ]
-    for c in conds:
-        per_kind = details[c].get("per_change_kind") or {}
-        if per_kind:
-            plots.append(bars(f"pass@1 per change kind ({c})", [(k, v["pass@1"]) for k, v in per_kind.items()]))
-            plots.append(bars(f"ExcessCode per change kind ({c})", [(k, v["excess_code"]) for k, v in per_kind.items()]))
-    return f"""<table><tr><th>condition</th><th>pass@1</th><th>ExcessCode</th><th>tasks</th><th>n</th><th>token excess</th><th>added CC</th>
-<th>flagged units</th><th>at warning severity</th><th>at hint severity</th><th>flagged-unit rate</th>
-<th>agreement with recorded</th></tr>{rows}</table>
-<div>{''.join(plots)}</div>
-<p>pass@1 and ExcessCode as CanItEdit (x100). Token excess: d(M, C) - d(G, C), no_comments; added CC: paper cognitive
-complexity CC(M) - CC(G); flagged units: unrequested change units (any severity, then at warning severity and at
-hint severity, per completion); flagged-unit rate: the share of completions with at least one unit at warning
-severity; all over passing completions. Change kinds: the
-dataset's taxonomy (corrective, adaptive, perfective).</p>"""

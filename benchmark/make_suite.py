@@ -41,7 +41,7 @@ from benchmark.corruptions import (
 from benchmark.corruptions.testrun import TestKind, TestRun, detect_kind, run_tests
 from benchmark.datadir import DataError
 from benchmark.make_suite_cli import DEFAULT_TIMEOUT_S, register_make_suite
-from benchmark.overedit import Task
+from benchmark.suites.overedit import Task
 
 
 class Source(msgspec.Struct, frozen=True, kw_only=True):
@@ -84,13 +84,13 @@ def sources(spec: str, data: str | Path | None = None, *, env: str | None = None
             limit: int | None = None) -> tuple[list[Source], list[str]]:
     """The source tasks of `--from SPEC` and the problems met while reading them."""
     if spec == "overedit":
-        from benchmark import overedit
+        from benchmark.suites import overedit
 
         tasks, errors = overedit.load(data)
         found = [Source(task_id=t.task_id, solution=t.canonical_solution, tests=t.test_code, kind=t.kind,
                         env=env or t.env or overedit.ENV, prompt=t.prompt) for t in tasks]
     elif spec == "canitedit":
-        from benchmark import canitedit
+        from benchmark.suites import canitedit
 
         found = [Source(task_id=p.full_name, solution=p.after, tests=p.tests, kind="script", env=env or "canitedit")
                  for p in canitedit.load(data)]

@@ -283,7 +283,8 @@ async def overedit_items(box: Any, data: Path, *, tasks: int, per_task: int, env
 # -- canitedit: recorded completions that passed ---------------------------------------------------
 async def canitedit_items(box: Any, data: Path, *, tasks: int, samples: int, max_runs: int, parallel: int,
                           concurrency: int) -> list[StudyItem]:
-    from benchmark import canitedit, recorded
+    from benchmark import recorded
+    from benchmark.suites import canitedit
 
     problems = canitedit.load(data, tasks)
     runs = sorted((data / "canitedit_runs").glob("*.tar.gz"))
@@ -296,9 +297,7 @@ async def canitedit_items(box: Any, data: Path, *, tasks: int, samples: int, max
         run_name = run_path.name.split("-baseline")[0]
         for problem in problems:
             async def passes(text: str, problem: canitedit.Problem = problem) -> bool | None:
-                files = {canitedit.PROGRAM: canitedit.program(text, problem)}
-                res = await box.arun(files, canitedit.PROGRAM, suite=canitedit.NAME, timeout_s=canitedit.TIMEOUT_S)
-                return None if res.status == "error" else res.status == "ok"
+                return await canitedit.passes(box, problem, text)
 
             for condition in canitedit.CONDITIONS:
                 completions = rec.get(problem.task_id, condition)
@@ -315,7 +314,7 @@ async def canitedit_items(box: Any, data: Path, *, tasks: int, samples: int, max
 
 async def _canitedit_one(box: Any, item: StudyItem, problem: Any, completion: str, passes: Passes, max_runs: int,
                          parallel: int) -> StudyItem:
-    from benchmark import canitedit
+    from benchmark.suites import canitedit
 
     verdict = await canitedit.judge(box, problem, completion)  # the pass, and ExcessCode from the coverage run
     item.excess_code = verdict.excess_code

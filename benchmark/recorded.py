@@ -1,22 +1,14 @@
-"""Stored completions to replay: a CanItEdit run archive (tar.gz of MultiPL-E completion and result
-files) or a results file of ours (`results.jsonl`, or the run directory holding it)."""
+"""Stored completions to replay: a results file of ours (`results.jsonl`, or the run directory holding
+it) or a CanItEdit run archive (tar.gz of MultiPL-E files, read by `benchmark.suites.canitedit.archive`)."""
 
 from __future__ import annotations
 
-import gzip
-import json
-import re
-import tarfile
-import zlib
 from pathlib import Path
-from typing import Any
 
 import msgspec
 
 from benchmark.datadir import DataError
 from benchmark.store import RESULTS, RunDirError, read_records
-
-_NAME = re.compile(r"(?:^|/)(?P<full>\d+_[^/]+?)_instruction_(?P<kind>descriptive|lazy)(?P<res>\.results)?\.json\.gz$")
 
 
 class Recorded(msgspec.Struct, frozen=True):
@@ -47,26 +39,6 @@ class RecordedError(DataError):
     """A recorded run that cannot be used: one line naming the file (and member or line) and the fault."""
 
 
-class _Completions(msgspec.Struct):
-    """A MultiPL-E completion file: one entry per sample (not a string: an empty completion)."""
-
-    completions: list[Any]
-
-
-class _Result(msgspec.Struct):
-    status: str | None = None
-    coverage_missing: Any = None
-
-
-class _Results(msgspec.Struct):
-    results: list[_Result]
-
-
-# what a damaged archive raises: cut short (EOFError), not gzip or not tar (ReadError, BadGzipFile),
-# a corrupt stream (zlib.error), a member that is not the JSON we expect
-_DAMAGED = (tarfile.TarError, EOFError, OSError, zlib.error, msgspec.DecodeError, ValueError, TypeError)
-
-
 def load(path: str | Path) -> Recorded:
     """A recorded run from a file, a run directory, or an https URL (downloaded once into the data
     directory's `recorded/`)."""
@@ -78,54 +50,15 @@ def load(path: str | Path) -> Recorded:
     if p.is_dir() and (p / RESULTS).exists():
         p = p / RESULTS
     if p.name.endswith((".tar.gz", ".tgz")):
-        return _load_archive(p)
+        from benchmark.suites.canitedit.archive import load_archive  # the MultiPL-E format is CanItEdit's
+
+        return load_archive(p)
     if p.suffix == ".jsonl":
         return _load_results(p)
     raise RecordedError(f"{p}: expected a CanItEdit run .tar.gz, a results.jsonl or a run directory")
 
 
-def _missing(value) -> list[int] | None:
-    if isinstance(value, str):
-        value = json.loads(value) if value.strip() else None
-    return [int(x) for x in value] if value is not None else None
-
-
-def _load_archive(path: Path) -> Recorded:
-    completions: dict[str, list[str]] = {}
-    verdicts: dict[str, list[bool]] = {}
-    missing: dict[str, list[list[int] | None]] = {}
-    where = ""
-    try:
-        with tarfile.open(path, "r:gz") as tar:
-            for member in tar:
-                m = _NAME.search(member.name)
-                if not m or not member.isfile():
-                    continue
-                fh = tar.extractfile(member)
-                if fh is None:
-                    continue
-                where = f" (member {member.name})"
-                raw = gzip.decompress(fh.read())
-                key = f"{m['full']}/{m['kind']}"
-                if m["res"]:
-                    results = msgspec.json.decode(raw, type=_Results).results
-                    verdicts[key] = [r.status == "OK" for r in results]
-                    missing[key] = [_missing(r.coverage_missing) for r in results]
-                else:
-                    doc = msgspec.json.decode(raw, type=_Completions)
-                    completions[key] = [c if isinstance(c, str) else "" for c in doc.completions]
-                where = ""
-    except _DAMAGED as exc:
-        if isinstance(exc, (EOFError, tarfile.TarError)):
-            where = ""  # the archive itself is damaged, not the member being read
-        raise RecordedError(f"{path}{where}: not a readable CanItEdit run archive ({_why(exc)}); "
-                            "download it again or pass another recorded:PATH") from None
-    if not completions:
-        raise RecordedError(f"{path}: no CanItEdit completion files (*_instruction_<kind>.json.gz) inside")
-    return Recorded(source=str(path), completions=completions, verdicts=verdicts, missing=missing)
-
-
-def _why(exc: BaseException) -> str:
+def why(exc: BaseException) -> str:
     if isinstance(exc, EOFError):
         return "the file is cut short"
     text = " ".join(str(exc).split()) or type(exc).__name__
@@ -140,7 +73,7 @@ def _load_results(path: Path) -> Recorded:
     except RunDirError as exc:
         raise RecordedError(f"{exc}; pass the results.jsonl of a `bench run` as recorded:PATH") from None
     except (OSError, UnicodeDecodeError) as exc:
-        raise RecordedError(f"{path}: cannot read: {_why(exc)}") from None
+        raise RecordedError(f"{path}: cannot read: {why(exc)}") from None
     for r in records:
         if r.completion is None:
             continue

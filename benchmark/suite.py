@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, Protocol
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, Protocol, TypeVar
 
 import msgspec
 
@@ -38,6 +38,9 @@ class Task(Protocol):
     def after(self) -> str | None: ...
 
     def instruction(self, condition: str) -> str: ...
+
+
+T = TypeVar("T", bound=Task)
 
 
 class Verdict(msgspec.Struct, kw_only=True):
@@ -66,8 +69,11 @@ class Answer(msgspec.Struct, kw_only=True):
     completion: str | None  # the document after applying the proposal's edits, or the raw answer
 
 
-class Suite:
-    """Base class: an edit suite over Python documents with a gold `after` (CanItEdit is the model)."""
+class Suite(Generic[T]):
+    """Base class: an edit suite over Python documents with a gold `after` (CanItEdit is the model),
+    generic over its task type `T` (a suite `class S(Suite[MyTask])` takes and gives `MyTask`, as
+    inspect_ai's task is its dataset's samples: `load` is the dataset, `ask` the solver, `judge` and
+    `summarise` the scorer)."""
 
     name: ClassVar[str]
     conditions: ClassVar[tuple[str, ...]]
@@ -90,7 +96,7 @@ class Suite:
         if options:
             raise ValueError(f"suite {self.name} takes no options (got {', '.join(sorted(options))})")
 
-    def load(self, data: str | Path | None, limit: int | None) -> Sequence[Task]:
+    def load(self, data: str | Path | None, limit: int | None) -> Sequence[T]:
         raise NotImplementedError
 
     # `bench download SUITE` and `bench report --published SUITE` offer the suites that override these
@@ -106,42 +112,42 @@ class Suite:
     def offers(cls, hook: str) -> bool:
         return getattr(cls, hook) is not getattr(Suite, hook)
 
-    def sandbox_envs(self, tasks: Sequence[Task]) -> list[str]:
+    def sandbox_envs(self, tasks: Sequence[T]) -> list[str]:
         """The sandbox environments these tasks are judged in (the run's preflight checks each is prepared)."""
         return [self.sandbox_env] if self.sandbox_env else []
 
-    def timing_sensitive(self, task: Task) -> bool:
+    def timing_sensitive(self, task: T) -> bool:
         """Whether the task's tests compare timings, so that a verdict depends on the machine's load: the
         engine then judges it alone, by majority of up to three runs, and records a split vote as flaky."""
         return False
 
-    def gold_answer(self, task: Task, condition: str) -> str | None:
+    def gold_answer(self, task: T, condition: str) -> str | None:
         """The model answer that the `gold` backend replays (the full edited document by default)."""
         return task.after
 
-    def identity_answer(self, task: Task, condition: str) -> str | None:
+    def identity_answer(self, task: T, condition: str) -> str | None:
         return task.before
 
-    def task_language(self, task: Task) -> str:
+    def task_language(self, task: T) -> str:
         return getattr(task, "language", None) or self.language
 
-    def answer_language(self, task: Task) -> str | None:
+    def answer_language(self, task: T) -> str | None:
         """The language the answer is written in when it is not the document's (a translation)."""
         return None
 
-    def task_conditions(self, task: Task, conditions: Sequence[str]) -> list[str]:
+    def task_conditions(self, task: T, conditions: Sequence[str]) -> list[str]:
         """The run's conditions that apply to this task (all, unless a task belongs to one condition)."""
         return list(conditions)
 
-    def replay_key(self, task: Task, condition: str) -> str:
+    def replay_key(self, task: T, condition: str) -> str:
         """Text that occurs in the prompt the server sends for this task: how a replayed answer is found."""
         return task.before
 
-    def answer_fence(self, task: Task, condition: str) -> str | None:
+    def answer_fence(self, task: T, condition: str) -> str | None:
         """The code-fence tag a replayed answer is served in; None: served as it is (not code)."""
         return self.task_language(task)
 
-    async def ask(self, session: ServerSession, task: Task, condition: str, backend: str, *, name: str,
+    async def ask(self, session: ServerSession, task: T, condition: str, backend: str, *, name: str,
                   style: str | None, n: int = 1) -> Answer | list[Answer]:
         """One request through the server for `n` samples (an Answer each, or one Answer holding the error);
         edit suites send `editFidelity.requestEdit` with the gold."""
@@ -158,15 +164,15 @@ class Suite:
             answers.append(Answer(proposal=proposal, completion=completion))
         return answers
 
-    async def judge(self, box: Any, task: Task, condition: str, completion: str) -> Verdict:
+    async def judge(self, box: Any, task: T, condition: str, completion: str) -> Verdict:
         raise NotImplementedError
 
-    def completion_metrics(self, task: Task, condition: str, completion: str) -> dict[str, Any]:
+    def completion_metrics(self, task: T, condition: str, completion: str) -> dict[str, Any]:
         """Numbers of a completion computed from the texts alone (pure, no sandbox) that may depend on the
         condition, merged into the record's metrics; unlike `judge`'s, never shared across conditions."""
         return {}
 
-    async def passes(self, box: Any, task: Task, condition: str, text: str) -> bool | None:
+    async def passes(self, box: Any, task: T, condition: str, text: str) -> bool | None:
         """Whether `text` passes the task's tests (None: the sandbox could not tell); the necessity
         analysis asks this of sub-edits. Suites with a costlier judge (coverage) override it."""
         v = await self.judge(box, task, condition, text)
@@ -183,6 +189,11 @@ class Suite:
     def compare(self, summaries: dict[str, dict[str, Any]]) -> tuple[dict[str, Any], str] | None:
         """`bench compare` of several runs of this suite (label -> summary): extra figures across the
         runs (JSON, text), e.g. CodeEditorBench's Win Rate; None: the table alone."""
+        return None
+
+    def compare_table(self, summaries: list[dict[str, Any]]) -> str | None:
+        """`bench compare`'s table of this suite's runs in the suite's own layout (e.g. CanItEdit's paper
+        table); None: one column per summary metric."""
         return None
 
     def within_run(self, records: list[SampleRecord]) -> tuple[dict[str, Any], str] | None:

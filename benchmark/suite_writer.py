@@ -18,7 +18,7 @@ from typing import IO, Any
 import msgspec
 
 from benchmark.datadir import DataError
-from benchmark.overedit import Task
+from benchmark.suites.overedit import Task
 
 FORMAT = 1
 

@@ -57,7 +57,7 @@ VLLM_STUB_REASON = (
     "vllm is not installable here (CUDA-only wheels of several GB, no GPU); 78_llm_inference only "
     "imports LLM and SamplingParams and its tests replace LLM with a mock, so an import stub suffices"
 )
-# The over-editing benchmark's BigCodeBench tasks (benchmark/overedit.py): the paper's evaluator image
+# The over-editing benchmark's BigCodeBench tasks (benchmark/suites/overedit/): the paper's evaluator image
 # (python 3.11, its requirements as they resolved in mid-2025), pinned; its gensim 4.3 held numpy < 2
 # and scipy < 1.14, and some reference solutions fail under numpy 2 (BigCodeBench/495).
 OVEREDIT_REQUIREMENTS = (

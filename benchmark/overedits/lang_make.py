@@ -164,8 +164,8 @@ class _Runner:
     async def passed(self, c: Candidate) -> bool | None:
         spec = json.loads(c.tests)
         if c.test_kind == "canaicode":
-            from benchmark.canaicode.evaluate import evaluate
-            from benchmark.canaicode.interview import load_interview
+            from benchmark.suites.canaicode.evaluate import evaluate
+            from benchmark.suites.canaicode.interview import load_interview
             from benchmark.datadir import data_dir
 
             if self._questions is None:

@@ -5,7 +5,7 @@
         real pairs (incorrect -> correct solution), and every other solution, source or target
         program of the language (translate, polish, switch) as a gold with an injected bug
     canaicode-js    the can-ai-code JavaScript answers the sample results mark PASS, and the suite's
-        JavaScript references (`benchmark.canaicode.reference`), each with an injected bug
+        JavaScript references (`benchmark.suites.canaicode.reference`), each with an injected bug
     canaicode-ts    the same programs as TypeScript: every plain parameter typed `: any` (types are
         erased, so the behaviour is the JavaScript's), parsed with the TypeScript grammar
 
@@ -114,8 +114,8 @@ def _clean(code: str) -> str:
 
 def canaicode_programs(data: str | None) -> list[tuple[str, str, str]]:
     """(task id, question id, JavaScript program): PASS answers of the sample results, then references."""
-    from benchmark.canaicode.interview import load_interview
-    from benchmark.canaicode.reference import reference_answer
+    from benchmark.suites.canaicode.interview import load_interview
+    from benchmark.suites.canaicode.reference import reference_answer
     from benchmark.datadir import data_dir
 
     root = data_dir(data) / "canaicode"

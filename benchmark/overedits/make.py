@@ -64,11 +64,11 @@ class Pair(msgspec.Struct, frozen=True):
 
 def load_pairs(spec: str, data: str | None, limit: int | None) -> list[Pair]:
     if spec == "canitedit":
-        from benchmark import canitedit
+        from benchmark.suites import canitedit
 
         return [Pair(p.full_name, p.before, p.after, p.tests, "script", "canitedit", p.instruction_descriptive)
                 for p in canitedit.load(data, limit)]
-    from benchmark import overedit
+    from benchmark.suites import overedit
 
     tasks, errors = overedit.load(spec if spec.endswith(".jsonl") else data, limit)
     if errors and not tasks:

@@ -2,27 +2,27 @@
 heavy imports never slow down another's run).
 
 Each suite is a package `benchmark/suites/<name>/`, split by job (tasks and loader, prompts, judge glue,
-metrics, report sections, download, CLI), its `Suite` subclass in `<name>/suite.py`; this module imports
-none of them. codeeditorbench has moved here; the others follow."""
+metrics, report sections, download, CLI), its `Suite[TaskType]` subclass in `<name>/suite.py`; this module
+imports none of them. Code every suite shares (engine, store, reports, downloads) stays in `benchmark/`."""
 
 from __future__ import annotations
 
 import importlib
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from benchmark.suite import Suite
 
 SUITES: dict[str, str] = {
-    "canitedit": "benchmark.canitedit:CanItEdit",
+    "canitedit": "benchmark.suites.canitedit.suite:CanItEdit",
     "codeeditorbench": "benchmark.suites.codeeditorbench.suite:CodeEditorBench",
-    "canaicode": "benchmark.canaicode.suite:CanAiCode",
-    "overedit": "benchmark.overedit:OverEdit",
-    "bics": "benchmark.bics.suite:Bics",
+    "canaicode": "benchmark.suites.canaicode.suite:CanAiCode",
+    "overedit": "benchmark.suites.overedit.suite:OverEdit",
+    "bics": "benchmark.suites.bics.suite:Bics",
 }
 
 
-def suite_class(name: str) -> type[Suite]:
+def suite_class(name: str) -> type[Suite[Any]]:
     try:
         target = SUITES[name]
     except KeyError:
@@ -31,7 +31,7 @@ def suite_class(name: str) -> type[Suite]:
     return getattr(importlib.import_module(module), cls)
 
 
-def get(name: str) -> Suite:
+def get(name: str) -> Suite[Any]:
     return suite_class(name)()
 
 

@@ -11,7 +11,7 @@ from data_paths import data_dir
 from pinned_mirror import serve, tree
 
 from benchmark import cli
-from benchmark.bics import download, published, snippets
+from benchmark.suites.bics import download, published, snippets
 from benchmark.datadir import DataError
 
 SHARED = data_dir()

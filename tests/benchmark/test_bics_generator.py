@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from benchmark.bics import BUG_TYPES, haystack, snippets, verify
-from benchmark.bics.inserters import Bugged, insert_bug, places, syntax_error_line
-from benchmark.bics.suite import Bics, GridSpecError, parse_grid
+from benchmark.suites.bics import BUG_TYPES, haystack, snippets, verify
+from benchmark.suites.bics.inserters import Bugged, insert_bug, places, syntax_error_line
+from benchmark.suites.bics.suite import Bics, GridSpecError, parse_grid
 
 DATA = Path(os.environ.get("EDIT_FIDELITY_DATA") or Path(__file__).resolve().parents[3] / "shared" / "data")
 pytestmark = pytest.mark.skipif(not (DATA / "bics" / snippets.CSV_NAME).exists(), reason=f"no BICS data at {DATA}")
@@ -105,7 +105,7 @@ def test_interpreter_line_equals_label_per_bug_type(table):
 
 def test_the_papers_prebugged_labels_mostly_agree_with_the_interpreter(table):
     """The `dataset` source uses the paper's own labels; on the whole table, >= 96% per type where the bug
-    raises a SyntaxError (the full-grid haystack figures: `python -m benchmark.bics check`)."""
+    raises a SyntaxError (the full-grid haystack figures: `python -m benchmark.suites.bics check`)."""
     for bug_type in BUG_TYPES:
         entries = [s.bugged[bug_type] for s in table.with_bug(bug_type)]
         lines = [(syntax_error_line(e.code), e.line) for e in entries]

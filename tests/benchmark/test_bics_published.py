@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from benchmark.bics import published
-from benchmark.bics.scoring import headline, matrix
-from benchmark.bics.suite import published_report
+from benchmark.suites.bics import published
+from benchmark.suites.bics.scoring import headline, matrix
+from benchmark.suites.bics.suite import published_report
 
 DATA = Path(os.environ.get("EDIT_FIDELITY_DATA") or Path(__file__).resolve().parents[3] / "shared" / "data")
 STATS = DATA / "bics" / "stats"

@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from benchmark.canaicode import checks, recorded
-from benchmark.canaicode.function import function_info, render_call
-from benchmark.canaicode.interview import Check, load_interview, parse_interview_file
-from benchmark.canaicode.prompts import PromptError, render
-from benchmark.canaicode.reference import reference_answer
-from benchmark.canaicode.suite import known_names
+from benchmark.suites.canaicode import checks, recorded
+from benchmark.suites.canaicode.function import function_info, render_call
+from benchmark.suites.canaicode.interview import Check, load_interview, parse_interview_file
+from benchmark.suites.canaicode.prompts import PromptError, render
+from benchmark.suites.canaicode.reference import reference_answer
+from benchmark.suites.canaicode.suite import known_names
 
 
 @pytest.fixture(scope="module")

@@ -11,8 +11,8 @@ from data_paths import data_dir
 from pinned_mirror import serve, tree
 
 from benchmark import cli
-from benchmark.canaicode import download
-from benchmark.canaicode.suite import CanAiCode, questions_root
+from benchmark.suites.canaicode import download
+from benchmark.suites.canaicode.suite import CanAiCode, questions_root
 from benchmark.datadir import DataError
 
 SHARED = data_dir()

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from benchmark.canaicode.evaluate import evaluate
-from benchmark.canaicode.interview import (
+from benchmark.suites.canaicode.evaluate import evaluate
+from benchmark.suites.canaicode.interview import (
     InterviewQuestion,
     load_interview,
     parse_interview_file,

@@ -15,7 +15,7 @@ import pytest
 
 from benchmark.corruptions import HELD_OUT, invert
 from benchmark.corruptions.testrun import run_tests
-from benchmark.overedit import Task
+from benchmark.suites.overedit import Task
 from sandbox import Sandbox, envs
 
 REPO = Path(__file__).resolve().parents[2]

@@ -11,8 +11,9 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 from data_paths import data_dir
 
-from benchmark import canitedit, cli
+from benchmark import cli
 from benchmark.datadir import DataError
+from benchmark.suites import canitedit
 
 SHARED_DATA = data_dir()
 SOURCE = SHARED_DATA / "canitedit" / "canitedit_test.jsonl" if SHARED_DATA else None

@@ -11,11 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from benchmark import canitedit, cli, overedit
+from benchmark import cli
 from benchmark.engine import flag_counts
 from benchmark.records import RunConfig, SampleRecord
 from benchmark.report import render_compare, summarise
 from benchmark.store import RESULTS, read_records
+from benchmark.suites import canitedit, overedit
 from sandbox import envs
 from tools.doubles.scripted import ScriptedServer, Step, fenced, user_code
 from server.fidelity import measure

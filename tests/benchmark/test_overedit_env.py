@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmark.overedit import OverEdit, Task, environment_gap, missing_imports
+from benchmark.suites.overedit import OverEdit, Task, environment_gap, missing_imports
 from sandbox import Sandbox, config, envs
 
 

@@ -13,16 +13,12 @@ from typing import ClassVar
 
 import pytest
 
-from benchmark import cli, overedit
+from benchmark import cli
 from benchmark.datadir import DataError
-from benchmark.overedit import (
-    OverEdit,
-    Task,
-    compare_conditions,
-    overedit_html_sections,
-    parse_tasks,
-)
 from benchmark.store import RESULTS, read_records
+from benchmark.suites import overedit
+from benchmark.suites.overedit import OverEdit, Task, compare_conditions, parse_tasks
+from benchmark.suites.overedit import sections as overedit_html_sections
 from sandbox import envs
 
 # stdlib-only tasks (they run in the `base` environment, which CI always has); 1 and 2 corruptions

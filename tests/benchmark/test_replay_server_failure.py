@@ -11,11 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from benchmark import backends, canitedit
+from benchmark import backends
 from benchmark.engine import Engine
 from benchmark.records import RunConfig
 from benchmark.session import ServerError, ServerSession
 from benchmark.store import ResultsStore
+from benchmark.suites import canitedit
 from sandbox import Sandbox, envs
 
 DATA = Path(os.environ.get("EDIT_FIDELITY_DATA") or Path(__file__).resolve().parents[3] / "shared" / "data")

@@ -102,7 +102,7 @@ def canitedit_rows(data: str | None, limit: int | None, hints: bool) -> list[str
 
 
 def overedit_rows(data: str | None, limit: int | None) -> list[str]:
-    from benchmark import overedit
+    from benchmark.suites import overedit
 
     tasks, errors = overedit.load(data, limit)
     out = [f"Over-editing gold (corrupted -> canonical), {len(tasks)} tasks" + (f", {len(errors)} bad rows" if errors

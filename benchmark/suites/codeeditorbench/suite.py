@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 
-class CodeEditorBench(Suite):
+class CodeEditorBench(Suite[Task]):
     name = NAME
     conditions = CONDITIONS
     default_conditions = KINDS
@@ -50,17 +50,17 @@ class CodeEditorBench(Suite):
     def load(self, data: str | Path | None, limit: int | None) -> list[Task]:
         return load(data, limit, self.load_issues)
 
-    def task_conditions(self, task: Task, conditions: Sequence[str]) -> list[str]:  # type: ignore[override]
+    def task_conditions(self, task: Task, conditions: Sequence[str]) -> list[str]:
         return [c for c in conditions if kind_of(c) == task.kind]
 
-    def task_language(self, task: Task) -> str:  # type: ignore[override]
+    def task_language(self, task: Task) -> str:
         return task.language
 
-    def answer_language(self, task: Task) -> str | None:  # type: ignore[override]
+    def answer_language(self, task: Task) -> str | None:
         # translate: the source program is the document; the server asks for, and reads, the target's code
         return task.answer_language if task.kind == "translate" else None
 
-    def answer_fence(self, task: Task, condition: str) -> str | None:  # type: ignore[override]
+    def answer_fence(self, task: Task, condition: str) -> str | None:
         return task.answer_language
 
     # -- judging --------------------------------------------------------------------------------
@@ -76,7 +76,7 @@ class CodeEditorBench(Suite):
         key = hashlib.sha256(msgspec.json.encode(task)).hexdigest()
         return await self._tests.run(key, lambda: build_tests(judge, task))  # the task's samples share one build
 
-    async def judge(self, box: Any, task: Task, condition: str, completion: str) -> Verdict:  # type: ignore[override]
+    async def judge(self, box: Any, task: Task, condition: str, completion: str) -> Verdict:
         try:
             return await self._judge(box, task, completion)
         except Exception as exc:  # a judge failure costs this sample, not the run

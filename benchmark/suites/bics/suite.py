@@ -23,8 +23,8 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 from benchmark import metrics
-from benchmark.bics import haystack as hs
-from benchmark.bics import render, scoring, snippets
+from benchmark.suites.bics import haystack as hs
+from benchmark.suites.bics import render, scoring, snippets
 from benchmark.suite import Answer, Suite, Verdict
 from server.protocol.names import Command
 
@@ -111,7 +111,7 @@ def answer_record(answer: dict) -> str:
                        "parseable": answer.get("status") == "ok", "problem": answer.get("problem")})
 
 
-class Bics(Suite):
+class Bics(Suite[BicsTask]):
     name = NAME
     conditions = hs.SOURCES
     default_conditions = ("dataset",)
@@ -128,7 +128,7 @@ class Bics(Suite):
 
     # -- tasks -------------------------------------------------------------------------------------
     def download(self, data: str | Path | None, log: Callable[[str], None]) -> Path:
-        from benchmark.bics import download
+        from benchmark.suites.bics import download
 
         return download.download(data, log=log)
 
@@ -142,17 +142,17 @@ class Bics(Suite):
                  for trial in range(g.trials) for length in g.lengths for depth in g.depths]
         return tasks[:limit] if limit else tasks
 
-    def gold_answer(self, task: BicsTask, condition: str) -> str:  # type: ignore[override]
+    def gold_answer(self, task: BicsTask, condition: str) -> str:
         h = task.haystack(condition)
         return f"{h.label_line}, {h.bug_type}"
 
-    def identity_answer(self, task: BicsTask, condition: str) -> str:  # type: ignore[override]
+    def identity_answer(self, task: BicsTask, condition: str) -> str:
         return task.haystack(condition).code  # echoing the document: not an answer in the format
 
-    def replay_key(self, task: BicsTask, condition: str) -> str:  # type: ignore[override]
+    def replay_key(self, task: BicsTask, condition: str) -> str:
         return task.haystack(condition).numbered  # what the prompt's <context> holds
 
-    def answer_fence(self, task: BicsTask, condition: str) -> str | None:  # type: ignore[override]
+    def answer_fence(self, task: BicsTask, condition: str) -> str | None:
         return None  # answers are `<line>, <bug_type>`, not code
 
     # -- asking and judging ------------------------------------------------------------------------
@@ -176,12 +176,12 @@ class Bics(Suite):
             return Answer(proposal=proposal, completion=None)
         return Answer(proposal={"status": "ok", "answer": a}, completion=answer_record(a))
 
-    async def ask(self, session: ServerSession, task: BicsTask, condition: str, backend: str, *,  # type: ignore[override]
+    async def ask(self, session: ServerSession, task: BicsTask, condition: str, backend: str, *,
                   name: str, style: str | None, n: int = 1) -> list[Answer]:
         return list(await asyncio.gather(*(self._ask_once(session, task, condition, backend, f"{name}-{i}")
                                            for i in range(n))))
 
-    async def judge(self, box: Any, task: BicsTask, condition: str, completion: str) -> Verdict:  # type: ignore[override]
+    async def judge(self, box: Any, task: BicsTask, condition: str, completion: str) -> Verdict:
         h = task.haystack(condition)
         try:
             a = json.loads(completion)
@@ -256,7 +256,7 @@ def entries_of(summary: dict[str, Any]) -> list[dict]:
 def published_report(stats_dir: str | Path, fmt: str = "text", runs: Sequence[str | Path] = ()) -> str:
     """`bench report --published bics DIR [RUN_DIR...]`: the published runs (DIR = bics/stats) and ours,
     side by side, in `fmt` (text, json or html)."""
-    from benchmark.bics import published
+    from benchmark.suites.bics import published
     from benchmark.report import load_summary
 
     entries = []

@@ -17,8 +17,8 @@ from pathlib import Path
 
 import msgspec
 
-from benchmark.bics import BUG_TYPES
-from benchmark.bics.inserters import syntax_error_line
+from benchmark.suites.bics import BUG_TYPES
+from benchmark.suites.bics.inserters import syntax_error_line
 from benchmark.datadir import DataError, data_dir, require
 
 CSV_NAME = "bug_in_the_code_stack_alpaca_dataset.csv"
@@ -122,7 +122,7 @@ _cache: dict[Path, SnippetTable] = {}
 def load(data: str | Path | None = None) -> SnippetTable:
     """The snippet table of the data directory (read once per process); with no directory configured (the
     per-user cache), the first use downloads the BICS files."""
-    from benchmark.bics.download import ensure
+    from benchmark.suites.bics.download import ensure
 
     ensure(data)
     path = require(data_dir(data) / "bics" / CSV_NAME,

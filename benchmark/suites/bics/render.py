@@ -12,7 +12,7 @@ import html
 import json
 from collections.abc import Sequence
 
-from benchmark.bics import BUG_TYPES
+from benchmark.suites.bics import BUG_TYPES
 
 CELL_W, CELL_H, LEFT, TOP = 64, 30, 64, 46
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import msgspec
 
-from benchmark.canaicode.interview import LANGUAGES, SETS
+from benchmark.suites.canaicode.interview import LANGUAGES, SETS
 from benchmark.recorded import RecordedError
 
 

@@ -20,10 +20,10 @@ from collections.abc import Sequence
 
 import msgspec
 
-from benchmark.bics import BUG_TYPES
-from benchmark.bics.inserters import insert_bug
-from benchmark.bics.snippets import SnippetTable
-from benchmark.bics.tokens import NumberedCounter
+from benchmark.suites.bics import BUG_TYPES
+from benchmark.suites.bics.inserters import insert_bug
+from benchmark.suites.bics.snippets import SnippetTable
+from benchmark.suites.bics.tokens import NumberedCounter
 
 SOURCES = ("dataset", "inserted")
 PAPER_LENGTHS = (500, 1000, 2000, 4000, 8000, 15500)

@@ -16,7 +16,7 @@ from fractions import Fraction
 
 import msgspec
 
-from benchmark.bics import BUG_TYPES
+from benchmark.suites.bics import BUG_TYPES
 
 
 class Trial(msgspec.Struct, frozen=True, kw_only=True):

@@ -20,14 +20,14 @@ from typing import Any, Literal
 
 import msgspec
 
-from benchmark.canaicode import checks as scoring
-from benchmark.canaicode.function import (
+from benchmark.suites.canaicode import checks as scoring
+from benchmark.suites.canaicode.function import (
     CALL_TIMEOUT_S,
     FunctionUnderTest,
     Runner,
     SandboxFailure,
 )
-from benchmark.canaicode.interview import Check, InterviewQuestion
+from benchmark.suites.canaicode.interview import Check, InterviewQuestion
 
 Status = Literal["PASS", "FAIL", "NO_CODE", "NO_FUNCTION"]
 GOT_MAX_CHARS = 2000  # a stored value longer than this (as JSON) is kept as a truncated repr

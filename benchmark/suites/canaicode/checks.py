@@ -20,7 +20,7 @@ from typing import Any, Literal
 
 import msgspec
 
-from benchmark.canaicode.interview import Check
+from benchmark.suites.canaicode.interview import Check
 
 # `better`: keep the padding with fewer errors (SPEC 3.6; upstream's current evaluate.py);
 # `worse`: keep the start padding only when it has MORE errors (`if errors_pre > errors`), as older

@@ -1,5 +1,5 @@
 """Re-grade published can-ai-code eval files with our checker and the sandbox, row by row, and print the
-figures: `python -m benchmark.canaicode.regrade [EVAL.ndjson ...] [--data DIR] [--workers N]`.
+figures: `python -m benchmark.suites.canaicode.regrade [EVAL.ndjson ...] [--data DIR] [--workers N]`.
 
 Without files: every file in `canaicode/results_sample`. Per file: rows whose points, status and every
 check's value equal the stored ones, the points per language against the stored ones, the overall score
@@ -18,11 +18,11 @@ import sys
 import time
 from pathlib import Path
 
-from benchmark.canaicode.checks import LIST_PADDING
-from benchmark.canaicode.evaluate import evaluate
-from benchmark.canaicode.interview import InterviewQuestion, load_interview
-from benchmark.canaicode.recorded import interview_of
-from benchmark.canaicode.suite import known_names, questions_root
+from benchmark.suites.canaicode.checks import LIST_PADDING
+from benchmark.suites.canaicode.evaluate import evaluate
+from benchmark.suites.canaicode.interview import InterviewQuestion, load_interview
+from benchmark.suites.canaicode.recorded import interview_of
+from benchmark.suites.canaicode.suite import known_names, questions_root
 
 
 def published_scores(root: Path) -> dict[str, float]:
@@ -99,7 +99,7 @@ async def main_async(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m benchmark.canaicode.regrade", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m benchmark.suites.canaicode.regrade", description=__doc__.split("\n\n")[0])
     parser.add_argument("files", nargs="*", help="eval .ndjson files (default: canaicode/results_sample/*)")
     parser.add_argument("--data", help="benchmark data directory (default: EDIT_FIDELITY_DATA)")
     parser.add_argument("--workers", type=int, default=2, help="sandbox slots (default 2)")

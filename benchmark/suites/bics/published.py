@@ -15,7 +15,7 @@ from pathlib import Path
 
 import msgspec
 
-from benchmark.bics.scoring import Trial, is_correct, summarise
+from benchmark.suites.bics.scoring import Trial, is_correct, summarise
 from benchmark.datadir import default_cache_dir
 
 COLUMNS = ("target_length", "target_depth", "iter_no", "bug_line_number", "bug_type", "pred_bug_line_number",
@@ -89,7 +89,7 @@ def read_stats(stats_dir: str | Path) -> list[PublishedRun]:
     """Every model folder of a stats directory, in name order (the per-user cache's is downloaded on first use)."""
     root = Path(stats_dir)
     if not os.environ.get("EDIT_FIDELITY_DATA") and root.absolute() == (default_cache_dir() / "bics/stats").absolute():
-        from benchmark.bics.download import ensure
+        from benchmark.suites.bics.download import ensure
 
         ensure()
     if not root.is_dir():

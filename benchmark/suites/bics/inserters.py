@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import msgspec
 
-from benchmark.bics import BUG_TYPES
+from benchmark.suites.bics import BUG_TYPES
 
 _OPENERS = {"(": ")", "[": "]", "{": "}"}
 _CLOSERS = {")": "(", "]": "[", "}": "{"}

@@ -24,18 +24,18 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import msgspec
 
 from benchmark import metrics
-from benchmark.canaicode import recorded as rec_eval
-from benchmark.canaicode.checks import LIST_PADDING, ListPadding
-from benchmark.canaicode.evaluate import Evaluation, evaluate
-from benchmark.canaicode.function import CALL_TIMEOUT_S
-from benchmark.canaicode.interview import (
+from benchmark.suites.canaicode import recorded as rec_eval
+from benchmark.suites.canaicode.checks import LIST_PADDING, ListPadding
+from benchmark.suites.canaicode.evaluate import Evaluation, evaluate
+from benchmark.suites.canaicode.function import CALL_TIMEOUT_S
+from benchmark.suites.canaicode.interview import (
     LANGUAGES,
     SETS,
     InterviewQuestion,
     load_interview,
 )
-from benchmark.canaicode.prompts import DEFAULT_TEMPLATE, PromptError, render
-from benchmark.canaicode.reference import reference_answer
+from benchmark.suites.canaicode.prompts import DEFAULT_TEMPLATE, PromptError, render
+from benchmark.suites.canaicode.reference import reference_answer
 from benchmark.datadir import DataError, data_dir, require
 from benchmark.suite import Answer, Suite, Verdict, edits_of
 
@@ -73,7 +73,7 @@ class Question(msgspec.Struct, frozen=True, kw_only=True):
 
 def questions_root(data: str | Path | None) -> Path:
     """DATA/canaicode; with no directory configured (the per-user cache), the first use downloads it."""
-    from benchmark.canaicode.download import ensure
+    from benchmark.suites.canaicode.download import ensure
 
     ensure(data)
     return require(data_dir(data) / "canaicode",
@@ -84,7 +84,7 @@ def known_names(root: Path) -> dict[str, set[str]]:
     return {s: {q.name for q in load_interview(root, s)} for s in SETS if (root / s).is_dir()}
 
 
-class CanAiCode(Suite):
+class CanAiCode(Suite[Question]):
     name = NAME
     conditions = LANGUAGES
     language = "python"
@@ -121,7 +121,7 @@ class CanAiCode(Suite):
     # -- tasks ---------------------------------------------------------------------------------------
 
     def download(self, data: str | Path | None, log: Callable[[str], None]) -> Path:
-        from benchmark.canaicode import download
+        from benchmark.suites.canaicode import download
 
         return download.download(data, log=log)
 
@@ -166,23 +166,23 @@ class CanAiCode(Suite):
         assert self.recorded is not None
         return tuple(lang for lang in LANGUAGES if self.recorded.stored(task_id, lang) is not None)
 
-    def task_conditions(self, task: Question, conditions: Sequence[str]) -> list[str]:  # type: ignore[override]
+    def task_conditions(self, task: Question, conditions: Sequence[str]) -> list[str]:
         return [c for c in conditions if c in task.languages]
 
     # -- answers -------------------------------------------------------------------------------------
 
-    def gold_answer(self, task: Question, condition: str) -> str | None:  # type: ignore[override]
+    def gold_answer(self, task: Question, condition: str) -> str | None:
         if task.error is not None or task.question is None:
             return ""  # answered by `ask` with the task's own error
         return reference_answer(task.question, condition)
 
-    def identity_answer(self, task: Question, condition: str) -> str | None:  # type: ignore[override]
+    def identity_answer(self, task: Question, condition: str) -> str | None:
         return ""  # the empty document: no code
 
-    def replay_key(self, task: Question, condition: str) -> str:  # type: ignore[override]
+    def replay_key(self, task: Question, condition: str) -> str:
         return task.before
 
-    def answer_fence(self, task: Question, condition: str) -> str | None:  # type: ignore[override]
+    def answer_fence(self, task: Question, condition: str) -> str | None:
         return condition
 
     def load_recorded(self, path: str | Path) -> rec_eval.EvalFile:
@@ -190,7 +190,7 @@ class CanAiCode(Suite):
         self.recorded = rec_eval.load(path)
         return self.recorded
 
-    async def ask(self, session: ServerSession, task: Question, condition: str, backend: str, *,  # type: ignore[override]
+    async def ask(self, session: ServerSession, task: Question, condition: str, backend: str, *,
                   name: str, style: str | None, n: int = 1) -> Answer | list[Answer]:
         """Generation: the prompt as the instruction on an empty document whose language is the condition."""
         if task.error is not None:  # never reaches the server: the row reports why
@@ -205,7 +205,7 @@ class CanAiCode(Suite):
 
     # -- grading -------------------------------------------------------------------------------------
 
-    async def judge(self, box: Any, task: Question, condition: str, completion: str) -> Verdict:  # type: ignore[override]
+    async def judge(self, box: Any, task: Question, condition: str, completion: str) -> Verdict:
         assert task.question is not None and task.error is None
         ev = await evaluate(task.question, condition, completion, box, timeout_s=self.call_timeout_s,
                             padding=self.padding)

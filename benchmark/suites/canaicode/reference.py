@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from benchmark.canaicode.interview import InterviewQuestion
+from benchmark.suites.canaicode.interview import InterviewQuestion
 
 _SIGNATURE = re.compile(r"^\s*(\w+)\s*\((.*)\)\s*$")
 

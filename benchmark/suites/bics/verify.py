@@ -1,4 +1,4 @@
-"""Independent checks of a generated haystack (used by the tests and `python -m benchmark.bics check`).
+"""Independent checks of a generated haystack (used by the tests and `python -m benchmark.suites.bics check`).
 
 - the label against the text: put the clean snippet back in place of the bug snippet; exactly one line
   differs, and it is the label;
@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import msgspec
 
-from benchmark.bics.haystack import Haystack, number_lines
-from benchmark.bics.inserters import syntax_error_line
-from benchmark.bics.snippets import SnippetTable
-from benchmark.bics.tokens import count_tokens
+from benchmark.suites.bics.haystack import Haystack, number_lines
+from benchmark.suites.bics.inserters import syntax_error_line
+from benchmark.suites.bics.snippets import SnippetTable
+from benchmark.suites.bics.tokens import count_tokens
 
 
 class HaystackCheck(msgspec.Struct, frozen=True, kw_only=True):

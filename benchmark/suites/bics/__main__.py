@@ -1,4 +1,4 @@
-"""`python -m benchmark.bics check | published | generate`: the BICS figures on the full data.
+"""`python -m benchmark.suites.bics check | published | generate`: the BICS figures on the full data.
 
 - `check`: builds the paper's grid (6 lengths x 5 depths x 25 trials) for both bug sources and checks
   every haystack (label against the text and against the interpreter's SyntaxError line, exact token
@@ -19,9 +19,9 @@ from pathlib import Path
 
 import msgspec
 
-from benchmark.bics import BUG_TYPES, haystack, snippets, verify
-from benchmark.bics.inserters import insert_bug
-from benchmark.bics.suite import GridSpecError, parse_grid, published_report
+from benchmark.suites.bics import BUG_TYPES, haystack, snippets, verify
+from benchmark.suites.bics.inserters import insert_bug
+from benchmark.suites.bics.suite import GridSpecError, parse_grid, published_report
 from benchmark.datadir import data_dir
 
 
@@ -104,7 +104,7 @@ def generate(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m benchmark.bics", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m benchmark.suites.bics", description=__doc__.split("\n")[0])
     parser.add_argument("--data", help="benchmark data directory (default: EDIT_FIDELITY_DATA)")
     sub = parser.add_subparsers(dest="command", required=True)
     c = sub.add_parser("check", help="generator figures on the full data")
@@ -124,7 +124,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return args.handler(args)
     except (GridSpecError, haystack.HaystackError, ValueError) as exc:
-        print(f"python -m benchmark.bics: {exc}", file=sys.stderr)
+        print(f"python -m benchmark.suites.bics: {exc}", file=sys.stderr)
         return 2
 
 

@@ -1,0 +1,50 @@
+"""The suite: problems and conditions for the engine, the judge and its plain run, summary and report hooks."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from benchmark.suite import Suite
+from benchmark.suites.canitedit import html as report
+from benchmark.suites.canitedit import summary as tables
+from benchmark.suites.canitedit.download import download
+from benchmark.suites.canitedit.judge import TIMING, Verdict, judge, passes
+from benchmark.suites.canitedit.problems import CONDITIONS, NAME, Problem, load
+
+if TYPE_CHECKING:
+    from benchmark.records import RunConfig, SampleRecord
+
+
+class CanItEdit(Suite[Problem]):
+    name = NAME
+    conditions = CONDITIONS
+    sandbox_env = NAME
+
+    def timing_sensitive(self, task: Problem) -> bool:
+        return bool(TIMING.search(task.tests))
+
+    def load(self, data: str | Path | None, limit: int | None) -> list[Problem]:
+        return load(data, limit)
+
+    def download(self, data: str | Path | None, log: Callable[[str], None]) -> Path:
+        return download(data, log=log)
+
+    async def judge(self, box: Any, task: Problem, condition: str, completion: str) -> Verdict:
+        return await judge(box, task, completion)
+
+    async def passes(self, box: Any, task: Problem, condition: str, text: str) -> bool | None:
+        return await passes(box, task, text)
+
+    def summarise(self, config: RunConfig, records: list[SampleRecord]) -> dict[str, Any]:
+        return tables.summarise(config, records)
+
+    def render_text(self, summary: dict[str, Any]) -> str:
+        return tables.render_text(summary)
+
+    def compare_table(self, summaries: list[dict[str, Any]]) -> str:
+        return tables.compare_table(summaries)
+
+    def html_sections(self, summary: dict[str, Any], records: list[SampleRecord]) -> str:
+        return report.sections(summary, records)

@@ -1,0 +1,78 @@
+"""The suite: tasks and their sandbox environments for the engine, the judge, summary and report hooks."""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from benchmark.datadir import data_dir
+from benchmark.suite import Suite, Verdict
+from benchmark.suites.overedit import compare, judge
+from benchmark.suites.overedit import html as report
+from benchmark.suites.overedit import summary as tables
+from benchmark.suites.overedit.download import download
+from benchmark.suites.overedit.fidelity import normalised_flags
+from benchmark.suites.overedit.tasks import CONDITIONS, DATA_FILE, ENV, NAME, Task, load
+
+if TYPE_CHECKING:
+    from benchmark.records import RunConfig, SampleRecord
+
+
+class OverEdit(Suite[Task]):
+    name: ClassVar[str] = NAME
+    conditions: ClassVar[tuple[str, ...]] = CONDITIONS
+    styles: ClassVar[dict[str, str]] = {"generic": "generic", "explicit": "minimal"}
+
+    def __init__(self, *, env: str | None = None, timeout_s: float = judge.TIMEOUT_S,
+                 memory_mb: int = judge.MEMORY_MB) -> None:
+        self.env = env or os.environ.get(judge.ENV_OVERRIDE) or None  # overrides every task's environment
+        self.timeout_s = timeout_s
+        self.memory_mb = memory_mb
+        self.load_errors: list[str] = []
+
+    def download(self, data: str | Path | None, log: Callable[[str], None]) -> Path:
+        return download(data_dir(data) / "overedit" / DATA_FILE)
+
+    def load(self, data: str | Path | None, limit: int | None) -> Sequence[Task]:
+        tasks, self.load_errors = load(data, limit)
+        for err in self.load_errors:
+            print(f"edit-fidelity overedit: {err}", file=sys.stderr)
+        gaps = {t.task_id: mods for t in tasks if (mods := judge.missing_imports(t, self.env_for(t)))}
+        if gaps:  # they still run: their records say what is missing, and Pass@1 is also given without them
+            print(f"edit-fidelity overedit: {len(gaps)} task(s) import modules their sandbox environment lacks: "
+                  + ", ".join(f"{tid} ({', '.join(m)})" for tid, m in gaps.items()), file=sys.stderr)
+        return tasks
+
+    def env_for(self, task: Task) -> str:
+        return self.env or task.env or ENV
+
+    def sandbox_envs(self, tasks: Sequence[Task]) -> list[str]:
+        return sorted({self.env_for(t) for t in tasks})
+
+    async def judge(self, box: Any, task: Task, condition: str, completion: str) -> Verdict:
+        return await judge.judge(box, task, completion, env=self.env_for(task), timeout_s=self.timeout_s,
+                                 memory_mb=self.memory_mb)
+
+    def completion_metrics(self, task: Task, condition: str, completion: str) -> dict[str, Any]:
+        return normalised_flags(task, condition, completion)
+
+    def summarise(self, config: RunConfig, records: list[SampleRecord]) -> dict[str, Any]:
+        return tables.summarise(config, records)
+
+    def html_sections(self, summary: dict[str, Any], records: list[SampleRecord]) -> str:
+        from benchmark.html import metrics_table
+
+        return metrics_table(summary) + report.sections(summary, records)
+
+    def within_run(self, records: list[SampleRecord]) -> tuple[dict[str, Any], str] | None:
+        """`bench compare`: generic against explicit for the same backend (matched tasks)."""
+        if {"generic", "explicit"} <= {r.condition for r in records}:
+            cmp = compare.compare_conditions(records)
+            return cmp, compare.render_compare(cmp)
+        return None
+
+    def render_text(self, summary: dict[str, Any]) -> str | None:
+        return tables.render_text(summary)
