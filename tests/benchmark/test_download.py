@@ -4,9 +4,7 @@
 from __future__ import annotations
 
 import json
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import parse_qs
 
 import pytest
 from data_paths import data_dir
@@ -14,6 +12,7 @@ from data_paths import data_dir
 from benchmark import cli
 from benchmark.datadir import DataError
 from benchmark.suites import canitedit
+from tools.doubles.files import FileServer, Reply, Request
 
 SHARED_DATA = data_dir()
 SOURCE = SHARED_DATA / "canitedit" / "canitedit_test.jsonl" if SHARED_DATA else None
@@ -25,32 +24,20 @@ pytestmark = pytest.mark.skipif(not ROWS, reason="no CanItEdit data to serve")
 def rows_server(monkeypatch):
     state = {"fail_at": None, "pages": 0}
 
-    class H(BaseHTTPRequestHandler):
-        def log_message(self, *a):
-            pass
+    def rows(request: Request) -> Reply:
+        q = {k: v[0] for k, v in parse_qs(request.query).items()}
+        assert q["dataset"] == "nuprl/CanItEdit" and q["split"] == "test" and q["config"] == "default"
+        off, n = int(q["offset"]), int(q["length"])
+        if state["fail_at"] is not None and off >= state["fail_at"]:
+            return Reply(502)
+        state["pages"] += 1
+        shuffled = ROWS[::-1]  # the hub's order is not the id order
+        return Reply(body=json.dumps({"rows": [{"row_idx": i, "row": r} for i, r in enumerate(shuffled[off:off + n], off)],
+                                      "num_rows_total": len(ROWS)}).encode())
 
-        def do_GET(self):
-            q = {k: v[0] for k, v in parse_qs(urlsplit(self.path).query).items()}
-            assert q["dataset"] == "nuprl/CanItEdit" and q["split"] == "test" and q["config"] == "default"
-            off, n = int(q["offset"]), int(q["length"])
-            if state["fail_at"] is not None and off >= state["fail_at"]:
-                self.send_response(502)
-                self.end_headers()
-                return
-            state["pages"] += 1
-            shuffled = ROWS[::-1]  # the hub's order is not the id order
-            body = json.dumps({"rows": [{"row_idx": i, "row": r} for i, r in enumerate(shuffled[off:off + n], off)],
-                               "num_rows_total": len(ROWS)}).encode()
-            self.send_response(200)
-            self.send_header("content-length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-    srv = ThreadingHTTPServer(("127.0.0.1", 0), H)
-    threading.Thread(target=srv.serve_forever, daemon=True).start()
-    monkeypatch.setenv("EDIT_FIDELITY_HF_ROWS_URL", f"http://127.0.0.1:{srv.server_address[1]}/rows")
-    yield state
-    srv.shutdown()
+    with FileServer(route=rows) as srv:
+        monkeypatch.setenv("EDIT_FIDELITY_HF_ROWS_URL", f"{srv.url}/rows")
+        yield state
 
 
 def test_download_command_pages_through_the_split(rows_server, tmp_path, capsys):
@@ -88,30 +75,13 @@ def test_a_recorded_run_by_url_is_fetched_once_and_checked(tmp_path, monkeypatch
     if not runs:
         pytest.skip("no recorded CanItEdit run to serve")
     body = runs[0].read_bytes()
-    hits = []
-
-    class H(BaseHTTPRequestHandler):
-        def log_message(self, *a):
-            pass
-
-        def do_GET(self):
-            hits.append(self.path)
-            self.send_response(200)
-            self.send_header("content-length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-    srv = ThreadingHTTPServer(("127.0.0.1", 0), H)
-    threading.Thread(target=srv.serve_forever, daemon=True).start()
     monkeypatch.setenv("EDIT_FIDELITY_DATA", str(tmp_path))
-    url = f"http://127.0.0.1:{srv.server_address[1]}/backups/{runs[0].name}"
-    try:
+    with FileServer({f"/backups/{runs[0].name}": body}) as srv:
+        url = f"{srv.url}/backups/{runs[0].name}"
         with pytest.raises(recorded.RecordedError, match="expected 00"):
             recorded.load(f"{url}#sha256={'0' * 64}")
         assert not (tmp_path / "recorded" / runs[0].name).exists()
         got = recorded.load(f"{url}#sha256={hashlib.sha256(body).hexdigest()}")
         assert got.completions == recorded.load(runs[0]).completions
         recorded.load(url)  # cached: no second fetch
-        assert len(hits) == 2
-    finally:
-        srv.shutdown()
+        assert len(srv.paths()) == 2

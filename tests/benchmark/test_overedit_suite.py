@@ -5,11 +5,8 @@ from __future__ import annotations
 
 import hashlib
 import json
-import threading
 from collections import Counter
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import ClassVar
 
 import pytest
 
@@ -20,6 +17,7 @@ from benchmark.suites import overedit
 from benchmark.suites.overedit import OverEdit, Task, compare_conditions, parse_tasks
 from benchmark.suites.overedit import sections as overedit_html_sections
 from sandbox import envs
+from tools.doubles.files import FileServer
 
 # stdlib-only tasks (they run in the `base` environment, which CI always has); 1 and 2 corruptions
 FAST = ("BigCodeBench/1", "BigCodeBench/5", "BigCodeBench/2", "BigCodeBench/263")
@@ -56,29 +54,13 @@ def test_a_bad_line_is_reported_and_the_rest_loads(raw_file: Path):
     assert errors[2] == "f.jsonl:4: duplicate task_id 'BigCodeBench/0'; the first one is kept"
 
 
-class _Files(BaseHTTPRequestHandler):
-    bodies: ClassVar[dict[str, bytes]] = {}
-
-    def log_message(self, *args: object) -> None:
-        pass
-
-    def do_GET(self) -> None:
-        body = self.bodies.get(self.path)
-        self.send_response(200 if body is not None else 404)
-        self.send_header("content-length", str(len(body or b"")))
-        self.end_headers()
-        self.wfile.write(body or b"")
-
-
 def test_download_is_checked_against_the_published_hash(raw_file: Path, tmp_path: Path,
                                                          monkeypatch: pytest.MonkeyPatch):
     data = raw_file.read_bytes()
     assert hashlib.sha256(data).hexdigest() == overedit.SOURCE_SHA256
-    _Files.bodies = {"/good.jsonl": data, "/tampered.jsonl": data.replace(b"task_func", b"task_fun", 1)}
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), _Files)
-    threading.Thread(target=httpd.serve_forever, daemon=True).start()
-    base = f"http://127.0.0.1:{httpd.server_address[1]}"
-    try:
+    files = {"/good.jsonl": data, "/tampered.jsonl": data.replace(b"task_func", b"task_fun", 1)}
+    with FileServer(files) as srv:
+        base = srv.url
         with pytest.raises(DataError, match="expected " + overedit.SOURCE_SHA256):
             overedit.download(tmp_path / "t.jsonl", f"{base}/tampered.jsonl")
         assert not (tmp_path / "t.jsonl").exists()
@@ -95,9 +77,6 @@ def test_download_is_checked_against_the_published_hash(raw_file: Path, tmp_path
         # an explicit directory without the file is an error, never a download
         with pytest.raises(DataError, match="overedit tasks not found"):
             OverEdit().load(tmp_path / "empty", None)
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
 
 
 def test_gold_distances_are_the_published_ones(shared_data: Path):
