@@ -2,6 +2,8 @@
 
     python -m benchmark.overedits make --from overedit|canitedit|FILE.jsonl --out corpus.jsonl
         [--limit N] [--seed S] [--per-task K] [--tests | --no-tests] [--workers W]
+    python -m benchmark.overedits make --from codeeditorbench-cpp,codeeditorbench-java,canaicode-js,canaicode-ts ...
+        (JavaScript, TypeScript, Java and C++ on tree-sitter: `lang_make.py`; classify adds a table per language)
     python -m benchmark.overedits.classify corpus.jsonl
     python -m benchmark.overedits.necessity corpus.jsonl   (ddmin over units, tests in the sandbox)
 

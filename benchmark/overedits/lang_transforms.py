@@ -262,7 +262,7 @@ def reformat(text: str, src: Source, fn: LangFunction, ch: Chooser) -> list[Repl
         args = n.child_by_field_name(_ARGS[n.type]) if n.type in _ARGS else None
         if args is None or n.start_point.row != n.end_point.row:
             continue
-        parts = [a for a in args.named_children]
+        parts = list(args.named_children)
         if len(parts) >= 2 and not any(a.type in src.lang.comments for a in parts):
             calls.append(parts)
     if calls and ch.coin():
