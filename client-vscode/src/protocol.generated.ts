@@ -114,7 +114,7 @@ export interface BackendEntry {
   maxTokens?: number;
   timeoutS?: number | null;
   maxConcurrency?: number;
-  /** Retries on 429 and 5xx answers (with backoff, honouring Retry-After). */
+  /** Retries on 429 and 5xx answers and on a failed connection (with backoff, honouring Retry-After; timeoutS bounds them all). */
   maxRetries?: number;
 }
 

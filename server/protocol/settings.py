@@ -19,7 +19,7 @@ from server.protocol.names import EDITOR_STYLES, SANDBOXES, SEVERITY_NAMES, STYL
 
 def choice(values: tuple[str, ...]) -> Any:
     """A string among `values`, named in their order in messages and in the editor's enums."""
-    return Annotated[Literal[values], Meta(extra={"order": values})]  # type: ignore[valid-type]
+    return Annotated[Literal[values], Meta(extra={"order": values})]
 
 
 Style = Annotated[Literal["generic", "minimal", "canitedit-chat", "canitedit-direct", "bare"],
@@ -61,7 +61,7 @@ class BackendEntry(msgspec.Struct, rename="camel", frozen=True, kw_only=True):
     max_tokens: Annotated[int, _num(1, 1_000_000)] = 2048
     timeout_s: Annotated[float, _num(0.05, 3600.0)] | None = None  # None: 60 s, 600 s for the embedded model
     max_concurrency: Annotated[int, _num(1, 1024)] = 4
-    max_retries: Annotated[int, _num(0, 10, "Retries on 429 and 5xx answers (with backoff, honouring Retry-After).")] = 2
+    max_retries: Annotated[int, _num(0, 10, "Retries on 429 and 5xx answers and on a failed connection (with backoff, honouring Retry-After; timeoutS bounds them all).")] = 2
 
 
 class Thresholds(msgspec.Struct, rename="camel", frozen=True, kw_only=True):
