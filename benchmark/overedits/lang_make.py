@@ -10,7 +10,7 @@ task's similar solution) and TypeScript (types erased, so the JavaScript run sta
 is no TypeScript compiler here) have none: `tests_passed` stays None for them, and so do the candidates
 of a gold the judge rejects itself (a published program that fails its own tests here).
 
-The per-language table (C++ and Java have 16 and 6 programs here, the samples: more candidates each):
+The per-language table (C++ and Java have 10 and 6 programs in the sample set: more candidates each):
     python -m benchmark.overedits make --from codeeditorbench-cpp,codeeditorbench-java --per-task 16 --tests --out ceb.jsonl
     python -m benchmark.overedits make --from canaicode-js,canaicode-ts --per-task 4 --tests --out cac.jsonl
     cat ceb.jsonl cac.jsonl > lang.jsonl && python -m benchmark.overedits.classify lang.jsonl
