@@ -337,6 +337,8 @@ class Engine:
         t = job.task
         t0 = time.perf_counter()
         rec = score(self.suite.name, job, sample, answer, self.config.backend)
+        if rec.completion is not None and self.suite.offers("report_metrics"):  # e.g. overedit's gold distances
+            rec.metrics = {**rec.metrics, **self.suite.report_metrics(t, answer.proposal.get("report") or {})}
         if rec.completion is not None and self.suite.offers("completion_metrics"):  # e.g. overedit's normalised flags
             rec.metrics = {**rec.metrics, **await asyncio.to_thread(self._completion_metrics, job, rec.completion)}
         scoring_s = time.perf_counter() - t0

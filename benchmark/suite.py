@@ -167,6 +167,11 @@ class Suite(Generic[T]):
     async def judge(self, box: Any, task: T, condition: str, completion: str) -> Verdict:
         raise NotImplementedError
 
+    def report_metrics(self, task: T, report: dict[str, Any]) -> dict[str, Any]:
+        """Numbers the suite reads from the server's report of a proposal (measured against the gold edit
+        the request carried), merged into the record's metrics: the suite re-measures nothing."""
+        return {}
+
     def completion_metrics(self, task: T, condition: str, completion: str) -> dict[str, Any]:
         """Numbers of a completion computed from the texts alone (pure, no sandbox) that may depend on the
         condition, merged into the record's metrics; unlike `judge`'s, never shared across conditions."""

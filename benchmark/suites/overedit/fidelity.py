@@ -1,5 +1,5 @@
-"""A repair's numbers from the texts alone (the pure core): excess ELev over the gold, added cognitive
-complexity, and flagged change units on the paper's (normalised) footing."""
+"""A repair's numbers: excess ELev over the gold and added cognitive complexity, read from the report the
+server sent for it (`report_fidelity`), and flagged change units on the paper's (normalised) footing."""
 
 from __future__ import annotations
 
@@ -10,23 +10,34 @@ if TYPE_CHECKING:
 
 
 def fidelity(task: Task, completion: str) -> dict[str, Any]:
-    """Excess ELev (no_comments, body_no_comments), the distances, and added paper cognitive complexity."""
+    """`report_fidelity` of the core's report for a repair (what the server reports for it in a run)."""
+    import msgspec
+
     from server.fidelity import measure
 
-    rep = measure(task.before, completion, gold=task.after)
-    excess = rep.excess or {}
-    gold = rep.gold_distance or {}
-    cc = measure(task.after, completion).complexity["paper"]  # before: CC(G), after: CC(M)
-    added = cc.after - cc.before if cc.after is not None and cc.before is not None else None
+    return report_fidelity(msgspec.to_builtins(measure(task.before, completion, gold=task.after)))
+
+
+def report_fidelity(report: dict[str, Any]) -> dict[str, Any]:
+    """Excess ELev (no_comments, body_no_comments), the distances, and added paper cognitive complexity
+    (the repair's minus the gold's), read from a report measured against the gold edit."""
+    excess = report.get("excess") or {}
+    gold = report.get("gold_distance") or {}
+    after = ((report.get("complexity") or {}).get("paper") or {}).get("after")
+    gold_after = ((report.get("gold_complexity") or {}).get("paper") or {}).get("after")
+
+    def normalized(variant: str) -> float | None:
+        return (report.get("distance") or {}).get(variant, {}).get("normalized")
+
     return {
-        "distance": rep.distance["no_comments"].normalized,
-        "gold_distance": gold["no_comments"].normalized if "no_comments" in gold else None,
-        "gold_distance_body": gold["body_no_comments"].normalized if "body_no_comments" in gold else None,
-        "gold_distance_raw": gold["raw"].normalized if "raw" in gold else None,
-        "gold_tokens": gold["no_comments"].tokens if "no_comments" in gold else None,
+        "distance": normalized("no_comments"),
+        "gold_distance": gold.get("no_comments", {}).get("normalized"),
+        "gold_distance_body": gold.get("body_no_comments", {}).get("normalized"),
+        "gold_distance_raw": gold.get("raw", {}).get("normalized"),
+        "gold_tokens": gold.get("no_comments", {}).get("tokens"),
         "excess_lev": excess.get("no_comments"),
         "excess_lev_body": excess.get("body_no_comments"),
-        "added_cc": added,
+        "added_cc": after - gold_after if after is not None and gold_after is not None else None,
     }
 
 

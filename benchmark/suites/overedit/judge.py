@@ -8,7 +8,6 @@ from typing import Any
 
 from benchmark.corruptions.testrun import run_tests
 from benchmark.suite import Verdict
-from benchmark.suites.overedit.fidelity import fidelity
 from benchmark.suites.overedit.tasks import Task
 
 ENV_OVERRIDE = "EDIT_FIDELITY_OVEREDIT_ENV"  # another environment for every task (CI: `base` for stdlib-only tasks)
@@ -56,7 +55,8 @@ def missing_imports(task: Task, env: str) -> list[str]:
 
 
 async def judge(box: Any, task: Task, completion: str, *, env: str, timeout_s: float, memory_mb: int) -> Verdict:
-    """The task's tests on a repair in the task's sandbox environment, with the repair's fidelity numbers."""
+    """The task's tests on a repair in the task's sandbox environment (its fidelity numbers come from the
+    server's report: `OverEdit.report_metrics`)."""
     run = await run_tests(box, completion, task.test_code, kind=task.kind, env=env,
                           timeout_s=timeout_s, memory_mb=memory_mb)
     metrics: dict[str, Any] = {"families": task.families, "n_corruptions": len(task.families),
@@ -66,10 +66,6 @@ async def judge(box: Any, task: Task, completion: str, *, env: str, timeout_s: f
     gap = environment_gap(task, run.missing)
     if gap:
         metrics["env_missing"] = gap
-    try:
-        metrics.update(fidelity(task, completion))
-    except Exception as exc:  # noqa: BLE001  # the core never raises on bad code; keep the verdict if it did
-        metrics["fidelity_error"] = f"{type(exc).__name__}: {exc}"[:300]
     return Verdict(passed=run.passed, exec_status=run.status, exit_code=run.exit_code,
                    stderr_tail=run.detail[-600:], sandbox_ms=run.wall_s * 1000.0,
                    sandbox_error=run.sandbox_error, metrics=metrics)

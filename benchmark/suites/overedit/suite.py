@@ -14,7 +14,7 @@ from benchmark.suites.overedit import compare, judge
 from benchmark.suites.overedit import html as report
 from benchmark.suites.overedit import summary as tables
 from benchmark.suites.overedit.download import download
-from benchmark.suites.overedit.fidelity import normalised_flags
+from benchmark.suites.overedit.fidelity import normalised_flags, report_fidelity
 from benchmark.suites.overedit.tasks import CONDITIONS, DATA_FILE, ENV, NAME, Task, load
 
 if TYPE_CHECKING:
@@ -55,6 +55,9 @@ class OverEdit(Suite[Task]):
     async def judge(self, box: Any, task: Task, condition: str, completion: str) -> Verdict:
         return await judge.judge(box, task, completion, env=self.env_for(task), timeout_s=self.timeout_s,
                                  memory_mb=self.memory_mb)
+
+    def report_metrics(self, task: Task, report: dict[str, Any]) -> dict[str, Any]:
+        return report_fidelity(report)
 
     def completion_metrics(self, task: Task, condition: str, completion: str) -> dict[str, Any]:
         return normalised_flags(task, condition, completion)
