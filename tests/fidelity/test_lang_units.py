@@ -76,9 +76,11 @@ def test_a_wrapped_body_with_a_fix_inside_keeps_the_fix_apart() -> None:
 def test_a_helper_appended_after_the_last_function_is_outside_it() -> None:
     edited = JS + "\nfunction helper(value) {\n  return value;\n}\n"
     assert _kinds(JS, edited, "javascript", (1, 8)) == [["logic", "outside_target"]]
-    # the old closing brace stays the function's: the unit starts after it
-    report = measure(JS, edited, language="javascript", target=range(1, 8))
-    assert report.hunks[0].start_line == 8
+    # with the function's last line changed too, the old closing brace still stays the function's (a line
+    # diff matched it to the helper's, which put the helper inside the function)
+    edited = JS.replace("return n * f(n - 1);", "return (n * f(n - 1));") + "\nfunction helper(value) {\n  return value;\n}\n"
+    assert _kinds(JS, edited, "javascript", (1, 8)) == [["formatting_only"], ["logic", "outside_target"]]
+    assert measure(JS, edited, language="javascript", target=range(1, 8)).hunks[1].start_line == 8
 
 
 def test_commonjs_require_is_an_import() -> None:
