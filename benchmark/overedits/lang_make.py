@@ -24,6 +24,7 @@ import hashlib
 import json
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import msgspec
 
@@ -36,6 +37,11 @@ from benchmark.overedits.transforms import apply
 from server.fidelity import apply_text_edits, measure
 from server.fidelity.lang import Source, by_name, comments, functions, parse
 from server.fidelity.lang.functions import LangFunction
+
+if TYPE_CHECKING:
+    from benchmark.suites.canaicode.interview import InterviewQuestion
+    from benchmark.suites.codeeditorbench import CodeEditorBench, Task
+    from sandbox import Sandbox
 
 # pairs that could not be told apart: a removed comment next to a placeholder comment just added
 _CONFLICTS = (frozenset(("comment_removed", "lazy_placeholder")), frozenset(("doc_comment_removed", "lazy_placeholder")))
@@ -161,18 +167,18 @@ def _key(c: Candidate) -> str:
 class _Runner:
     """Runs one candidate's tests: can-ai-code checks (JavaScript) or the CodeEditorBench judge."""
 
-    def __init__(self, data: str | None, box: object) -> None:
+    def __init__(self, data: str | None, box: Sandbox) -> None:
         self.data, self.box = data, box
-        self._questions: dict[str, object] | None = None
-        self._tasks: dict[str, object] | None = None
-        self._suite: object | None = None
+        self._questions: dict[str, InterviewQuestion] | None = None
+        self._tasks: dict[str, Task] | None = None
+        self._suite: CodeEditorBench | None = None
 
     async def passed(self, c: Candidate) -> bool | None:
         spec = json.loads(c.tests)
         if c.test_kind == "canaicode":
+            from benchmark.datadir import data_dir
             from benchmark.suites.canaicode.evaluate import evaluate
             from benchmark.suites.canaicode.interview import load_interview
-            from benchmark.datadir import data_dir
 
             if self._questions is None:
                 root = data_dir(self.data) / "canaicode"
@@ -180,21 +186,22 @@ class _Runner:
             q = self._questions.get(spec["question"])
             if q is None:
                 return None
-            ev = await evaluate(q, "javascript", c.candidate, self.box)  # type: ignore[arg-type]
+            ev = await evaluate(q, "javascript", c.candidate, self.box)
             if ev.sandbox_error:
                 raise SystemExit(f"error: the sandbox could not run the checks: {ev.sandbox_error}")
             return ev.status == "PASS"
         if c.test_kind == "codeeditorbench":
-            ceb = lang_sources.ceb()
-            if self._tasks is None:
+            from benchmark.suites import codeeditorbench as ceb
+
+            if self._tasks is None or self._suite is None:
                 self._tasks = {t.task_id: t for t in ceb.load(self.data)}
                 self._suite = ceb.CodeEditorBench(opt_repeats=1)
             task = self._tasks.get(spec["task"])
-            if task is None or (task.kind == "switch" and spec["program"] == "before"):  # type: ignore[attr-defined]
+            if task is None or (task.kind == "switch" and spec["program"] == "before"):
                 return None  # the similar problem's solution: the task's tests are another problem's
             # judged as a debug answer in the candidate's language: the same problem and tests, no OptScore runs
-            task = msgspec.structs.replace(task, kind="debug", answer_language=c.language)  # type: ignore[arg-type]
-            verdict = await self._suite._judge(self.box, task, c.candidate)  # type: ignore[attr-defined]
+            task = msgspec.structs.replace(task, kind="debug", answer_language=c.language)
+            verdict = await self._suite._judge(self.box, task, c.candidate)
             if verdict.exec_status == "judge_error":
                 raise SystemExit(f"error: the judge failed on {c.id}: {verdict.sandbox_error}")
             return verdict.passed
@@ -230,6 +237,11 @@ async def run_tests(cands: list[Candidate], cache_path: Path, data: str | None, 
 
 def main(args: argparse.Namespace) -> int:
     """The `make` command for a `lang_sources.SOURCES` source (arguments parsed by `make.main`)."""
+    unknown = [s for s in args.source.split(",") if s not in lang_sources.SOURCES]
+    if unknown:
+        print(f"error: unknown source {', '.join(map(repr, unknown))} next to the other languages' sources: "
+              f"choose from {', '.join(lang_sources.SOURCES)}", file=sys.stderr)
+        return 2
     cands: list[Candidate] = []
     pairs: list[LangPair] = []
     for source in args.source.split(","):  # several sources: one corpus

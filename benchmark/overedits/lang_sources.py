@@ -114,9 +114,9 @@ def _clean(code: str) -> str:
 
 def canaicode_programs(data: str | None) -> list[tuple[str, str, str]]:
     """(task id, question id, JavaScript program): PASS answers of the sample results, then references."""
+    from benchmark.datadir import data_dir
     from benchmark.suites.canaicode.interview import load_interview
     from benchmark.suites.canaicode.reference import reference_answer
-    from benchmark.datadir import data_dir
 
     root = data_dir(data) / "canaicode"
     if not root.is_dir():
@@ -138,16 +138,16 @@ def canaicode_programs(data: str | None) -> list[tuple[str, str, str]]:
         if not (root / interview).is_dir():
             continue
         for q in load_interview(root, interview):
-            code = reference_answer(q, "javascript")
-            if code and _clean(code) not in seen:
-                seen.add(_clean(code))
-                out.append((f"{q.task_id}/reference", q.task_id, _clean(code)))
+            answer = reference_answer(q, "javascript")
+            if answer and _clean(answer) not in seen:
+                seen.add(_clean(answer))
+                out.append((f"{q.task_id}/reference", q.task_id, _clean(answer)))
     return out
 
 
 def codeeditorbench_programs(data: str | None, language: str) -> list[tuple[str, str | None, str, str]]:
     """(task id, real original or None, program, which program) of one language."""
-    codeeditorbench = ceb()
+    from benchmark.suites import codeeditorbench
     out: list[tuple[str, str | None, str, str]] = []
     for t in codeeditorbench.load(data):
         sides = []
@@ -189,14 +189,6 @@ def load(source: str, data: str | None, limit: int | None, seed: int) -> list[La
                                   tests=json.dumps({"task": task_id.rsplit("/", 1)[0], "program": side}),
                                   test_kind="codeeditorbench", instruction=FIX_ASK))
     return pairs
-
-
-def ceb():  # noqa: ANN201 - the CodeEditorBench suite module, wherever this checkout keeps it
-    try:
-        from benchmark.suites import codeeditorbench
-    except ImportError:  # before the suites package
-        from benchmark import codeeditorbench  # type: ignore[no-redef]
-    return codeeditorbench
 
 
 __all__ = ["JS_LIKE", "LANGUAGE", "SOURCES", "LangPair", "inject_bug", "load"]

@@ -243,7 +243,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     from benchmark.overedits import lang_make, lang_sources
 
-    if all(s in lang_sources.SOURCES for s in args.source.split(",")):  # JS, TS, Java, C++ (tree-sitter)
+    if any(s in lang_sources.SOURCES for s in args.source.split(",")):  # JS, TS, Java, C++ (tree-sitter)
         return lang_make.main(args)
     try:
         pairs = load_pairs(args.source, args.data, args.limit)

@@ -229,3 +229,6 @@ def test_an_unknown_source_is_one_line(tmp_path: Path, capsys: pytest.CaptureFix
     assert make.main(["--from", "canaicode-js", "--data", str(tmp_path / "none"), "--out", str(tmp_path / "c.jsonl")]) == 2
     err = capsys.readouterr().err
     assert err.startswith("error: cannot load 'canaicode-js'") and err.count("\n") == 1
+    assert make.main(["--from", "canaicode-js,bogus", "--out", str(tmp_path / "c.jsonl")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: unknown source 'bogus'") and err.count("\n") == 1
