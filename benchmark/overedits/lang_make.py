@@ -252,7 +252,7 @@ def main(args: argparse.Namespace) -> int:
             return 2
         pairs += got
         cands += [c for p in got for c in candidates_for(p, source, args.seed, args.per_task)]
-    print(f"{len({c.task_id for c in cands})} of {len(pairs)} programs give candidates (the others: a gold edit "
+    print(f"{len({(c.source, c.task_id) for c in cands})} of {len(pairs)} programs give candidates (the others: a gold edit "
           "the core flags on its own, no named function around the fix)", file=sys.stderr)
     if args.tests:
         cands = asyncio.run(run_tests(cands, args.out.with_suffix(".testcache.json"), args.data, args.workers))
