@@ -35,10 +35,12 @@ def test_broken_edits_never_raise(lang: str, cut: int, length: int, junk: str) -
     cut %= len(text)
     broken = text[:cut] + junk + text[cut + length:]
     a = L.parse(text, L.by_name(lang))
+    L.functions(a)
     b = L.parse(broken, L.by_name(lang), previous=a)
     _all_facts(b)
     fresh = L.parse(broken, L.by_name(lang))
     assert L.lex(b) == L.lex(fresh)  # the incremental parse agrees with a fresh one
+    assert L.functions(b) == L.functions(fresh)
     L.distances(a, b)
     start = min(cut, len(broken))
     L.same_tree(a, (cut, cut + length), b, (start, start + len(junk)))
@@ -48,3 +50,33 @@ def test_broken_edits_never_raise(lang: str, cut: int, length: int, junk: str) -
 @given(lang=st.sampled_from(sorted(UNITS)), text=st.text(max_size=200))
 def test_any_text_never_raises(lang: str, text: str) -> None:
     _all_facts(L.parse(text, L.by_name(lang)))
+
+
+EDITS = ("digit", "comment line", "rename", "delete line", "duplicate line")
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(lang=st.sampled_from(sorted(UNITS)), at=st.integers(0, 10_000), edit=st.sampled_from(EDITS))
+def test_functions_reused_from_the_previous_text_are_the_fresh_ones(lang: str, at: int, edit: str) -> None:
+    """After an edit, the functions of the untouched top-level units come from the previous text
+    (shifted); they must be exactly what a fresh parse finds."""
+    text = SOURCES[lang]
+    at %= len(text)
+    line = text.rfind("\n", 0, at) + 1
+    end = text.find("\n", at) + 1 or len(text)
+    if edit == "digit":
+        j = text.find("0", at)
+        edited = text if j < 0 else text[:j] + "7" + text[j + 1:]
+    elif edit == "comment line":
+        edited = text[:line] + "// note\n" + text[line:]
+    elif edit == "rename":
+        j = text.find("total", at)
+        edited = text if j < 0 else text[:j] + "sum" + text[j + 5:]
+    elif edit == "delete line":
+        edited = text[:line] + text[end:]
+    else:
+        edited = text[:end] + text[line:end] + text[end:]
+    a = L.parse(text, L.by_name(lang))
+    L.functions(a)
+    b = L.parse(edited, L.by_name(lang), previous=a)
+    assert L.functions(b) == L.functions(L.parse(edited, L.by_name(lang)))

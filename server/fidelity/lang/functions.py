@@ -205,23 +205,73 @@ def clear_metrics() -> None:
 
 
 def functions(src: Source) -> list[LangFunction]:
-    """Every named function of the text, in text order (cached on the Source)."""
+    """Every named function of the text, in text order (cached on the Source). A text parsed from an
+    earlier one whose functions are known keeps those of the top-level units the edit did not touch
+    (shifted), and finds only the touched units' again."""
     cached = src.__dict__.get("_functions")
     if cached is not None:
         return cached
+    reused = _reuse(src)
+    if reused is not None:
+        before, after, lo, hi = reused
+        out = [*before, *_found(src, lo, hi), *after]
+    else:
+        out = _found(src, 0, len(src.data))
+    src.__dict__["_functions"] = out
+    return out
+
+
+def _reuse(src: Source) -> tuple[list[LangFunction], list[LangFunction], int, int] | None:
+    """(functions before the touched top-level units, those after them shifted, and the byte range of
+    the touched units in the new text), or None when nothing can be reused."""
+    prev, edit = src.previous, src.edit
+    old_fns = prev.__dict__.get("_functions") if prev is not None else None
+    if prev is None or edit is None or old_fns is None or src.tree.root_node.has_error or prev.tree.root_node.has_error:
+        return None
+    head, old_end, new_end = edit
+    delta = new_end - old_end
+
+    def touched(root: ts.Node, end: int) -> tuple[int, int]:
+        units = [n for n in root.children if n.start_byte <= end and n.end_byte >= head]
+        return (min(n.start_byte for n in units), max(n.end_byte for n in units)) if units else (head, end)
+
+    (a0, a1), (b0, b1) = touched(prev.tree.root_node, old_end), touched(src.tree.root_node, new_end)
+    lo, hi_old = min(a0, b0), max(a1, b1 - delta)  # the touched span, in the old text's bytes
+    lo_c, hi_c = prev.char(lo), prev.char(hi_old)
+    if hi_old - delta > len(src.data) or src.data[:lo] != prev.data[:lo]:
+        return None
+    dc, dl = len(src.text) - len(prev.text), src.text.count("\n") - prev.text.count("\n")
+    before = [f for f in old_fns if f.end_char <= lo_c]
+    after = [f._replace(start=f.start + dl, def_line=f.def_line + dl, end=f.end + dl, signature_end=f.signature_end + dl,
+                        start_char=f.start_char + dc, end_char=f.end_char + dc,
+                        body_char=f.body_char + dc if f.body_char >= 0 else -1)
+             for f in old_fns if f.start_char >= hi_c]
+    return before, after, lo, hi_old + delta
+
+
+def _found(src: Source, lo: int, hi: int) -> list[LangFunction]:
+    """The functions whose nodes lie in bytes [lo, hi) (whole top-level units, or the whole text)."""
     lang = src.lang
     lexed = lex(src)
     found: list[tuple[ts.Node, ts.Node, str]] = []  # (function node, name node, kind)
-    for node in _queries(lang).functions.captures(src.tree.root_node).get("f", []):
+    cursor = _queries(lang).functions
+    cursor.set_byte_range(lo, hi)
+    try:
+        captured = cursor.captures(src.tree.root_node).get("f", [])
+    finally:
+        cursor.set_byte_range(0, 0xFFFFFFFF)
+    for node in captured:
+        if node.start_byte < lo or node.end_byte > hi:
+            continue
         if node.type in lang.lambdas:
-            name = _assigned_name(lang, node)
+            named = _assigned_name(lang, node)
             kind = "lambda"
         else:
-            name = _declared_name(lang, node)
+            named = _declared_name(lang, node)
             kind = "function"
-        if name is None:
+        if named is None:
             continue
-        found.append((node, name, kind))
+        found.append((node, named, kind))
     found.sort(key=lambda f: f[0].start_byte)
     decisions = per_thread("decisions:" + lang.name, lambda: complexity._DecisionQuery(lang))
     out: list[LangFunction] = []
@@ -251,7 +301,8 @@ def functions(src: Source) -> list[LangFunction]:
         cyc, cog, params = _metrics(lang, src, node, name, inner, decisions)
         head = node
         if kind == "lambda" and node.parent is not None:
-            head = node.parent.parent if node.parent.type == "expression_list" else node.parent
+            grand = node.parent.parent
+            head = grand if node.parent.type == "expression_list" and grand is not None else node.parent
         body_char = -1
         if body is not None:  # the first token inside the braces (or the expression of an arrow function)
             first = body.child(0)
@@ -276,7 +327,6 @@ def functions(src: Source) -> list[LangFunction]:
             depth=sum(1 for _ in _ancestors(node)),
             broken=node.has_error,
         ))
-    src.__dict__["_functions"] = out
     return out
 
 

@@ -76,6 +76,10 @@ class Source:
         self.tree = tree
         self.data = data
         self.ascii = len(data) == len(text)
+        # the earlier text this one was parsed from and the one edit between them (bytes: start, old
+        # end, new end); lets facts of the top-level units the edit did not touch be reused
+        self.previous: Source | None = None
+        self.edit: tuple[int, int, int] | None = None
 
     @cached_property
     def line_starts(self) -> list[int]:
@@ -188,4 +192,7 @@ def parse(text: str, lang: Lang, previous: Source | None = None) -> Source:
         # into pieces inside an ERROR): a broken text is parsed afresh, so its facts never depend
         # on the history of the buffer
         new = parser.parse(data)
-    return Source(text, lang, new, data)
+    src = Source(text, lang, new, data)
+    src.previous, src.edit = previous, (head, len(old) - tail, len(data) - tail)
+    previous.previous = None  # one step back is all a reuse needs: no chain of old trees kept alive
+    return src
