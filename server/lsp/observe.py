@@ -76,18 +76,18 @@ async def observe_now(ls: EditFidelityServer, state: DocState) -> None:
         baseline, source = state.observation.baseline, state.observation.source
     else:
         return
-    version, current = state.version, state.text
-    if baseline == current:
+    snap = state.current
+    if baseline == snap.text:
         state.observation = None
         state.observe_baseline = None
         ls.publish(state.uri)
         return
     ls.counters["observationsMeasured"] += 1
     report, window = await ls.compute(owned(state.uri, functools.partial(
-        measure_windowed, baseline, current, ls.settings.thresholds.large_file_lines, state.language)))
-    if ls.store.docs.get(state.uri) is not state or state.version != version:
+        measure_windowed, baseline, snap.text, ls.settings.thresholds.large_file_lines, snap.language)))
+    if ls.store.docs.get(state.uri) is not state or state.current is not snap:
         return  # closed, or changed again: a newer run is scheduled
-    store_observation(ls, state, baseline, current, version, source, report, window)
+    store_observation(ls, state, baseline, snap.text, snap.version, source, report, window)
 
 
 def store_observation(ls, state: DocState, baseline: str, current: str, version: int, source: str, report,

@@ -98,23 +98,55 @@ class OwnEdit:
     burst_baseline: str | None  # `observe_baseline` when the edit was sent (a burst in progress)
 
 
+@dataclass(frozen=True, slots=True)
+class DocumentSnapshot:
+    """One version of one opening of a document, immutable: what background work (an observation, a
+    request's measurement) is handed, so it never reads a later edit; `state.current is snap` tells
+    whether the buffer is still that one."""
+
+    uri: str
+    version: int
+    generation: int  # which opening (versions restart when a document is reopened)
+    text: str
+    language: str  # what measure() measures it as (`resolve(languageId, path)`)
+
+
 @dataclass
 class DocState:
     uri: str
-    text: str  # the text after the last change we saw
-    version: int
-    snapshot: str  # text at open / last save / explicit snapshot
+    current: DocumentSnapshot  # the buffer after the last change we saw (the one copy of its text)
+    snapshot: str  # baseline text at open / last save / explicit snapshot
     observe_baseline: str | None = None  # text before the first large change of a burst
     observation: Observation | None = None
     observe_task: asyncio.Task | None = None
     actions_cache: tuple[int, list] | None = None  # (version, entries)
     dismissed: bool = False
     python: bool = True  # observed: Python or a language the fidelity layer supports
-    language: str = "python"  # what measure() measures it as (`resolve(languageId, path)`)
     bug_marks: list[BugMark] = field(default_factory=list)  # the last locateBug answers (any change clears them)
-    generation: int = 0  # one per didOpen: versions restart on reopen (VS Code starts again at 1)
     active_proposal: str | None = None  # the pending proposal the diagnostics show (None: the first)
     own_edits: list[OwnEdit] = field(default_factory=list)
+
+    @property
+    def text(self) -> str:
+        return self.current.text
+
+    @property
+    def version(self) -> int:
+        return self.current.version
+
+    @property
+    def generation(self) -> int:
+        """One per didOpen: versions restart on reopen (VS Code starts again at 1)."""
+        return self.current.generation
+
+    @property
+    def language(self) -> str:
+        return self.current.language
+
+    def advance(self, version: int, text: str) -> DocumentSnapshot:
+        """The buffer after a didChange: a new snapshot (the old one stays what it was for its holders)."""
+        self.current = DocumentSnapshot(self.uri, version, self.current.generation, text, self.current.language)
+        return self.current
 
 
 def same_content(state: DocState, version: int, generation: int, text: str) -> bool:

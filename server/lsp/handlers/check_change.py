@@ -46,12 +46,13 @@ def register(ls) -> None:
         else:
             assert isinstance(baseline, BaselineText)
             before = baseline.text
-        version, current = state.version, state.text
+        snap = state.current
         report, window = await ls.compute(owned(state.uri, functools.partial(
-            measure_windowed, before, current, ls.settings.thresholds.large_file_lines, state.language)))
-        still_open = ls.store.docs.get(state.uri) is state  # not closed (and maybe reopened) meanwhile
-        obs = store_observation(ls, state, before, current, version, f"checkChange:{kind}", report, window) \
-            if still_open and state.version == version else None
+            measure_windowed, before, snap.text, ls.settings.thresholds.large_file_lines, snap.language)))
+        # still this buffer: not closed (and maybe reopened) or changed meanwhile
+        current = ls.store.docs.get(state.uri) is state and state.current is snap
+        obs = store_observation(ls, state, before, snap.text, snap.version, f"checkChange:{kind}", report, window) \
+            if current else None
         views = obs.views if obs is not None else []
         result = CheckChangeResult(
             report=wire_report(report.to_builtins()),
@@ -59,7 +60,7 @@ def register(ls) -> None:
             flagged_hunks=[v.index for v in views if v.flagged],
             hunk_messages=[v.message for v in views],
             hunk_severities=[v.severity for v in views],
-            version=version,
+            version=snap.version,
             window=None if window is None else Window(start_line=window.start_line, end_line=window.after_end,
                                                       baseline_end_line=window.before_end),
         )

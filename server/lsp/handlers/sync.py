@@ -19,7 +19,7 @@ from server.lsp.flagging import flag_hunks
 from server.lsp.hunk_views import hunk_views
 from server.lsp.necessity import forget_analyses
 from server.lsp.observe import changed_lines, own_edit_arrived, schedule
-from server.lsp.state import DocState, Proposal, owned
+from server.lsp.state import DocState, DocumentSnapshot, Proposal, owned
 from server.lsp.unit_edits import unit_edits
 
 logger = logging.getLogger(__name__)
@@ -43,6 +43,7 @@ def _shift_target(target: tuple[int, int] | None, edits) -> tuple[int, int] | No
 async def _carry_over(ls, p: Proposal, version: int, text: str) -> None:
     """After a partial apply: the rest of the proposal, measured against the new buffer."""
     try:
+        assert p.edited is not None  # only a proposal with an edit is applied in part
         applied = unit_edits(p.report, p.applied_hunks) if p.report else []
         target = _shift_target(p.target, applied)
         rng = range(target[0] + 1, target[1] + 2) if target else None
@@ -78,9 +79,9 @@ def register(ls) -> None:
         language = resolve(item.language_id, key)
         python = language == PYTHON or (by_name_or_none(language) is None and key.endswith((".py", ".pyi")))
         language = PYTHON if python else language
-        ls.store.docs[key] = DocState(uri=key, text=item.text, version=item.version, snapshot=item.text,
-                                      python=python or by_name_or_none(language) is not None, language=language,
-                                      generation=ls.store.next_generation())
+        current = DocumentSnapshot(key, item.version, ls.store.next_generation(), item.text, language)
+        ls.store.docs[key] = DocState(uri=key, current=current, snapshot=item.text,
+                                      python=python or by_name_or_none(language) is not None)
         # opened again without a close: what was computed for other content is stale (versions restart)
         for p in ls.store.proposals.values():
             if p.uri == key:
@@ -97,8 +98,7 @@ def register(ls) -> None:
         prev = state.text
         had_pending = bool(ls.store.pending_for(key, prev_version))
         had_marks, state.bug_marks = bool(state.bug_marks), []  # locateBug answers name lines of the old text
-        state.text = doc.source
-        state.version = params.text_document.version
+        state.advance(params.text_document.version, doc.source)
         state.actions_cache = None
 
         # a partially applied proposal: once the buffer is exactly what the applied hunks give (the
