@@ -13,9 +13,9 @@ from lsp_helpers import attach_editor, backend_entry, code_actions, execute, wai
 from lsprotocol import types
 from pytest_lsp import LanguageClient, client_capabilities
 
-from tools.doubles.scripted import Step, fenced
 from server.fidelity import apply_text_edits, measure
 from server.lsp.necessity_env import PYTEST
+from tools.doubles.scripted import Step, fenced
 
 MODULE = '''def clamp(x, lo, hi):
     return max(lo, min(x, hi))
@@ -323,3 +323,46 @@ async def test_necessity_over_units_separates_the_fix_from_the_rename_on_its_lin
     [keep] = [a for a in actions if "Keep only the needed hunks" in a["title"]]
     assert (await execute(lsp, keep["command"]["command"], keep["command"]["arguments"][0]))["applied"] is True
     assert editor.texts[uri] == AVG_FIX  # the fix alone: the rename on its line left out
+
+
+JS = '''function average(numbers) {
+  let total = 0;
+  for (const n of numbers) {
+    total += n;
+  }
+  return total / (numbers.length + 1);
+}
+
+module.exports = { average };
+'''
+JS_FIX = JS.replace("(numbers.length + 1)", "numbers.length")
+# the fix, a rename of the parameter on its line and elsewhere, and a guard nobody asked for
+JS_OVER = JS_FIX.replace("numbers", "values").replace(
+    "  let total = 0;", '  if (!Array.isArray(values)) {\n    throw new TypeError("values must be an array");\n  }\n'
+    "  let total = 0;")
+JS_TEST = '''const assert = require("assert");
+const { average } = require("../src/stats.js");
+assert.strictEqual(average([1, 2, 3]), 2);
+console.log("ok");
+'''
+
+
+@pytest.mark.skipif(not __import__("shutil").which("node"), reason="node is not installed")
+async def test_necessity_in_javascript_keeps_only_the_fix(lsp, backend, tmp_path):
+    ws = tmp_path / "jsws"
+    (ws / "src").mkdir(parents=True)
+    (ws / "test").mkdir()
+    (ws / "src" / "stats.js").write_text(JS)
+    (ws / "test" / "stats.test.js").write_text(JS_TEST)
+    backend.scripts["js-over"] = [Step(content=lambda req: f"Here is the code:\n\n```javascript\n{JS_OVER}```\n")]
+    editor = await start(lsp, ws, {"backends": [backend_entry(backend, "js-over")], "testCommand": "node test/stats.test.js",
+                                   "necessity": {"maxRuns": 16, "parallel": 2, "timeoutS": 30, "include": ["**/*.js"]}})
+    uri = (ws / "src" / "stats.js").as_uri()
+    editor.open(uri, JS, language="javascript")
+    [p] = (await execute(lsp, "editFidelity.requestEdit", {"uri": uri, "version": 1, "instruction": "fix average"}))["proposals"]
+    hunks = p["report"]["hunks"]
+    fix = next(i for i, h in enumerate(hunks) if h["kinds"] == ["logic"])
+    assert any(h["renames"] == {"numbers": "values"} for h in hunks) and any("defensive" in h["kinds"] for h in hunks)
+    res = await execute(lsp, "editFidelity.analyzeNecessity", {"id": p["id"]})
+    assert res["status"] == "minimal", res["message"]
+    assert res["needed"] == [fix] and sorted(res["unnecessary"]) == sorted(set(range(len(hunks))) - {fix})
