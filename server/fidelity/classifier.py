@@ -9,14 +9,10 @@ of its statements unchanged (parentheses, quotes, wrapping, trailing commas): th
 from __future__ import annotations
 
 import itertools
-
-import ast
-import re
-import warnings
 from collections import Counter
 
 import msgspec
-from rapidfuzz.distance import Indel, Levenshtein
+from rapidfuzz.distance import Levenshtein
 
 from server.fidelity.analysis import Analysis
 from server.fidelity.hunks import (
@@ -26,16 +22,16 @@ from server.fidelity.hunks import (
     _placeholder_lines,
     _plural,
     _signature_changes,
-    common_affix,
     line_regions,
-    tidy_regions,
     rename_map,
 )
 from server.fidelity.lang import dispatch as other
 from server.fidelity.lang.analysis import LangAnalysis
 from server.fidelity.report import UNREQUESTED_KINDS, Hunk, TextEdit
 from server.fidelity.structure import FunctionInfo, Structure
+from server.fidelity.rename_regions import _regions_after_renames, _renamed_lines
 from server.fidelity.textedits import apply_text_edits, region_edit
+from server.fidelity.unit_trees import _dump_statement, _dump_text, _plausibly_formatting, _same_layout
 from server.fidelity.units import (
     CODE,
     EOL,
@@ -64,49 +60,13 @@ class Unit:
         self.sig_rename = False
 
 
-def _plausibly_formatting(old: list[str], new: list[str]) -> bool:
-    """Could these token lists differ by parentheses, commas, quotes or number spelling only?"""
-    return _canonical(old) == _canonical(new)
-
-
-_LAYOUT = frozenset(("(", ")", ",", ";", "\\", "\n", "\r\n", ""))
-
-
-def _same_layout(old: list[str], new: list[str]) -> bool:
-    """Only literals respelled (quotes, number forms), brackets and commas as they were: the same tree
-    without parsing (a string of equal value in the same place is the same constant)."""
-    return [t for t in old if t in _LAYOUT] == [t for t in new if t in _LAYOUT] and len(old) == len(new)
-
-
-def _canonical(tokens: list[str]) -> list[object]:
-    out: list[object] = []
-    for t in tokens:
-        if t in _LAYOUT:
-            continue
-        value: object = t
-        if t[:1] in "'\"" or (t[:1].isalpha() and t[:1] in "rRbBuU" and t[1:2] in "'\"rRbB"):
-            try:
-                value = ("str", ast.literal_eval(t))
-            except (ValueError, SyntaxError, MemoryError, RecursionError):
-                value = t
-            if out and isinstance(out[-1], tuple) and isinstance(value, tuple) and type(out[-1][1]) is type(value[1]):
-                out[-1] = ("str", out[-1][1] + value[1])  # implicit concatenation
-                continue
-        elif t[:1].isdigit() or (t[:1] == "." and t[1:2].isdigit()):
-            try:
-                value = ("num", ast.literal_eval(t))
-            except (ValueError, SyntaxError):
-                value = t
-        out.append(value)
-    return out
-
-
 class UnitBuilder:
     """Builds and classifies the change units of one edit."""
 
     def __init__(self, original: Analysis, edited: Analysis, target: range | None) -> None:
         self.original, self.edited, self.target = original, edited, target
         self.lang = isinstance(original, LangAnalysis)  # another language: its own trees, no NEWLINE tokens
+        self.lang_original = original if isinstance(original, LangAnalysis) else None  # the same, typed
         self.old, self.new = Side(original), Side(edited)
         regions = expand_regions(self.old, self.new, [(r.a_start, r.a_end, r.b_start, r.b_end)
                                                       for r in line_regions(original.lines, edited.lines,
@@ -225,8 +185,8 @@ class UnitBuilder:
             old_name, new_name = atoms[0].rename  # type: ignore[misc]
             unit.renames = {old_name: new_name}
             rows = self.old.rows
-            kinds = ["rename"]
-            details = [f"renamed `{old_name}` to `{new_name}`"]
+            kinds: list[str] = ["rename"]
+            details: list[str] = [f"renamed `{old_name}` to `{new_name}`"]
             # a renamed parameter breaks Python's keyword callers; the other languages have no
             # keyword arguments, so there it is a rename only
             if not self.lang and any(_in_ranges(rows[a.old[0].token], self.sig_old) for a in atoms):
@@ -241,8 +201,8 @@ class UnitBuilder:
         new_code = [it for a in atoms if a.category == CODE for it in a.new if it.token >= 0]
         old_comments = [it.key[1:] for a in atoms for it in a.old if it.token < 0]
         new_comments = [it.key[1:] for a in atoms for it in a.new if it.token < 0]
-        kinds: list[str] = []
-        details: list[str] = []
+        kinds = []
+        details = []
         if old_code or new_code:
             old_keys = [it.key for it in old_code]
             new_keys = [it.key for it in new_code]
@@ -258,8 +218,8 @@ class UnitBuilder:
         if placeholders and "lazy_placeholder" not in kinds and not (old_code or new_code):
             kinds.append("lazy_placeholder")
             details.append(f"adds a placeholder ({placeholders[0]!r})")
-        if removed.total() > added.total() and self.lang and other.doc_comments_only(
-                self.original, [it for a in atoms for it in a.old], removed - added):
+        if removed.total() > added.total() and self.lang_original is not None and other.doc_comments_only(
+                self.lang_original, [it for a in atoms for it in a.old], removed - added):
             kinds.append("docstring")  # a doc comment is these languages' docstring
             details.append(f"removes {_plural(removed.total() - added.total(), 'doc comment')}")
         elif removed.total() > added.total():
@@ -306,8 +266,8 @@ class UnitBuilder:
             return False
         lo = min(a.a0 for a in atoms)
         hi = max(a.a1 for a in atoms)
-        if self.lang:
-            return other.same_tree_applied(self.original, self.new.text, [(a.a0, a.a1, a.b0, a.b1) for a in atoms])
+        if self.lang_original is not None:
+            return other.same_tree_applied(self.lang_original, self.new.text, [(a.a0, a.a1, a.b0, a.b1) for a in atoms])
         quick = self._same_statement_tree(atoms, lo, hi)
         if quick is not None:
             return quick
@@ -379,7 +339,8 @@ class UnitBuilder:
                          for c in [it.key[1:]] if c not in old_notes and _placeholder_lines([c])]
         guards = [g for g in b_struct.guards if self._guard_added(g[0])]
         guard_ranges = [(g[0], g[1]) for g in guards]
-        whole_statements = (other.whole_lines(self.original, {it.token for it in old_code}, old_lines) if self.lang
+        whole_statements = (other.whole_lines(self.lang_original, {it.token for it in old_code}, old_lines)
+                            if self.lang_original is not None
                             else any(it.key in ("\n", "\r\n", "") for it in old_code))
         removal = ("lazy_placeholder" if placeholders else
                    "deletion" if whole_statements and not [it for it in new_code if it.key not in ("\n", "")] else "logic")
@@ -395,7 +356,8 @@ class UnitBuilder:
 
         seen: list[str] = []
         # another language: an `unwrap()`/`expect()` dropped for a new match on the Result is defensive
-        unwrapped = other.unwrap_spans(self.original) if self.lang and other.adds_match(guards) else []
+        unwrapped: list[tuple[int, int]] = (other.unwrap_spans(self.lang_original) if self.lang_original is not None
+                     and other.adds_match(guards) else [])
         for it in old_code:
             kind = shared(a_rows[it.token], a_struct, self.sig_old) or removal
             if unwrapped and kind == "logic" and any(s <= it.start < e for s, e in unwrapped):
@@ -403,14 +365,10 @@ class UnitBuilder:
             seen.append(kind)
         for it in new_code:
             row = b_rows[it.token]
-            kind = shared(row, b_struct, self.sig_new)
-            if kind is None:
-                if _in_ranges(row, guard_ranges):
-                    kind = "defensive"
-                elif placeholders and edited.lines[row - 1].strip() in placeholders:
-                    kind = "lazy_placeholder"
-                else:
-                    kind = "logic"
+            kind = shared(row, b_struct, self.sig_new) or (
+                "defensive" if _in_ranges(row, guard_ranges)
+                else "lazy_placeholder" if placeholders and edited.lines[row - 1].strip() in placeholders
+                else "logic")
             seen.append(kind)
         counts = Counter(seen)
         newline_kinds = Counter(k for k, it in zip(seen, [*old_code, *new_code]) if it.key in ("\n", "\r\n", ""))
@@ -497,37 +455,6 @@ class UnitBuilder:
         return hunk, edits
 
 
-def _renamed_lines(lines: list[str], renames: dict[str, str], scopes: dict[str, tuple[int, int]]) -> list[str]:
-    words = re.compile(r"(?<![\w.])(" + "|".join(map(re.escape, renames)) + r")\b")
-    out = []
-    for n, line in enumerate(lines, start=1):
-        if words.search(line):
-            line = words.sub(lambda m: renames[m.group(1)] if m.group(1) not in scopes
-                             or scopes[m.group(1)][0] <= n <= scopes[m.group(1)][1] else m.group(1), line)
-        out.append(line)
-    return out
-
-
-def _regions_after_renames(lines: list[str], mapped: list[str], new: list[str]) -> list[tuple[int, int, int, int]]:
-    """Line regions of the edit aligned on the renamed original, plus each renamed line it pairs."""
-    head, tail = common_affix(lines, new)
-    out: list[tuple[int, int, int, int]] = []
-    current: list[int] | None = None
-    for op in Indel.opcodes(mapped[head:len(mapped) - tail], new[head:len(new) - tail]):
-        if op.tag != "equal":
-            if current is None:
-                current = [head + op.src_start + 1, head + op.src_start, head + op.dest_start + 1, head + op.dest_start]
-                out.append(current)  # type: ignore[arg-type]
-            current[1], current[3] = head + op.src_end, head + op.dest_end
-            continue
-        current = None
-        for k in range(op.src_end - op.src_start):
-            a, b = head + op.src_start + k, head + op.dest_start + k
-            if lines[a] != new[b]:
-                out.append([a + 1, a + 1, b + 1, b + 1])  # type: ignore[arg-type]
-    return [(r.a_start, r.a_end, r.b_start, r.b_end) for r in tidy_regions([LineRegion(*r) for r in out], mapped, new)]
-
-
 def _merge_same_point(order: list[object], groups: dict[object, list[Atom]]) -> list[Unit]:
     """Units inserting at one point of the original keep their order there only through the order of
     the units (LSP applies inserts at one position in array order; so does `apply_text_edits`): units
@@ -591,32 +518,6 @@ def _consistent(old: str, new: str, atoms: list[Atom]) -> bool:
             return False
         pa, pb = a.a1, a.b1
     return old[pa:] == new[pb:]
-
-
-def _dump_statement(text: str) -> str | None:
-    """`ast.dump` of one logical line parsed alone: dedented, a header given a body."""
-    lines = text.splitlines(keepends=True)
-    if not lines:
-        return None
-    indent = lines[0][: len(lines[0]) - len(lines[0].lstrip(" \t"))]
-    body = "".join(ln[len(indent):] if ln.startswith(indent) else ln for ln in lines).rstrip()
-    if body.startswith("@"):
-        body += "\ndef _(): pass"
-    elif body.endswith(":"):
-        body += " pass"
-    elif body.startswith(("elif ", "else", "except", "finally")):
-        return None
-    return _dump_text(body)
-
-
-def _dump_text(text: str) -> str | None:
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            tree = ast.parse(text)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return None
-    return ast.dump(tree)
 
 
 def build_units(original: Analysis, edited: Analysis, target: range | None) -> list[tuple[Hunk, list[TextEdit]]]:
