@@ -13,7 +13,7 @@ RECORDED_URL := https://raw.githubusercontent.com/Aaditya-Bhatia/CanItEdit/30d51
 RECORDED ?= $(if $(wildcard $(EDIT_FIDELITY_DATA)/canitedit_runs/$(RECORDED_NAME)),$(EDIT_FIDELITY_DATA)/canitedit_runs/$(RECORDED_NAME),$(RECORDED_URL))
 RUN_DIR ?= runs/canitedit-qwen2.5-coder-7b
 
-.PHONY: setup run test bench example
+.PHONY: setup run test lint bench example
 setup:
 	@scripts/setup
 
@@ -24,7 +24,13 @@ run: setup
 example: setup
 	$(BIN)/edit-fidelity check --example
 
-test: setup
+# ruff (lint and format) and mypy, configured in pyproject.toml; `make test` runs them first
+lint: setup
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/mypy
+
+test: setup lint
 	$(BIN)/python -m pytest -q
 	@scripts/ci-docker
 	@if [ -x scripts/test-vscode ]; then scripts/test-vscode; fi
@@ -33,3 +39,4 @@ bench: setup
 	$(BIN)/python -m tools.bench.bench_fidelity
 	$(BIN)/python -m tools.bench.bench_lsp
 	$(BIN)/python -m tools.bench.bench_sandbox
+	$(BIN)/python -m tools.bench.bench_lang --targets

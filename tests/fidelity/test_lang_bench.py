@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from benchmark import bench_lang
+from tools.bench import bench_lang
 
 
 def test_bench_lang_runs_on_a_small_file(capsys: pytest.CaptureFixture[str]) -> None:

@@ -6,7 +6,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import server.fidelity.lang as L
-from benchmark.bench_lang import UNITS, make_text
+from tools.bench.bench_lang import UNITS, make_text
 
 SOURCES = {name: make_text(name, 40) for name in UNITS}
 

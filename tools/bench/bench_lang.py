@@ -1,8 +1,8 @@
 """Speed of the language layer (server/fidelity/lang) per language, on a generated ~2,000-line file.
 
-    .venv/bin/python -m benchmark.bench_lang                    # every language, 2,000 lines, 7 rounds
-    .venv/bin/python -m benchmark.bench_lang --lines 500 --languages java,cpp --rounds 11
-    .venv/bin/python -m benchmark.bench_lang --targets --rounds 30   # the issue's two speed targets
+    .venv/bin/python -m tools.bench.bench_lang                    # every language, 2,000 lines, 7 rounds
+    .venv/bin/python -m tools.bench.bench_lang --lines 500 --languages java,cpp --rounds 11
+    .venv/bin/python -m tools.bench.bench_lang --targets --rounds 30   # the issue's two speed targets
 
 The file is one realistic function shape (a loop, branches, a call, a comment, a string) repeated,
 inside a class where the language has classes. Figures per language, median of the rounds, in ms:
@@ -50,6 +50,7 @@ import os
 import statistics
 import sys
 import time
+from collections.abc import Callable
 
 import server.fidelity.lang as L
 from server.fidelity.measure import measure
@@ -96,7 +97,7 @@ def make_text(lang: str, lines: int) -> str:
     return head + body + tail
 
 
-STAT = [statistics.median]  # --min: the least of the rounds (steadier on a shared, loaded machine)
+STAT: list[Callable[[list[float]], float]] = [statistics.median]  # --min: the least of the rounds (steadier on a shared, loaded machine)
 
 
 def _ms(fn, rounds: int, setup=None) -> float:
@@ -183,6 +184,8 @@ async def _server_check_change(text: str, language_id: str, uri: str, edit, roun
                 command="editFidelity.checkChange", arguments=[{"uri": uri, "baseline": "snapshot"}]))
             if k:
                 times.append((time.perf_counter() - t) * 1000)
+            if result is None:
+                raise SystemExit("bench_lang: checkChange answered nothing")
             hunks = result["report"]["hunks"] if isinstance(result, dict) else result.report.hunks
             if not hunks:
                 raise SystemExit("bench_lang: checkChange found no change (the server did not see the edit)")
