@@ -8,9 +8,9 @@ Replayed backends answer through a local `ReplayEndpoint`, one server-side backe
 from __future__ import annotations
 
 from collections.abc import Iterator
-from contextlib import contextmanager, nullcontext
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass, field
-from typing import Any, ContextManager
+from typing import Any
 
 from benchmark import recorded as rec
 from benchmark.endpoint import AnswerBook, ReplayEndpoint
@@ -80,7 +80,8 @@ class Replay:
         finally:
             self.book.drop(slot, handle)
 
-    def recorded_verdict(self, task_id: str, condition: str, sample: int) -> tuple[bool | None, bool | None] | None:
+    def recorded_verdict(self, task_id: str, condition: str, sample: int,
+                         ) -> tuple[bool | None, list[int] | None] | None:
         if self.recorded is None:
             return None
         missing = getattr(self.recorded, "recorded_missing", None)
@@ -108,11 +109,11 @@ class OpenAI:
     def default_samples(self) -> int:
         return 1
 
-    def serving(self, samples: int, concurrency: int, style: str) -> ContextManager[list[dict]]:
+    def serving(self, samples: int, concurrency: int, style: str) -> AbstractContextManager[list[dict]]:
         del samples  # one server-side backend; `n` per request carries the samples
         return nullcontext(self.server_backends(concurrency, style))
 
-    def staged(self, suite: Suite, task: Task, condition: str, sample: int) -> ContextManager[bool]:
+    def staged(self, suite: Suite, task: Task, condition: str, sample: int) -> AbstractContextManager[bool]:
         return nullcontext(True)  # the model answers the request itself
 
     def recorded_verdict(self, task_id: str, condition: str, sample: int) -> None:

@@ -5,12 +5,17 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import datetime as dt
 import json
 import platform
 import sys
 from importlib import metadata
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from sandbox import Sandbox
 
 
 def _number(kind: type, low: float, high: float | None = None, *, open_low: bool = False):
@@ -31,7 +36,7 @@ _POSITIVE = _number(int, 1)
 _NON_NEGATIVE = _number(int, 0)
 
 
-def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]  # server/cli.py's signature
+def register(sub: argparse._SubParsersAction) -> None:  # server/cli.py's signature
     parser = sub.add_parser("bench", help="replay benchmark suites through the server and report")
     parser.set_defaults(handler=lambda args: parser.print_help() or 2)
     commands = parser.add_subparsers(dest="bench_command", metavar="SUBCOMMAND")
@@ -103,10 +108,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 def _versions() -> dict[str, str]:
     out = {"python": platform.python_version()}
     for dist in ("edit-fidelity", "pygls", "lsprotocol", "coverage", "msgspec"):
-        try:
+        with contextlib.suppress(metadata.PackageNotFoundError):
             out[dist] = metadata.version(dist)
-        except metadata.PackageNotFoundError:
-            pass
     return out
 
 
@@ -242,7 +245,7 @@ def _run_checked(args: argparse.Namespace) -> int:
     return 0
 
 
-def _sandbox(workers: int | None):  # noqa: ANN202  # sandbox.Sandbox, imported on use
+def _sandbox(workers: int | None) -> Sandbox:  # imported on use (start-up time)
     """The sandbox for the run, or a PreflightError naming what the requested isolation lacks."""
     import os
 

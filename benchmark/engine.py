@@ -152,7 +152,7 @@ def score(suite_name: str, job: Job, sample: int, answer: Answer, backend_name: 
     rec.excess_lev = (report.get("excess") or {}).get("no_comments")
     paper = ((report.get("complexity") or {}).get("paper") or {})
     rec.cc_delta = paper.get("delta")
-    gold_after = (((report.get("gold_complexity") or {}).get("paper") or {})).get("after")
+    gold_after = ((report.get("gold_complexity") or {}).get("paper") or {}).get("after")
     if paper.get("after") is not None and gold_after is not None:
         rec.added_cc = paper["after"] - gold_after
     rec.hunks = len(report.get("hunks") or [])

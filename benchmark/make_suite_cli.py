@@ -10,7 +10,7 @@ from pathlib import Path
 DEFAULT_TIMEOUT_S = 60.0
 
 
-def register_make_suite(commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register_make_suite(commands: argparse._SubParsersAction) -> None:
     """Add `make-suite` to the `bench` subcommands (benchmark/cli.py calls this once)."""
     p = commands.add_parser("make-suite", help="build a minimal-fix suite by corrupting solutions that pass their tests")
     p.add_argument("--from", dest="source", required=True, metavar="SUITE|DIR",

@@ -58,8 +58,8 @@ class SuiteWriter:
     def __init__(self, out: Path, done: list[SourceDone], tasks: list[Task]) -> None:
         self.out, self.state = out, progress_path(out)
         self.done, self.tasks = done, tasks  # what earlier runs made
-        self._out: IO[bytes] = open(out, "ab")
-        self._state: IO[bytes] = open(self.state, "ab")
+        self._out: IO[bytes] = open(out, "ab")  # noqa: SIM115 - open until `finish`
+        self._state: IO[bytes] = open(self.state, "ab")  # noqa: SIM115
 
     @classmethod
     def start(cls, out: Path, identity: dict[str, Any]) -> SuiteWriter:

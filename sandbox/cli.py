@@ -11,7 +11,7 @@ import msgspec
 from sandbox.result import LEVELS
 
 
-def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]  # server/cli.py's signature
+def register(sub: argparse._SubParsersAction) -> None:  # server/cli.py's signature
     parser = sub.add_parser("sandbox", help="run untrusted code with isolation")
     parser.set_defaults(handler=lambda args: parser.print_help() or 2)
     commands = parser.add_subparsers(dest="sandbox_command", metavar="SUBCOMMAND")

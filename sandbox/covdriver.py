@@ -37,7 +37,7 @@ def main() -> int:
         code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
         if exc.code is not None and not isinstance(exc.code, int):
             print(exc.code, file=sys.stderr)
-    except BaseException:
+    except BaseException:  # noqa: BLE001 - what the interpreter would print
         traceback.print_exc()
         code = 1
     finally:

@@ -12,6 +12,7 @@ refuses a read-only container and cannot see its tmpfs.
 
 from __future__ import annotations
 
+import contextlib
 import io
 import os
 import selectors
@@ -24,7 +25,7 @@ import time
 import uuid
 import weakref
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import msgspec
 
@@ -340,7 +341,7 @@ class DockerBackend:
         except docker.errors.APIError as exc:
             raise _NotStarted(str(exc)) from exc
         conn = api.exec_start(exec_id, socket=True)
-        raw: socket.socket = getattr(conn, "_sock", conn)
+        raw = cast(socket.socket, getattr(conn, "_sock", conn))  # the socket inside docker's SocketIO
         out = Outcome()
         buffers = {1: bytearray(), 2: bytearray()}
         total = 0
@@ -368,10 +369,8 @@ class DockerBackend:
                     except OSError:  # the program closed its stdin
                         pending = memoryview(b"")
                     if not pending:
-                        try:
+                        with contextlib.suppress(OSError):
                             raw.shutdown(socket.SHUT_WR)
-                        except OSError:
-                            pass
                         sel.modify(raw, selectors.EVENT_READ)
                 if not any(mask & selectors.EVENT_READ for _, mask in events):
                     continue
@@ -422,14 +421,10 @@ def _exit_code(api: Any, exec_id: str) -> int | None:
 
 
 def _remove(client: Any, box: _Box) -> None:
-    try:
+    with contextlib.suppress(Exception):  # best effort
         box.keepalive.close()
-    except Exception:  # noqa: BLE001 - best effort
-        pass
-    try:
+    with contextlib.suppress(Exception):  # auto_remove may have removed it already
         client.api.remove_container(box.id, force=True)
-    except Exception:  # noqa: BLE001 - auto_remove may have removed it already
-        pass
 
 
 def _remove_all(client: Any, boxes: dict[int, _Box], lock: threading.Lock) -> None:

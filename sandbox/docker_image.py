@@ -208,7 +208,7 @@ def prepare(client: Any, *, suites: tuple[str, ...] = DEFAULT_SUITES, base: str 
             text = chunk.get("stream", "")
             if text:
                 tail.append(text)
-                if text.startswith("Step ") or text.startswith("suite ") or text.startswith("built "):
+                if text.startswith(("Step ", "suite ", "built ")):
                     log(f"  {text.strip()}")
     log(f"image {image}: built in {time.monotonic() - started:.0f} s")
     return True

@@ -278,7 +278,7 @@ def _failed_imports(python: str, modules: tuple[str, ...]) -> dict[str, str]:
     try:
         return dict(json.loads(done.stdout.strip().splitlines()[-1]))
     except (ValueError, IndexError):
-        return {m: f"import probe failed: {done.stderr[-300:]}" for m in modules}
+        return dict.fromkeys(modules, f"import probe failed: {done.stderr[-300:]}")
 
 
 def missing_modules(name: str) -> dict[str, str]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import subprocess
@@ -184,14 +185,12 @@ class LocalBackend:
                 argv = wrappers.unshare(work, ro_paths, req.limits, config.home() / "fstab") + tail
             else:
                 argv = tail
-            stdin_file = None
             if stdin is not None:
                 # A regular file as stdin: no writer thread, and the program can seek it.
-                stdin_file = tempfile.TemporaryFile(dir=self.work_root)
-                stdin_file.write(stdin)
-                stdin_file.seek(0)
-                opened.append(os.dup(stdin_file.fileno()))
-                stdin_file.close()
+                with tempfile.TemporaryFile(dir=self.work_root) as stdin_file:
+                    stdin_file.write(stdin)
+                    stdin_file.seek(0)
+                    opened.append(os.dup(stdin_file.fileno()))
             passed = tuple(fd for fd in (usage_w, status_w, netns_fd) if fd is not None and fd >= 0)
             out = execute(argv, cwd=str(work), env=env,
                           stdin=opened[-1] if stdin is not None else subprocess.DEVNULL,
@@ -207,10 +206,8 @@ class LocalBackend:
             return out
         finally:
             for fd in opened:
-                try:
+                with contextlib.suppress(OSError):  # already closed by _read_ready
                     os.close(fd)
-                except OSError:  # already closed by _read_ready
-                    pass
 
     def _slot_netns(self, uid: int) -> str | None:
         """The slot's own empty network namespace (loopback only), made once and joined by the

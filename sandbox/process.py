@@ -6,6 +6,7 @@ No `preexec_fn` (unsafe in the threaded language server): the session is made by
 
 from __future__ import annotations
 
+import contextlib
 import os
 import selectors
 import signal
@@ -34,10 +35,8 @@ class Outcome:
 
 
 def _kill_group(pgid: int) -> None:
-    try:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pgid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
 
 
 def _children(pid: int) -> list[int]:
@@ -57,10 +56,8 @@ def _stop(proc: subprocess.Popen[bytes], pidfd: int) -> None:
     to the host's init, which may reap slowly; the slot's uid would keep zombies counted against
     its process limit. Whatever is left after a short wait gets the group kill."""
     for child in _children(proc.pid):
-        try:
+        with contextlib.suppress(ProcessLookupError):
             os.kill(child, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
     sel = selectors.DefaultSelector()
     sel.register(pidfd, selectors.EVENT_READ)
     exited = bool(sel.select(STOP_GRACE_S))
@@ -103,10 +100,8 @@ def sweep_uid(uid: int, deadline_s: float = 2.0) -> int:
             return found
         found += len(pids)
         for pid in pids:
-            try:
+            with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
         time.sleep(0.005)
 
 

@@ -9,6 +9,7 @@ tests/benchmark/test_recorded_errors.py; serve's port in use below."""
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import logging
 import os
@@ -178,7 +179,9 @@ def _child(argv: list[str], own: Path, cache: Path, out: Path, err: Path) -> NoR
         os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
         os.dup2(os.open(out, os.O_WRONLY | os.O_CREAT | os.O_TRUNC), 1)
         os.dup2(os.open(err, os.O_WRONLY | os.O_CREAT | os.O_TRUNC), 2)
-        sys.stdin, sys.stdout, sys.stderr = open(0, closefd=False), open(1, "w", closefd=False), open(2, "w", closefd=False)
+        sys.stdin = open(0, closefd=False)  # noqa: SIM115 - the process's own streams, open until it exits
+        sys.stdout = open(1, "w", closefd=False)  # noqa: SIM115
+        sys.stderr = open(2, "w", closefd=False)  # noqa: SIM115
         logging.root.handlers.clear()  # pytest's capture handlers: a real process has none
         os.chdir(own)
         os.environ.pop("EDIT_FIDELITY_DEBUG", None)
@@ -195,10 +198,8 @@ def _child(argv: list[str], own: Path, cache: Path, out: Path, err: Path) -> NoR
         code = 1
     finally:
         for stream in (sys.stdout, sys.stderr):
-            try:
+            with contextlib.suppress(Exception):  # a stream the case closed or broke
                 stream.flush()
-            except Exception:  # noqa: BLE001
-                pass
         os._exit(code if isinstance(code, int) else 1)
 
 
@@ -225,7 +226,7 @@ def run_all(cases_: list[Case], root: Path, parallel: int) -> list[Done | None]:
             case_dirs[n] = str(own)
         pid, status = os.waitpid(-1, os.WNOHANG)
         if pid == 0:
-            for p, (n, t0) in list(running.items()):
+            for p, (_n, t0) in list(running.items()):
                 if time.monotonic() - t0 > CASE_TIMEOUT_S:
                     os.killpg(p, signal.SIGKILL)
             time.sleep(0.01)

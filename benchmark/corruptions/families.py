@@ -472,6 +472,16 @@ def _edge_guard_find(node: ast.AST) -> list[tuple[Steps, ast.AST]]:
     return [((("test", None),), node.test)] if isinstance(node, ast.If) and _guard_test(node.test) else []
 
 
+def _drop_copy(node: ast.AST, ch: Chooser) -> ast.AST:
+    assert isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)  # as `_remove_copy_target` found it
+    return node.func.value
+
+
+def _flip_bool(node: ast.AST, ch: Chooser) -> ast.AST:
+    assert isinstance(node, ast.Constant)
+    return ast.Constant(not node.value)
+
+
 FAMILIES: tuple[Family, ...] = (
     # in distribution
     Family("mutate_comparison_operators", "in", "< with <=, > with >=, == with !=",
@@ -488,11 +498,9 @@ FAMILIES: tuple[Family, ...] = (
            _list_index),
     Family("mutate_function_call_name", "in", "mean -> median, max -> min, sum -> len",
            _calls(set(_NAME_SWAP)), _renamer(_NAME_SWAP)),
-    Family("mutate_remove_copy_calls", "in", "`.copy()` removed", _self_if(_remove_copy_target),
-           lambda n, ch: n.func.value),  # type: ignore[attr-defined]
+    Family("mutate_remove_copy_calls", "in", "`.copy()` removed", _self_if(_remove_copy_target), _drop_copy),
     Family("mutate_boolean_constants", "in", "True <-> False",
-           _self_if(lambda n: isinstance(n, ast.Constant) and isinstance(n.value, bool)),
-           lambda n, ch: ast.Constant(not n.value)),  # type: ignore[attr-defined]
+           _self_if(lambda n: isinstance(n, ast.Constant) and isinstance(n.value, bool)), _flip_bool),
     Family("mutate_numeric_constants", "in", "number +/- 1 (floats +/- 0.1)", _self_if(_numeric_target), _numeric),
     Family("mutate_slice_bounds", "in", "slice bound shifted by one", _self_if(_slice_target), _slice_bounds),
     Family("mutate_conditional_inversion", "in", "one operand of an and/or chain negated", _self_if(_bool_chain),

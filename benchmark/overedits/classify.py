@@ -21,7 +21,6 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-
 from benchmark.overedits import lang_make
 from benchmark.overedits.make import Candidate, load_corpus, new_spans
 from server.fidelity import apply_text_edits, measure, paper_tokens
@@ -138,10 +137,10 @@ def evaluate(cands: list[Candidate], judge: str = "core") -> dict:
             revert_gold += 1
         else:
             misses.append(f"{c.id}: revert unrequested is not the gold fix")
-    kinds = sorted(set(total) | set(tp) | set(fp))
+    all_kinds = sorted(set(total) | set(tp) | set(fp))
     table = {k: {"precision": tp[k] / (tp[k] + fp[k]) if tp[k] + fp[k] else None,
                  "recall": found[k] / total[k] if total[k] else None,
-                 "changes": total[k], "units": tp[k] + fp[k]} for k in kinds}
+                 "changes": total[k], "units": tp[k] + fp[k]} for k in all_kinds}
     n = len(cands)
     return {"candidates": n, "kinds": table, "fix_kept": fix_kept / n if n else None,
             "revert_gold": revert_gold / n if n else None, "misses": misses}

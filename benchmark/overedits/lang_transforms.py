@@ -220,10 +220,10 @@ def _callee_or_definition(n: ts.Node) -> bool:
         return False
     if (p.type, f) in (("call_expression", "function"), ("method_invocation", "name"), ("function_declarator", "declarator"),
                        ("function_declaration", "name"), ("method_declaration", "name"), ("method_definition", "name")):
-        return p.type != "method_invocation" or p.child_by_field_name("object") is None \
-            or p.child_by_field_name("object").type == "this"  # type: ignore[union-attr]
-    if p.type in ("member_expression", "field_expression") and p.child_by_field_name("object") is not None \
-            and p.child_by_field_name("object").type == "this":  # type: ignore[union-attr]
+        obj = p.child_by_field_name("object")
+        return p.type != "method_invocation" or obj is None or obj.type == "this"
+    obj = p.child_by_field_name("object")
+    if p.type in ("member_expression", "field_expression") and obj is not None and obj.type == "this":
         return p.parent is not None and p.parent.type == "call_expression" and field_of(p) == "function"
     return False
 

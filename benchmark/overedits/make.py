@@ -10,6 +10,7 @@ import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import cast
 
 import msgspec
 
@@ -203,7 +204,7 @@ def _key(c: Candidate) -> str:
 
 
 async def _run_all(cands: list[Candidate], cache_path: Path, workers: int, timeout_s: float) -> list[Candidate]:
-    from benchmark.corruptions.testrun import run_tests
+    from benchmark.corruptions.testrun import TestKind, run_tests
     from sandbox import Sandbox
 
     cache: dict[str, bool] = json.loads(cache_path.read_text()) if cache_path.exists() else {}
@@ -214,8 +215,8 @@ async def _run_all(cands: list[Candidate], cache_path: Path, workers: int, timeo
             key = _key(c)
             if key not in cache:
                 async with gate:
-                    run = await run_tests(box, c.candidate, c.tests, kind=c.test_kind, env=c.env,  # type: ignore[arg-type]
-                                          timeout_s=timeout_s)
+                    kind = cast(TestKind, c.test_kind)  # what the Python corpus records: unittest | script
+                    run = await run_tests(box, c.candidate, c.tests, kind=kind, env=c.env, timeout_s=timeout_s)
                 if run.sandbox_error:
                     raise SystemExit(f"error: the sandbox could not run the tests: {run.sandbox_error}")
                 cache[key] = run.passed

@@ -14,7 +14,6 @@ import asyncio
 import sys
 from pathlib import Path
 
-
 from benchmark.necessity_study import VARIANT, reference_free_metrics, spearman
 from benchmark.overedits.make import Candidate, load_corpus
 from server.fidelity import distances

@@ -52,6 +52,16 @@ def _pos(starts: list[int], line: int, col: int, text: str) -> int:
     return base + len(line_text.encode()[:col].decode(errors="ignore"))
 
 
+def _end_line(node: ast.stmt | ast.expr) -> int:
+    assert node.end_lineno is not None  # parsed from text: every node has its end
+    return node.end_lineno
+
+
+def _end(starts: list[int], node: ast.expr, text: str) -> int:
+    assert node.end_col_offset is not None
+    return _pos(starts, _end_line(node), node.end_col_offset, text)
+
+
 def _function(tree: ast.Module, name: str) -> ast.FunctionDef | None:
     for node in tree.body:
         if isinstance(node, ast.FunctionDef) and node.name == name:
@@ -78,13 +88,10 @@ def _fresh(name: str, taken: set[str], ch: Chooser) -> str:
     return name + "_renamed"
 
 
-def _name_spans(tree: ast.AST, name: str, text: str, starts: list[int]) -> list[Replacement]:
-    spans = []
+def _name_spans(tree: ast.AST, name: str, text: str, starts: list[int]) -> list[tuple[int, int]]:
+    spans: list[tuple[int, int]] = []
     for node in ast.walk(tree):
-        if isinstance(node, ast.Name) and node.id == name:
-            s = _pos(starts, node.lineno, node.col_offset, text)
-            spans.append((s, s + len(name)))
-        elif isinstance(node, ast.arg) and node.arg == name:
+        if isinstance(node, ast.Name) and node.id == name or isinstance(node, ast.arg) and node.arg == name:
             s = _pos(starts, node.lineno, node.col_offset, text)
             spans.append((s, s + len(name)))
         elif isinstance(node, ast.FunctionDef) and node.name == name:
@@ -143,9 +150,8 @@ def reformat(text: str, tree: ast.Module, entry: str, ch: Chooser) -> list[Repla
         call = ch.pick(sorted(calls, key=lambda n: (n.lineno, n.col_offset)))
         indent = _indent(text, starts, call.lineno)
         s = _pos(starts, call.args[0].lineno, call.args[0].col_offset, text)
-        e = _pos(starts, call.args[-1].end_lineno, call.args[-1].end_col_offset, text)  # type: ignore[arg-type]
-        parts = [text[_pos(starts, a.lineno, a.col_offset, text):_pos(starts, a.end_lineno, a.end_col_offset, text)]  # type: ignore[arg-type]
-                 for a in call.args]
+        e = _end(starts, call.args[-1], text)
+        parts = [text[_pos(starts, a.lineno, a.col_offset, text):_end(starts, a, text)] for a in call.args]
         inner = indent + "    "
         return [(s, e, "\n" + inner + (",\n" + inner).join(parts) + ",\n" + indent)]
     assigns = [n for n in ast.walk(tree) if isinstance(n, ast.Assign) and len(n.targets) == 1 and n.lineno == n.end_lineno]
@@ -191,7 +197,7 @@ def parentheses(text: str, tree: ast.Module, entry: str, ch: Chooser) -> list[Re
         if isinstance(node, ast.Return | ast.Assign) and isinstance(node.value, ast.BinOp | ast.Compare | ast.BoolOp):
             v = node.value
             if v.lineno == v.end_lineno:
-                options.append((_pos(starts, v.lineno, v.col_offset, text), _pos(starts, v.end_lineno, v.end_col_offset, text)))  # type: ignore[arg-type]
+                options.append((_pos(starts, v.lineno, v.col_offset, text), _end(starts, v, text)))
     if not options:
         return None
     s, e = ch.pick(sorted(options))
@@ -223,7 +229,7 @@ def docstring_removed(text: str, tree: ast.Module, entry: str, ch: Chooser) -> l
         return None
     starts = _offsets(text)
     doc = fn.body[0]
-    return [(starts[doc.lineno - 1], starts[doc.end_lineno], "")]  # type: ignore[index]
+    return [(starts[doc.lineno - 1], starts[_end_line(doc)], "")]
 
 
 def _insert_at_body(text: str, fn: ast.FunctionDef, lines: list[str]) -> list[Replacement]:
@@ -289,7 +295,7 @@ def unused_import(text: str, tree: ast.Module, entry: str, ch: Chooser) -> list[
         return None
     starts = _offsets(text)
     imports = [n for n in tree.body if isinstance(n, ast.Import | ast.ImportFrom)]
-    at = starts[imports[-1].end_lineno] if imports else 0  # type: ignore[index]
+    at = starts[_end_line(imports[-1])] if imports else 0
     return [(at, at, f"import {ch.pick(choices)}\n")]
 
 

@@ -61,7 +61,7 @@ def build_suite(root: str, name: str, suite: dict, unneeded_pth: list) -> None:
         try:
             missing.update(json.loads(done.stdout.strip().splitlines()[-1]))
         except (ValueError, IndexError):
-            missing.update({m: f"import probe failed: {done.stderr[-300:]}" for m in suite["imports"]})
+            missing.update(dict.fromkeys(suite["imports"], f"import probe failed: {done.stderr[-300:]}"))
     with open(os.path.join(target, ".edit-fidelity-missing.json"), "w") as fh:
         json.dump(missing, fh, indent=1, sort_keys=True)
 

@@ -122,7 +122,7 @@ def _java_unpublic(source: str) -> str:
     """Top-level `public` types lose `public` (one file holds them all, with its own public class)."""
     masked = mask_c(source)
     out = source
-    for name, start, _end, public in sorted(_java_types(masked), key=lambda t: -t[1]):
+    for _name, start, _end, public in sorted(_java_types(masked), key=lambda t: -t[1]):
         if public:
             head = re.match(r"((?:(?:public|final|abstract|static|sealed|strictfp)\s+)*)", out[start:])
             assert head is not None

@@ -37,9 +37,8 @@ LANGUAGE_TAGS: dict[str, set[str]] = {
 
 def strip_reasoning(answer: str) -> str:
     text = _THINK_BLOCK.sub("", answer)
-    close = None
-    for close in _THINK_CLOSE.finditer(text):
-        pass
+    closes = list(_THINK_CLOSE.finditer(text))
+    close = closes[-1] if closes else None
     if close is not None:  # a closing tag without its opening one: everything before is reasoning
         text = text[close.end() :]
     opened = _THINK_OPEN.search(text)

@@ -96,7 +96,7 @@ def _progress_class(channel: Channel):
     """A tqdm that reports hub downloads as Loading events instead of drawing bars."""
     from tqdm import tqdm
 
-    class PipeProgress(tqdm):  # type: ignore[misc]
+    class PipeProgress(tqdm):
         def __init__(self, *args: Any, **kwargs: Any) -> None:
             kwargs.pop("name", None)  # huggingface_hub's own tqdm takes it, vanilla tqdm does not
             kwargs["file"] = open(os.devnull, "w")  # noqa: SIM115 - closed with the bar
@@ -104,7 +104,7 @@ def _progress_class(channel: Channel):
             self._sent = 0.0  # tqdm's __init__ already displays
             super().__init__(*args, **kwargs)
 
-        def display(self, *args: Any, **kwargs: Any) -> bool:
+        def display(self, *args: Any, **kwargs: Any) -> bool:  # type: ignore[override]  # tqdm's does; stubs: None
             if (self.desc or "").startswith("Reconstruct"):  # xet's second bar repeats the byte count
                 return True
             now = time.monotonic()

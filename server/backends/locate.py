@@ -70,7 +70,7 @@ keywords_as_identifier
 </bug_types>
 
 Always return your answer in the following format: <line_number>, <bug_type>
-Do not write anything else after that."""  # the paper's text, its stray spaces included (the line after </system>)
+Do not write anything else after that."""  # noqa: W293 - the paper's text, its stray spaces included (the line after </system>)
 
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 _LABEL = re.compile(r"^answer\s*:\s*")

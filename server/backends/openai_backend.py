@@ -189,7 +189,7 @@ class OpenAIBackend:
                 logger.debug("closing backend %s failed", self.name, exc_info=True)
 
     # -- the call -----------------------------------------------------------------------------
-    def _short(self, text: str, limit: int = 300) -> str:
+    def _short(self, text: object, limit: int = 300) -> str:  # a message or an exception
         text = self._mask(" ".join(str(text).split()))
         return text if len(text) <= limit else text[: limit - 1] + "…"
 

@@ -265,7 +265,7 @@ class Analysis:
         parts = [c.raw_metrics for _, c in self.chunks]
         if any(p is None for p in parts):
             return None
-        return RawMetrics(*(sum(values) for values in zip(*parts)))  # type: ignore[misc]
+        return RawMetrics(*(sum(values) for values in zip(*parts)))
 
     @cached_property
     def maintainability(self) -> float | None:

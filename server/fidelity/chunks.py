@@ -229,13 +229,13 @@ def chunk(text: str, first: bool) -> Chunk:
     return CHUNK_CACHE.get((text, first))
 
 
-def _clear() -> None:
+def clear_cache() -> None:
     CHUNK_CACHE.clear()
     with _sonar_lock:
         _sonar_memo.clear()
 
 
-chunk.cache_clear = _clear  # type: ignore[attr-defined]  # the lru_cache spelling cold benchmarks use
+chunk.cache_clear = clear_cache  # type: ignore[attr-defined]  # the lru_cache spelling cold benchmarks use
 chunk.cache = CHUNK_CACHE  # type: ignore[attr-defined]
 
 

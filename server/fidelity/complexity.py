@@ -8,6 +8,8 @@ bodies of `match` cases are visited twice (once nested, once again by the generi
 from __future__ import annotations
 
 import ast
+from collections.abc import Sequence
+from typing import Any
 
 import complexipy
 
@@ -20,7 +22,7 @@ class PaperCognitiveVisitor(ast.NodeVisitor):
     def _add(self) -> None:
         self.score += 1 + self.nesting
 
-    def _block(self, nodes: list[ast.AST]) -> None:
+    def _block(self, nodes: Sequence[ast.AST]) -> None:
         if not nodes:
             return
         self.nesting += 1
@@ -99,36 +101,37 @@ _LOOPS = (ast.For, ast.AsyncFor, ast.While)
 _WITHS = (ast.With, ast.AsyncWith)
 
 
-def _paper_block(nodes: list, nesting: int) -> int:
+def _paper_block(nodes: Sequence[ast.AST], nesting: int) -> int:
     return sum(_paper(child, nesting) for child in nodes)
 
 
 def _paper(node: ast.AST, nesting: int) -> int:
     kind = type(node)
+    n: Any = node  # `kind` is the node's exact class; mypy cannot narrow through it
     if kind is ast.If:
-        score = 1 + nesting + _paper_block(node.body, nesting + 1)
-        orelse = node.orelse
+        score = 1 + nesting + _paper_block(n.body, nesting + 1)
+        orelse = n.orelse
         if len(orelse) == 1 and type(orelse[0]) is ast.If:
             return score + _paper(orelse[0], nesting)
         return score + _paper_block(orelse, nesting + 1)
     if kind in _LOOPS:
-        return 1 + nesting + _paper_block(node.body, nesting + 1) + _paper_block(node.orelse, nesting + 1)
+        return 1 + nesting + _paper_block(n.body, nesting + 1) + _paper_block(n.orelse, nesting + 1)
     if kind is ast.Try:
-        score = _paper_block(node.body, nesting + 1)
-        for handler in node.handlers:
+        score = _paper_block(n.body, nesting + 1)
+        for handler in n.handlers:
             score += 1 + nesting + _paper_block(handler.body, nesting + 1)
-        return score + _paper_block(node.orelse, nesting + 1) + _paper_block(node.finalbody, nesting + 1)
+        return score + _paper_block(n.orelse, nesting + 1) + _paper_block(n.finalbody, nesting + 1)
     if kind in _WITHS:
-        return _paper_block(node.body, nesting + 1)
+        return _paper_block(n.body, nesting + 1)
     score = 0
     if kind is ast.BoolOp:
-        score = max(0, len(node.values) - 1)
+        score = max(0, len(n.values) - 1)
     elif kind is ast.IfExp:
         score = 1 + nesting
     elif kind is ast.comprehension:
-        score = (1 + nesting) * (1 + len(node.ifs))
+        score = (1 + nesting) * (1 + len(n.ifs))
     elif kind is ast.Match:
-        for case in node.cases:
+        for case in n.cases:
             score += 1 + nesting + _paper_block(case.body, nesting + 1)
     # generic_visit: every child field in order, lists element by element
     for field in node._fields:

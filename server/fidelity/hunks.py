@@ -287,9 +287,7 @@ def not_variables(strings: list[str]) -> set[int]:
         elif t in (")", "]", "}"):
             if stack:
                 stack.pop()
-        elif i > 0 and strings[i - 1] == "." and t.isidentifier():
-            out.add(i)
-        elif (stack and stack[-1] and t.isidentifier() and i + 1 < len(strings) and strings[i + 1] == "="
+        elif i > 0 and strings[i - 1] == "." and t.isidentifier() or (stack and stack[-1] and t.isidentifier() and i + 1 < len(strings) and strings[i + 1] == "="
               and strings[i - 1] in ("(", ",")):
             out.add(i)
     return out

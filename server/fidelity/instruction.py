@@ -234,9 +234,9 @@ def parse_instruction(text: str | None, original: str | None = None) -> Scope:
     prose = _WORD.sub(lambda m: " " if _code_like(m.group(0)) else m.group(0), plain)
     kinds: dict[str, str] = {}
     for kind, rx in _KIND_RE:
-        m = rx.search(prose)
-        if m:
-            kinds[kind] = m.group(0).lower()
+        found = rx.search(prose)
+        if found:
+            kinds[kind] = found.group(0).lower()
     broad, broad_kinds = next(((label, frozenset(k)) for label, rx, k in _BROAD_RE if rx.search(prose)),
                               (None, frozenset()))
     renames = tuple((a.split(".")[-1].lower(), b.split(".")[-1].lower()) for verb, a, b in _RENAME.findall(text)
@@ -383,9 +383,9 @@ def _evidence(kind: str, scope: Scope, facts: UnitFacts) -> str | None:
             return f"updates the docstring of `{fn}`, whose code the edit changes"
         if fn and scope.mentions(fn):
             return f"updates the docstring of `{fn}`, which the instruction names"
-        added = sorted(n for n in facts.new_names - facts.old_names if len(n) > 1)
-        if facts.old_names and added and all(scope.mentions(n) for n in added):
-            return f"the docstring now says `{added[0]}`, as the instruction does"
+        said = sorted(n for n in facts.new_names - facts.old_names if len(n) > 1)
+        if facts.old_names and said and all(scope.mentions(n) for n in said):
+            return f"the docstring now says `{said[0]}`, as the instruction does"
     if kind == "import_change" and facts.import_used:
         return "the import follows the changed code"
     if kind == "deletion":

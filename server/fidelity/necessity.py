@@ -18,6 +18,7 @@ sequential ddmin finds, whatever the timing.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import inspect
 from collections.abc import Awaitable, Callable, Generator, Sequence
 
@@ -173,10 +174,8 @@ class _Search:
         if self.n == 0:
             return self._result("no_hunks", [])
         first = [full, empty] if self.parallel > 1 else [full]
-        try:
+        with contextlib.suppress(_BudgetSpent):
             yield from self._first_pass(first)  # result read from the cache below
-        except _BudgetSpent:
-            pass
         if self.cache.get(full) is None:
             return self._result("unresolved" if full in self.cache else "budget", sorted(full))
         if not self.cache[full]:
@@ -229,7 +228,7 @@ async def _call(check: Check, subset: frozenset[int]) -> Outcome:
     outcome = check(subset)
     if inspect.isawaitable(outcome):
         outcome = await outcome
-    return outcome  # type: ignore[return-value]
+    return outcome
 
 
 async def find_needed_hunks(n_hunks: int, check: Check, *, max_runs: int = 64, parallel: int = 4,

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import ast
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from server.fidelity.complexity import paper_cognitive
 
@@ -85,6 +85,7 @@ class Structure:
         self.docstrings.append((node.lineno, node.end_lineno or node.lineno))
 
     def _block(self, stmts: list[ast.stmt], scope: tuple[str, ...]) -> None:
+        node: Any  # dispatched on its exact class, `kind`, which mypy cannot narrow through
         for node in stmts:
             kind = type(node)
             if kind in _FUNCTIONS:
@@ -162,6 +163,7 @@ class Structure:
 def bound_names(stmts: list[ast.stmt]) -> set[str]:
     """Names the code binds: definitions, parameters, assignment targets, imports, attributes it sets."""
     bound: set[str] = set()
+    node: Any  # dispatched on its exact class, `kind`, which mypy cannot narrow through
     for node in ast.walk(ast.Module(body=stmts, type_ignores=[])):
         kind = type(node)
         if kind is ast.Name:

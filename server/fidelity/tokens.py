@@ -131,6 +131,7 @@ def _lex_311(text: str) -> Lexed:
     end_rows: list[int] = []
     comments: list[tuple[int, str]] = []
     append_string, append_row, append_end = strings.append, rows.append, end_rows.append
+    assert _PSEUDO is not None  # `lex` calls this only where the pattern exists
     pseudo = _PSEUDO.match
     lines = text.split("\n")
     last_index = len(lines) - 1

@@ -236,32 +236,34 @@ def unit_facts(report: FidelityReport, original: str | None = None, edited: str 
     edited_stripped = {ln.strip() for ln in new_lines} if new_lines is not None else set()
     # functions the edit adds (not one a renamed class or a move only seems to add: its name is gone too)
     gone = {fn.name.split(".")[-1] for fn in report.functions if fn.status == "removed"}
-    new_functions = [fn for fn in report.functions if fn.status == "added" and fn.new_start_line is not None
-                     and fn.new_end_line is not None and fn.name.split(".")[-1] not in gone]
+    new_functions = [(fn.new_start_line, fn.new_end_line) for fn in report.functions if fn.status == "added"
+                     and fn.new_start_line is not None and fn.new_end_line is not None
+                     and fn.name.split(".")[-1] not in gone]
     # a docstring rewritten in two units (the old one out here, the new one in there) is kept when the
     # function still has one in the edited text
     documented = _documented(edited) if edited is not None and any("docstring" in h.kinds for h in report.hunks) \
         else None
     facts = []
     for i, h in enumerate(report.hunks):
+        old, new = olds[i], news[i]
         named = bool(_NAMED_KINDS.intersection(h.kinds))  # the kinds whose rules look at names
-        new_names = _names(news[i]) if named else frozenset()
-        old_names = _names(olds[i]) if olds[i] is not None and named else frozenset()
+        new_names = _names(new) if named else frozenset()
+        old_names = _names(old) if old is not None and named else frozenset()
         import_used = False
         import_unused: frozenset[str] = frozenset()
         if "import_change" in h.kinds:
-            new_bound = _bound_by_imports(news[i])
-            old_bound = _bound_by_imports(olds[i]) if olds[i] is not None else frozenset()
+            new_bound = _bound_by_imports(new)
+            old_bound = _bound_by_imports(old) if old is not None else frozenset()
             added, removed = new_bound - old_bound, old_bound - new_bound
             uses_added = not added or added <= changed_names
             drops_unused = not removed or (edited_names is not None and not (removed & edited_names))
             import_used = (bool(added) or bool(removed)) and uses_added and drops_unused
-            if olds[i] is not None:
+            if old is not None:
                 import_unused = frozenset(added - changed_names)
         moved = False
-        if "deletion" in h.kinds and olds[i] is not None:
-            gone = [ln.strip() for ln in split_lines(olds[i]) if ln.strip()]
-            moved = bool(gone) and all(ln in edited_stripped for ln in gone)
+        if "deletion" in h.kinds and old is not None:
+            deleted = [ln.strip() for ln in split_lines(old) if ln.strip()]
+            moved = bool(deleted) and all(ln in edited_stripped for ln in deleted)
         facts.append(UnitFacts(
             kinds=tuple(h.kinds),
             renames=dict(h.renames),
@@ -269,19 +271,19 @@ def unit_facts(report: FidelityReport, original: str | None = None, edited: str 
             new_names=new_names,
             old_names=old_names,
             function_changes_logic=functions[i] in logic_in,
-            docstring_kept=olds[i] is None and bool(news[i].strip()) or olds[i] is not None and (
-                _docstring_marks(news[i]) >= _docstring_marks(olds[i])
+            docstring_kept=old is None and bool(new.strip()) or old is not None and (
+                _docstring_marks(new) >= _docstring_marks(old)
                 or (documented is not None and functions[i] is not None and functions[i] in documented)),
             tokens_changed=h.tokens_changed,
             import_unused=import_unused,
-            raises=_raises(news[i], olds[i]) if "defensive" in h.kinds else frozenset(),
-            guard_tests=guard_tests(news[i]) - guard_tests(olds[i] or "") if "defensive" in h.kinds else frozenset(),
+            raises=_raises(new, old) if "defensive" in h.kinds else frozenset(),
+            guard_tests=guard_tests(new) - guard_tests(old or "") if "defensive" in h.kinds else frozenset(),
             new_code=h.end_line < h.start_line and h.new_end_line >= h.new_start_line and any(
-                fn.new_start_line <= h.new_end_line and h.new_start_line <= fn.new_end_line for fn in new_functions),
+                start <= h.new_end_line and h.new_start_line <= end for start, end in new_functions),
             import_used=import_used,
             moved=moved,
             rename_rewritten=bool(h.renames) and (rewritten if rewritten is not None else "logic" in h.kinds),
             imported=frozenset(n for n in h.renames if n in imported),
-            same_statements=olds[i] is not None and _heads(olds[i]) == _heads(news[i]) != [],
+            same_statements=old is not None and _heads(old) == _heads(new) != [],
         ))
     return facts

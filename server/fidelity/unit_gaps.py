@@ -29,6 +29,7 @@ from server.fidelity.unit_items import (
     _starts_logical_line,
 )
 
+
 def _gap_atoms(old: Side, new: Side, a0: int, a1: int, b0: int, b1: int,
                old_items: list[Item], new_items: list[Item], following: Item | None) -> list[Atom]:
     """Split one differing gap into a leading-whitespace atom, then code and comment atoms."""
@@ -258,7 +259,7 @@ def split_fstring_atoms(old: Side, new: Side, atom: Atom, renames: dict[str, str
 
     def to_old(r: int) -> int:  # a position of the renamed text outside every occurrence, in x.key
         moved = 0
-        for rs, re_, os_, oe, _ in r_spans:
+        for rs, re_, _os, oe, _ in r_spans:
             if r >= re_:
                 moved = re_ - oe
             elif r > rs:

@@ -119,6 +119,8 @@ def region_atoms(old: Side, new: Side, region: tuple[int, int, int, int], rename
     n_old = len(old_items)
     anchors.append((n_old, len(new_items)))
     old_text, new_text = old.text, new.text
+    x: Item | None
+    y: Item | None
     for i, j in anchors:
         if i < n_old:  # an aligned pair (both indices valid); else the region's end
             x, y = old_items[i], new_items[j]
@@ -207,7 +209,7 @@ def _lines_from_keys(keys: list[str]) -> list[tuple[int, int]]:
 
 
 def _token_pairs(a: list[str], b: list[str], a0: int, a1: int, b0: int, b1: int) -> list[tuple[int, int]]:
-    out = []
+    out: list[tuple[int, int]] = []
     for op in Indel.opcodes(a[a0:a1], b[b0:b1]):
         if op.tag == "equal":
             out.extend(zip(range(a0 + op.src_start, a0 + op.src_end), range(b0 + op.dest_start, b0 + op.dest_end)))

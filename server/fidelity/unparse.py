@@ -49,8 +49,8 @@ if _Unparser is not None and _MULTI_QUOTES is not None and hasattr(_Unparser, "_
                     string = string[:-1] + "\\" + string[-1]
             return string, possible_quotes
 
-    def unparse(node: ast.AST) -> str:
-        return _FastUnparser().visit(node)
+    def unparse(ast_obj: ast.AST) -> str:  # ast.unparse's own signature
+        return _FastUnparser().visit(ast_obj)
 
 else:  # pragma: no cover - interpreters without the private class
     unparse = ast.unparse

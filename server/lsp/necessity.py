@@ -39,12 +39,13 @@ from server.fidelity.necessity import (
     reference_free_excess,
     sub_edit,
 )
+from server.fidelity.report import Distance as CoreDistance
 from server.lsp import args as A
 from server.lsp.necessity_env import EnvironmentProblem, ensure_environment, requirements, start_failure, start_hint
 from server.lsp.progress import WorkProgress
 from server.lsp.settings import NecessitySettings
 from server.lsp.state import DocState, Proposal, owned, same_content
-from server.protocol.commands import NecessityRecord, RunRecord
+from server.protocol.commands import Distance, NecessityRecord, RunRecord
 from server.protocol.names import Command
 
 if TYPE_CHECKING:
@@ -102,6 +103,11 @@ def current_analysis(ls: EditFidelityServer, p: Proposal) -> Analysis | None:
 
 
 # -- the test command and the workspace ----------------------------------------------------------
+def _wire(distances: dict[str, CoreDistance]) -> dict[str, Distance]:
+    """The core's distances as the contract's Struct (the same two fields)."""
+    return {k: Distance(v.tokens, v.normalized) for k, v in distances.items()}
+
+
 def sandbox_argv(command: tuple[str, ...] | list[str]) -> list[str]:
     """The configured command as the sandbox runs it: `python` is the environment's interpreter
     (python3 too), and `pytest` runs as `python -m pytest`."""
@@ -175,7 +181,7 @@ def make_sandbox(setting: str | None, workers: int) -> Sandbox:
 
     level = "none" if setting == "local" else setting
     if level in LEVELS:
-        return Sandbox(level, workers=workers, require_isolation=level != "none")  # type: ignore[arg-type]
+        return Sandbox(level, workers=workers, require_isolation=level != "none")
     if setting not in (None, "auto"):
         raise ValueError(f"unknown sandbox setting {setting!r}: auto, local or one of {', '.join(LEVELS)}")
     if not _detected:
@@ -322,7 +328,7 @@ async def _analyze(ls: EditFidelityServer, p: Proposal, root: Path, rel: str, to
         id=p.id, status=status, message=message, hunks=result.hunks,
         needed=[] if cannot_start else result.needed, unnecessary=[] if cannot_start else result.unnecessary, runs=result.runs, max_runs=result.max_runs,
         cache_hits=result.cache_hits, one_minimal=result.one_minimal,
-        distance=estimate.distance if estimate else None, d_min=estimate.d_min if estimate else None,
+        distance=_wire(estimate.distance) if estimate else None, d_min=_wire(estimate.d_min) if estimate else None,
         excess_ref_free=estimate.excess if estimate else None,
         probes=[_run_record(pr, results.get(frozenset(pr.hunks))) for pr in result.probes],
         test_command=command, isolation=box.level, environment=env,

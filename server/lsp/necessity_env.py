@@ -21,6 +21,7 @@ import json
 import re
 import subprocess
 import sys
+from collections.abc import Mapping
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING
 
@@ -107,12 +108,12 @@ _NO_EXEC = re.compile(r"(cannot execute|failed to execute|No such file or direct
 _PYTEST_NO_PATH = re.compile(r"^ERROR: file or directory not found: (?P<path>\S+)$")
 
 
-def _in_workspace(files: dict[str, object], module: str) -> bool:
+def _in_workspace(files: Mapping[str, object], module: str) -> bool:
     top = module.split(".")[0]
     return any(rel == f"{top}.py" or rel.startswith(f"{top}/") for rel in files)
 
 
-def start_failure(res: ExecResult | None, files: dict[str, object]) -> str | None:
+def start_failure(res: ExecResult | None, files: Mapping[str, object]) -> str | None:
     """The line saying why the command could not start, or None when it ran (pass or fail)."""
     if res is None or res.status != "failed":
         return None

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import logging
 from types import SimpleNamespace
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
@@ -25,6 +25,9 @@ from pygls.protocol.language_server import lsp_method
 from pygls.workspace import TextDocument, Workspace
 
 from server.fidelity.analysis import split_lines
+
+if TYPE_CHECKING:
+    from server.lsp.server import EditFidelityServer
 
 logger = logging.getLogger(__name__)
 
@@ -63,21 +66,26 @@ class FidelityProtocol(LanguageServerProtocol):
             general.position_encodings = [types.PositionEncodingKind.Utf16]
         result = yield from super().lsp_initialize(params)
         ws = self._workspace  # made by pygls' initialize, before any document: the same, LSP-lined
+        assert ws is not None
         self._workspace = LspWorkspace(ws.root_uri, ws._sync_kind, list(ws.folders.values()), ws.position_encoding)
         return result
 
     @lsp_method(types.WORKSPACE_EXECUTE_COMMAND)
-    async def lsp_workspace__execute_command(self, params: types.ExecuteCommandParams) -> Any:
+    async def lsp_workspace__execute_command(  # type: ignore[override]  # pygls runs a coroutine handler too
+        self, params: types.ExecuteCommandParams,
+    ) -> Any:
         handler = self.fm.commands.get(params.command)
         if handler is None:
             raise JsonRpcInvalidParams(message=f"unknown command {params.command!r}")
-        await self._server.wait_for_configuration()
+        await cast("EditFidelityServer", self._server).wait_for_configuration()  # the server this protocol serves
         return await handler(params)
 
     def structure_message(self, data: dict[str, Any]):
         if isinstance(data, dict) and data.get("method") == types.WORKSPACE_EXECUTE_COMMAND and "id" in data:
             params = data.get("params")
-            args = params.get("arguments") if isinstance(params, dict) else None
+            if not isinstance(params, dict):
+                params = {}
+            args = params.get("arguments")
             if isinstance(args, dict):  # the object itself instead of a one-element array: accept it
                 params["arguments"] = [args]
             elif args is not None and not isinstance(args, list):

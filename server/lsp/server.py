@@ -7,6 +7,7 @@ Handlers live in `server.lsp.handlers` (one module per LSP method or command) an
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import importlib
 import logging
 import sys
@@ -80,10 +81,8 @@ class EditFidelityServer(LanguageServer):
         self.config_problems = problems
         if settings.backends and "openai" not in sys.modules:
             # the openai client takes ~1 s to import: load it now, not on the first request's clock
-            try:
+            with contextlib.suppress(RuntimeError):
                 asyncio.get_running_loop().run_in_executor(self._compute_pool, importlib.import_module, "openai")
-            except RuntimeError:
-                pass
         for doc in self.store.docs.values():
             doc.actions_cache = None
         if problems and announce:
@@ -93,10 +92,8 @@ class EditFidelityServer(LanguageServer):
         """Commands wait for a configuration pull in flight (right after `initialized`)."""
         pending = self._config_pending
         if pending is not None and not pending.is_set():
-            try:
+            with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(pending.wait(), timeout)
-            except TimeoutError:
-                pass
 
     async def pull_configuration(self) -> None:
         """Settings from `workspace/configuration` over the initialization options (when supported)."""

@@ -381,7 +381,7 @@ def code_actions_for(
         for k in context.only
     ):
         return []
-    diags = {}
+    diags: dict[tuple, list[types.Diagnostic]] = {}
     if context is not None:
         for d in context.diagnostics:
             key = _diag_key(d)

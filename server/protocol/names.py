@@ -6,7 +6,7 @@ from __future__ import annotations
 import enum
 
 
-class Command(str, enum.Enum):
+class Command(enum.StrEnum):
     """Every `workspace/executeCommand` the server registers."""
 
     REQUEST_EDIT = "editFidelity.requestEdit"

@@ -11,8 +11,8 @@ from data_paths import data_dir
 from pinned_mirror import serve, tree
 
 from benchmark import cli
-from benchmark.suites.bics import download, published, snippets
 from benchmark.datadir import DataError
+from benchmark.suites.bics import download, published, snippets
 
 SHARED = data_dir()
 SOURCE = SHARED / "bics" if SHARED else None

@@ -11,11 +11,11 @@ from pathlib import Path
 import pytest
 
 from benchmark import cli
-from benchmark.suites.bics import snippets
-from benchmark.suites.bics.suite import Bics, published_report
 from benchmark.records import RunConfig, SampleRecord
 from benchmark.store import RESULTS, read_records
 from benchmark.suite import Verdict
+from benchmark.suites.bics import snippets
+from benchmark.suites.bics.suite import Bics, published_report
 from tools.doubles.scripted import ScriptedServer, Step
 
 DATA = Path(os.environ.get("EDIT_FIDELITY_DATA") or Path(__file__).resolve().parents[3] / "shared" / "data")

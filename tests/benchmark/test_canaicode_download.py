@@ -11,9 +11,9 @@ from data_paths import data_dir
 from pinned_mirror import serve, tree
 
 from benchmark import cli
+from benchmark.datadir import DataError
 from benchmark.suites.canaicode import download
 from benchmark.suites.canaicode.suite import CanAiCode, questions_root
-from benchmark.datadir import DataError
 
 SHARED = data_dir()
 SOURCE = SHARED / "canaicode" if SHARED else None

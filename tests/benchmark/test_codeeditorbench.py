@@ -58,7 +58,7 @@ def run(coro):
 
 
 def test_loader_reads_the_published_fields_of_every_kind(tasks: dict[str, ceb.Task], shared_data: Path) -> None:
-    assert Counter(t.kind for t in tasks.values()) == {k: 3 for k in ceb.KINDS}
+    assert Counter(t.kind for t in tasks.values()) == dict.fromkeys(ceb.KINDS, 3)
     for t in tasks.values():
         assert "```" not in t.before + t.after, t.task_id
         assert t.before.split("\n", 1)[0].strip() not in ("python", "cpp", "java"), t.task_id
@@ -381,7 +381,7 @@ def test_requests_go_through_the_language_server(tasks: dict[str, ceb.Task]) -> 
                 return out
 
     answers = run(ask_all())
-    for (task, cond), answer in zip(chosen, answers, strict=True):
+    for (task, _cond), answer in zip(chosen, answers, strict=True):
         assert answer.proposal.get("status") == "ok", (task.task_id, answer.proposal.get("error"))
         assert answer.completion == task.after, task.task_id
 

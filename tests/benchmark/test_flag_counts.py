@@ -18,9 +18,9 @@ from benchmark.report import render_compare, summarise
 from benchmark.store import RESULTS, read_records
 from benchmark.suites import canitedit, overedit
 from sandbox import envs
-from tools.doubles.scripted import ScriptedServer, Step, fenced, user_code
 from server.fidelity import measure
 from server.fidelity.flags import count_unit_flags
+from tools.doubles.scripted import ScriptedServer, Step, fenced, user_code
 
 
 def test_a_proposals_flags_split_by_severity():

@@ -91,8 +91,8 @@ def test_a_torn_write_is_cut_on_resume(tmp_path: Path, base_env: None):
     the torn lines are cut and that source is made again."""
     import msgspec
 
-    from benchmark.make_suite import _identity, sources
     from benchmark.corruptions import select
+    from benchmark.make_suite import _identity, sources
     from benchmark.suite_writer import Header
     from server.cli import build_parser
 

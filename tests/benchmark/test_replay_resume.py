@@ -2,6 +2,7 @@
 the same records and the same summary.json bytes as an uninterrupted run, without a lost or duplicated
 record."""
 
+import contextlib
 import json
 import os
 import signal
@@ -73,10 +74,8 @@ def test_kill_9_then_resume_matches_an_uninterrupted_run(tmp_path):
             time.sleep(0.05)
         assert not any(_alive(c) for c in children), "the language server outlived the killed benchmark"
     finally:
-        try:
+        with contextlib.suppress(ProcessLookupError):
             os.killpg(proc.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
         proc.wait(10)
     written = len(read_records(results))
     assert 10 <= written < 48

@@ -220,7 +220,7 @@ def _run_neovim(tmp_path: Path, base_url: str, lua_source: str = LUA, **extra) -
         timeout=180,
         stdin=subprocess.DEVNULL,
     )
-    logs = [p for p in home.rglob("lsp.log")]
+    logs = list(home.rglob("lsp.log"))
     log_tail = "\n".join(logs[0].read_text(errors="replace").splitlines()[-60:]) if logs else "(no lsp.log)"
     diag = f"nvim exit {proc.returncode}\nstdout: {proc.stdout[-2000:]}\nstderr: {proc.stderr[-2000:]}\nlsp.log tail:\n{log_tail}"
     assert out_file.exists(), f"Neovim wrote no result.\n{diag}"

@@ -66,7 +66,7 @@ def test_threshold_keys_and_defaults_match_the_server():
 def test_backend_fields_are_the_servers():
     item = PROPS["editFidelity.backends"]["items"]
     fields = set(item["properties"])
-    server_fields = {f for f in backend_config.BackendConfig.__struct_fields__}
+    server_fields = set(backend_config.BackendConfig.__struct_fields__)
     assert {_snake(f) for f in fields} == server_fields
     # An entry using every field the schema allows is accepted as it is.
     entry = {

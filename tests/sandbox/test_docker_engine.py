@@ -20,8 +20,8 @@ from pathlib import Path
 
 import pytest
 from test_sandbox_canitedit import COVERAGE_TIMEOUT_S, MEMORY_MB, TIMEOUT_S, TIMING, _problems
-from test_sandbox_hostile import KINDS, MEMORY_MB as HOSTILE_MB, OUTPUT_LIMIT, SOURCES, _render, _timeout
-from test_sandbox_hostile import check_contained, host  # noqa: F401 - `host` is a fixture
+from test_sandbox_hostile import KINDS, OUTPUT_LIMIT, SOURCES, _render, _timeout, check_contained, host  # noqa: F401 - `host` is a fixture
+from test_sandbox_hostile import MEMORY_MB as HOSTILE_MB
 
 from sandbox import ExecResult, Limits, Sandbox
 from sandbox.docker_backend import LABEL, OWNER_LABEL, DockerBackend

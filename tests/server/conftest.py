@@ -4,6 +4,7 @@ driven by pytest-lsp's client (one per test). Helpers live in lsp_helpers.py."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 
 import pytest
 import pytest_lsp
@@ -22,9 +23,7 @@ def backend():
 @pytest_lsp.fixture(config=ClientServerConfig(server_command=SERVER_CMD, server_env=SERVER_ENV))
 async def lsp(lsp_client: LanguageClient):
     yield
-    try:
+    with contextlib.suppress(Exception):  # a test that killed the server has nothing left to shut down
         await asyncio.wait_for(lsp_client.shutdown_session(), 10)
-    except Exception:  # noqa: BLE001 - a test that killed the server has nothing left to shut down
-        pass
 
 

@@ -17,12 +17,12 @@ from server.backends import (
     parse_backend,
     parse_retry_after,
 )
-from tools.doubles.scripted import ScriptedServer, Step, fenced
 from server.lsp.flagging import allowed_kinds
 from server.lsp.lines import assemble_selection, whole_lines
-from server.lsp.unit_edits import UnitGeometry
 from server.lsp.observe import changed_lines
 from server.lsp.settings import parse_settings
+from server.lsp.unit_edits import UnitGeometry
+from tools.doubles.scripted import ScriptedServer, Step, fenced
 
 CODE = "def f(x):\n    return x + 1\n"
 

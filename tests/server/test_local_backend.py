@@ -22,8 +22,8 @@ from server.backends.local_backend import (
     LocalProgress,
     local_backend_config,
 )
-from tools.doubles.local_tiny import build_tiny_model
 from server.backends.prompts import build_messages
+from tools.doubles.local_tiny import build_tiny_model
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 

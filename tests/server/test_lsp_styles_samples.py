@@ -11,8 +11,8 @@ from lsp_helpers import SAMPLE, backend_entry, execute, start_session
 
 from server.backends.extract import extract_for
 from server.backends.prompts import CANITEDIT_STOP, build_prompt
-from tools.doubles.scripted import ScriptedServer, Step, fenced, user_code
 from server.fidelity import TextEdit, apply_text_edits
+from tools.doubles.scripted import ScriptedServer, Step, fenced, user_code
 
 URI = "file:///tmp/sample.py"
 CPP = "#include <cstdio>\nint main() {\n    int a, b;\n    scanf(\"%d %d\", &a, &b);\n    printf(\"%d\\n\", a - b);\n}\n"

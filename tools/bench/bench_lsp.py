@@ -26,8 +26,8 @@ from pygls.lsp.client import LanguageClient
 
 from server.backends import OpenAIBackend, build_messages, parse_backend
 from server.fidelity import measure
-from server.lsp.windowed import measure_windowed
 from server.lsp.settings import Thresholds
+from server.lsp.windowed import measure_windowed
 from tools.doubles.scripted import ScriptedServer, Step, fenced, user_code
 
 DEFAULT_LARGE_FILE_LINES = Thresholds().large_file_lines
@@ -125,6 +125,7 @@ async def bench_check_change(lines: int, rounds: int, large_file_lines: int | No
         result = await client.workspace_execute_command_async(types.ExecuteCommandParams(
             command="editFidelity.checkChange", arguments=[{"uri": uri, "baseline": "snapshot"}]))
         lsp_times.append(time.perf_counter() - t0)
+        assert result is not None, "checkChange answered nothing"
         hunks = result["report"]["hunks"] if isinstance(result, dict) else result.report.hunks
         assert hunks, "checkChange found nothing"
         h = hunks[0]
@@ -142,7 +143,9 @@ async def bench_check_change(lines: int, rounds: int, large_file_lines: int | No
             measure(cold, edited3)
             direct_full.append(time.perf_counter() - t0)
 
-    action_times, direct_action_times = [], []
+    action_times: list[float] = []
+    direct_action_times: list[float] = []
+    assert flagged_range is not None
     params = types.CodeActionParams(text_document=types.TextDocumentIdentifier(uri=uri), range=flagged_range,
                                     context=types.CodeActionContext(diagnostics=[]))
     n_actions = 0
@@ -197,8 +200,8 @@ async def bench_concurrent(n: int, delay: float) -> dict:
                 arguments=[{"uri": f"file:///bench/c{i}.py", "version": 1, "instruction": "fix the bug"}]))
             for i in range(n)))
         lsp_total = time.perf_counter() - t0
-        ok = sum(1 for r in results if (r["proposals"][0]["status"] if isinstance(r, dict)
-                                        else r.proposals[0].status) == "ok")
+        ok = sum(1 for r in results if r is not None and (r["proposals"][0]["status"] if isinstance(r, dict)
+                                                          else r.proposals[0].status) == "ok")
         await stop_client(client)
 
         be = OpenAIBackend(parse_backend(backend))
@@ -207,6 +210,7 @@ async def bench_concurrent(n: int, delay: float) -> dict:
 
         async def one(i: int):
             c = await be.complete(build_messages(f"fix the bug {i}", SAMPLE, style="minimal"))
+            assert c.code is not None, "the backend answered no code"
             return await asyncio.get_running_loop().run_in_executor(None, measure, SAMPLE, c.code)
 
         t0 = time.perf_counter()

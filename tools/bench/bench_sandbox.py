@@ -25,6 +25,7 @@ import warnings
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 from sandbox import LEVELS, Sandbox, config, detect, envs
 
@@ -72,7 +73,9 @@ def bench_trivial(levels: list[str], runs: int, rounds: int = 3) -> list[dict]:
             path.write_text(TRIVIAL)
             calls: dict[str, Callable[[int], bool]] = {"bare": _bare(python, path, 10)}
             for level, box in boxes.items():
-                calls[level] = lambda _i, box=box: box.run({"trivial.py": TRIVIAL}, timeout_s=10).status == "ok"
+                def run_one(_i: int, box: Sandbox = box) -> bool:
+                    return box.run({"trivial.py": TRIVIAL}, timeout_s=10).status == "ok"
+                calls[level] = run_one
             for call in calls.values():  # warm page cache, lib dir, slot tmpfs mounts
                 _timed(call, 5, 1)
             latency: dict[str, list[float]] = {name: [] for name in calls}
@@ -107,13 +110,14 @@ def bench_canitedit(levels: list[str]) -> list[dict]:
     programs = [p["after"] + "\n" + p["tests"] for p in problems]
     envs.prepare("canitedit", log=lambda msg: print(msg, file=sys.stderr))
     python = envs.python_for("canitedit")
-    rows = []
+    rows: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory() as tmp:
         paths = []
         for i, program in enumerate(programs):
             paths.append(Path(tmp) / f"p{i}.py")
             paths[-1].write_text(program)
-        bare_one = lambda i: _bare(python, paths[i], 15.0)(i)
+        def bare_one(i: int) -> bool:
+            return _bare(python, paths[i], 15.0)(i)
         wall, ok = _timed(bare_one, len(paths), CORES)
         rows.append({"workload": "canitedit", "level": "bare", "wall_s": wall, "exec_per_s": len(paths) / wall,
                      "ok": ok, "n": len(paths)})
@@ -122,8 +126,8 @@ def bench_canitedit(levels: list[str]) -> list[dict]:
             warnings.simplefilter("ignore", RuntimeWarning)
             box = Sandbox(level, workers=CORES)  # type: ignore[arg-type]
         try:
-            call = lambda i, box=box: box.run({"prog.py": programs[i]}, suite="canitedit",
-                                              timeout_s=15.0, memory_mb=4096).status == "ok"
+            def call(i: int, box: Sandbox = box) -> bool:
+                return box.run({"prog.py": programs[i]}, suite="canitedit", timeout_s=15.0, memory_mb=4096).status == "ok"
             wall, ok = _timed(call, len(programs), CORES)
         finally:
             box.close()

@@ -13,6 +13,7 @@ Every request is recorded in `requests`.
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -77,10 +78,8 @@ class FileServer:
                 self.end_headers()
                 if head:
                     return
-                try:
+                with contextlib.suppress(OSError):  # the client went away
                     self.wfile.write(body if reply.cut_at is None else body[:reply.cut_at])
-                except OSError:  # the client went away
-                    pass
                 if reply.cut_at is not None:
                     self.close_connection = True
 

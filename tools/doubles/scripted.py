@@ -207,7 +207,7 @@ class ScriptedServer:
 
     @property
     def base_url(self) -> str:
-        host, port = self._httpd.server_address[:2]
+        host, port = self._httpd.socket.getsockname()[:2]  # what server_address holds, as str
         return f"http://{host}:{port}/v1"
 
     def start(self) -> Self:

@@ -19,10 +19,10 @@ from pathlib import Path
 
 import msgspec
 
+from benchmark.datadir import data_dir
 from benchmark.suites.bics import BUG_TYPES, haystack, snippets, verify
 from benchmark.suites.bics.inserters import insert_bug
 from benchmark.suites.bics.suite import GridSpecError, parse_grid, published_report
-from benchmark.datadir import data_dir
 
 
 def _grid(spec: str | None) -> haystack.Grid:

@@ -178,7 +178,7 @@ class _NameKeywordPairs(Sequence[_Edit]):
     def __len__(self) -> int:
         return len(self._names) * len(_KEYWORDS)
 
-    def __getitem__(self, i):  # type: ignore[override]
+    def __getitem__(self, i):
         t = self._names[i // len(_KEYWORDS)]
         return _Edit(self._at(t.start), self._at(t.end), _KEYWORDS[i % len(_KEYWORDS)], t.start[0])
 

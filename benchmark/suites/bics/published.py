@@ -15,8 +15,8 @@ from pathlib import Path
 
 import msgspec
 
-from benchmark.suites.bics.scoring import Trial, is_correct, summarise
 from benchmark.datadir import default_cache_dir
+from benchmark.suites.bics.scoring import Trial, is_correct, summarise
 
 COLUMNS = ("target_length", "target_depth", "iter_no", "bug_line_number", "bug_type", "pred_bug_line_number",
            "pred_bug_type", "result")

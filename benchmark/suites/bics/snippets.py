@@ -17,9 +17,9 @@ from pathlib import Path
 
 import msgspec
 
+from benchmark.datadir import DataError, data_dir, require
 from benchmark.suites.bics import BUG_TYPES
 from benchmark.suites.bics.inserters import syntax_error_line
-from benchmark.datadir import DataError, data_dir, require
 
 CSV_NAME = "bug_in_the_code_stack_alpaca_dataset.csv"
 # what str.splitlines treats as a line break besides "\n"

@@ -23,9 +23,9 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 from benchmark import metrics
+from benchmark.suite import Answer, Suite, Verdict
 from benchmark.suites.bics import haystack as hs
 from benchmark.suites.bics import render, scoring, snippets
-from benchmark.suite import Answer, Suite, Verdict
 from server.protocol.names import Command
 
 if TYPE_CHECKING:
@@ -256,8 +256,8 @@ def entries_of(summary: dict[str, Any]) -> list[dict]:
 def published_report(stats_dir: str | Path, fmt: str = "text", runs: Sequence[str | Path] = ()) -> str:
     """`bench report --published bics DIR [RUN_DIR...]`: the published runs (DIR = bics/stats) and ours,
     side by side, in `fmt` (text, json or html)."""
-    from benchmark.suites.bics import published
     from benchmark.report import load_summary
+    from benchmark.suites.bics import published
 
     entries = []
     for run in published.read_stats(stats_dir):

@@ -114,7 +114,10 @@ def parse_output(res: ExecResult) -> Any:
 
 
 class Runner(Protocol):
-    def run(self, files: dict[str, str | bytes], entry: str | None = None, **kwargs: Any) -> ExecResult: ...
+    """What the checks need of a sandbox (`sandbox.Sandbox` is one)."""
+
+    def run(self, files: dict[str, str | bytes], entry: str | None = None, *, language: str | None = None,
+            timeout_s: float | None = None) -> ExecResult: ...
 
 
 class SandboxFailure(RuntimeError):

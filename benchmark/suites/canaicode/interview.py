@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import msgspec
-import yaml  # type: ignore[import-untyped]
+import yaml
 
 SETS = ("junior-dev", "junior-v2", "senior")
 LANGUAGES = ("python", "javascript")

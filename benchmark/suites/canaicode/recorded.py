@@ -15,8 +15,8 @@ from pathlib import Path
 
 import msgspec
 
-from benchmark.suites.canaicode.interview import LANGUAGES, SETS
 from benchmark.recorded import RecordedError
+from benchmark.suites.canaicode.interview import LANGUAGES, SETS
 
 
 class StoredRow(msgspec.Struct, frozen=True, kw_only=True):

@@ -19,11 +19,13 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 import msgspec
 
 from benchmark import metrics
+from benchmark.datadir import DataError, data_dir, require
+from benchmark.suite import Answer, Suite, Verdict, edits_of
 from benchmark.suites.canaicode import recorded as rec_eval
 from benchmark.suites.canaicode.checks import LIST_PADDING, ListPadding
 from benchmark.suites.canaicode.evaluate import Evaluation, evaluate
@@ -36,8 +38,6 @@ from benchmark.suites.canaicode.interview import (
 )
 from benchmark.suites.canaicode.prompts import DEFAULT_TEMPLATE, PromptError, render
 from benchmark.suites.canaicode.reference import reference_answer
-from benchmark.datadir import DataError, data_dir, require
-from benchmark.suite import Answer, Suite, Verdict, edits_of
 
 if TYPE_CHECKING:
     from benchmark.records import RunConfig, SampleRecord
@@ -115,7 +115,7 @@ class CanAiCode(Suite[Question]):
         chosen = CanAiCode(
             interviews=tuple(v.strip() for v in options.get("interviews", ",".join(self.interviews)).split(",")),
             template=options.get("template", self.template), call_timeout_s=self.call_timeout_s,
-            padding=options.get("padding", self.padding))  # type: ignore[arg-type]  # checked by the constructor
+            padding=cast(ListPadding, options.get("padding", self.padding)))  # checked by the constructor
         self.interviews, self.template, self.padding = chosen.interviews, chosen.template, chosen.padding
 
     # -- tasks ---------------------------------------------------------------------------------------

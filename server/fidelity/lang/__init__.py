@@ -19,14 +19,22 @@ from server.fidelity.lang.analysis import LangAnalysis, analyze_lang
 from server.fidelity.lang.complexity import cognitive, cyclomatic
 from server.fidelity.lang.distance import VARIANTS, distance, distances, raw_tokens, token_distance, variant_tokens
 from server.fidelity.lang.facts import (
-    Binding, Comment, Guard, Import, bindings, comments, guards, imports, is_placeholder, unwraps,
+    Binding,
+    Comment,
+    Guard,
+    Import,
+    bindings,
+    comments,
+    guards,
+    imports,
+    is_placeholder,
+    unwraps,
 )
 from server.fidelity.lang.functions import LangFunction, clear_metrics, file_complexity, first_function, functions
 from server.fidelity.lang.lex import LangLexed, clear_cache, lex
 from server.fidelity.lang.parse import ErrorRegion, Source, parse
 from server.fidelity.lang.same import Statement, canonical, same_text_tree, same_tree, statements, statements_at
 from server.fidelity.lang.table import LANGUAGES, PYTHON, Lang, by_name, detect
-
 
 
 def clear_caches() -> None:

@@ -127,9 +127,7 @@ def cyclomatic(lang: Lang, node: ts.Node, nested: frozenset[int] = frozenset()) 
             score += t == "assignment_pattern" or n.child_by_field_name("value") is not None
         elif t == lang.arm_guard:
             score += n.child_by_field_name("condition") is not None
-        elif t == lang.try_operator:
-            score += 1
-        elif t == lang.let_else and n.child_by_field_name("alternative") is not None:
+        elif t == lang.try_operator or t == lang.let_else and n.child_by_field_name("alternative") is not None:
             score += 1
         elif t in lang.preproc_ifs:
             first = n.child(0)

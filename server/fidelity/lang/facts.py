@@ -401,8 +401,8 @@ def bindings(src: Source) -> list[Binding]:
             out.append(Binding(src.node_text(name), "class", name.start_point.row + 1, src.char(name.start_byte),
                                src.char(name.end_byte), scope_of(src.char(node.start_byte))))
     for imp in imports(src):
-        for n in imp.names:
-            out.append(Binding(n, "import", imp.start_line, imp.start, imp.end, ""))
+        for bound in imp.names:
+            out.append(Binding(bound, "import", imp.start_line, imp.start, imp.end, ""))
     # the same name bound twice at one place (a lambda's name and its declarator) is one binding
     seen: set[tuple[str, int, str]] = set()
     unique = []

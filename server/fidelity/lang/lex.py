@@ -99,6 +99,7 @@ def _walk(node: ts.Node, data: bytes, kinds: _Kinds) -> _Piece:
         first()
         while True:
             n = cursor.node
+            assert n is not None  # the cursor stands on a node of the tree
             if n.kind_id not in atomic and first():
                 continue
             add((n.kind_id, n.start_byte, n.end_byte))

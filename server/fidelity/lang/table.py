@@ -11,6 +11,7 @@ Python is not here on purpose: it keeps the paper-compatible path (`server.fidel
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 PYTHON = "python"
 
@@ -74,7 +75,7 @@ class Lang:
     blocks: frozenset[str] = BLOCKS  # nodes whose children are statements
 
 
-_C_COMMON = dict(
+_C_COMMON: dict[str, Any] = dict(  # Lang keyword arguments shared by a family
     comments=F({"comment"}),
     doc_prefixes=("/**", "///", "//!", "/*!"),
     doc_adjacent=False,
@@ -97,7 +98,7 @@ _C_COMMON = dict(
     identifiers=F({"identifier", "field_identifier"}),
 )
 
-_JS_COMMON = dict(
+_JS_COMMON: dict[str, Any] = dict(  # Lang keyword arguments shared by a family
     comments=F({"comment", "html_comment"}),
     doc_prefixes=("/**",),
     doc_adjacent=False,
@@ -129,7 +130,7 @@ _JS_COMMON = dict(
     identifiers=F({"identifier", "shorthand_property_identifier_pattern"}),
 )
 
-_TS_COMMON = {
+_TS_COMMON: dict[str, Any] = {
     **_JS_COMMON,
     "functions": _JS_COMMON["functions"] | {"function_signature", "method_signature", "abstract_method_signature"},
     "classes": _JS_COMMON["classes"] | {"abstract_class_declaration", "interface_declaration", "internal_module",
