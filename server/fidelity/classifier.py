@@ -27,9 +27,9 @@ from server.fidelity.hunks import (
 )
 from server.fidelity.lang import dispatch as other
 from server.fidelity.lang.analysis import LangAnalysis
+from server.fidelity.rename_regions import _regions_after_renames, _renamed_lines
 from server.fidelity.report import UNREQUESTED_KINDS, Hunk, TextEdit
 from server.fidelity.structure import FunctionInfo, Structure
-from server.fidelity.rename_regions import _regions_after_renames, _renamed_lines
 from server.fidelity.textedits import apply_text_edits, region_edit
 from server.fidelity.unit_trees import _dump_statement, _dump_text, _plausibly_formatting, _same_layout
 from server.fidelity.units import (

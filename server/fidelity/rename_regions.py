@@ -10,6 +10,7 @@ from rapidfuzz.distance import Indel
 
 from server.fidelity.hunks import LineRegion, common_affix, tidy_regions
 
+
 def _renamed_lines(lines: list[str], renames: dict[str, str], scopes: dict[str, tuple[int, int]]) -> list[str]:
     words = re.compile(r"(?<![\w.])(" + "|".join(map(re.escape, renames)) + r")\b")
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import ast
 import warnings
 
+
 def _plausibly_formatting(old: list[str], new: list[str]) -> bool:
     """Could these token lists differ by parentheses, commas, quotes or number spelling only?"""
     return _canonical(old) == _canonical(new)

@@ -12,12 +12,20 @@ from collections import Counter
 from rapidfuzz.distance import Levenshtein
 
 from server.fidelity.classifier import build_units
+from server.fidelity.hunks import line_regions
 from server.fidelity.lang.analysis import LangAnalysis, analyze_lang
+from server.fidelity.lang.analysis import _split_lines as split_lines
 from server.fidelity.lang.functions import LangFunction, functions
 from server.fidelity.lang.table import Lang
-from server.fidelity.hunks import line_regions
-from server.fidelity.lang.analysis import _split_lines as split_lines
-from server.fidelity.report import VARIANTS, ComplexityDelta, Distance, FidelityReport, FunctionChange, Hunk, ParseStatus
+from server.fidelity.report import (
+    VARIANTS,
+    ComplexityDelta,
+    Distance,
+    FidelityReport,
+    FunctionChange,
+    Hunk,
+    ParseStatus,
+)
 from server.fidelity.textedits import region_edit
 
 _PYTHON_ONLY = "Python only (the paper's metric and radon's index have no definition for {lang})"
@@ -132,17 +140,16 @@ def measure_unsupported(original: str, edited: str, language: str, *, gold: str 
     cannot be told apart without a grammar)."""
     a, b = plain_tokens(original), plain_tokens(edited)
     d = _distance(a, b)
-    dist = {v: d for v in VARIANTS}
+    dist = dict.fromkeys(VARIANTS, d)
     gold_dist = excess = None
     if gold is not None:
         g = _distance(a, plain_tokens(gold))
-        gold_dist = {v: g for v in VARIANTS}
-        excess = {v: d.normalized - g.normalized for v in VARIANTS}
+        gold_dist = dict.fromkeys(VARIANTS, g)
+        excess = dict.fromkeys(VARIANTS, d.normalized - g.normalized)
     none = ComplexityDelta(before=None, after=None, delta=None, reason=f"unsupported language {language!r}")
     hunks = [] if original == edited else _line_units(original, edited)
     return FidelityReport(
-        distance=dist, excess=excess, gold_distance=gold_dist, complexity={k: none for k in
-                                                                         ("paper", "sonar", "cyclomatic", "maintainability")},
+        distance=dist, excess=excess, gold_distance=gold_dist, complexity=dict.fromkeys(("paper", "sonar", "cyclomatic", "maintainability"), none),
         hunks=hunks, functions=[], edits=[e for h in hunks for e in h.edits],
         parse_errors=ParseStatus(original=None, edited=None),
         identical=original == edited, localized_distance=dist, language=f"unsupported:{language}")
