@@ -12,7 +12,7 @@ import msgspec
 
 from server import example
 from server.fidelity import FidelityReport, measure
-from server.fidelity.lang.table import LANGUAGES, PYTHON, detect
+from server.fidelity.lang.table import LANGUAGES, PYTHON, Lang, detect
 from server.report_text import render_report
 
 
@@ -51,14 +51,14 @@ def language_of(path: str, given: str | None = None) -> str:
         found = detect(given)
         if found is None:
             raise CheckError(f"--language {given}: not a supported language; use one of {', '.join(_NAMES)}")
-        return PYTHON if found == PYTHON else found.name  # type: ignore[union-attr]
+        return found.name if isinstance(found, Lang) else PYTHON
     name = Path(path).name
     if "." not in name.lstrip("."):
         return PYTHON
     found = detect(None, name)
     if found is None:
         return name.rsplit(".", 1)[1].lower()  # measure() reports it as unsupported:<ext>
-    return PYTHON if found == PYTHON else found.name  # type: ignore[union-attr]
+    return found.name if isinstance(found, Lang) else PYTHON
 
 
 def run(args: argparse.Namespace) -> int:

@@ -7,7 +7,7 @@ from rapidfuzz.distance import Levenshtein
 from server.fidelity.analysis import Analysis, analyze
 from server.fidelity.classifier import build_units
 from server.fidelity.lang.measure import measure_lang, measure_unsupported
-from server.fidelity.lang.table import PYTHON, detect
+from server.fidelity.lang.table import Lang, detect
 from server.fidelity.localize import broken_functions, localized_distances
 from server.fidelity.report import (
     VARIANTS,
@@ -122,8 +122,8 @@ def measure(
         found = detect(language)
         if found is None:
             return measure_unsupported(original, edited, language.strip().lower() or "unknown", gold=gold)
-        if found != PYTHON:
-            return measure_lang(original, edited, found, gold=gold, target=target)  # type: ignore[arg-type]
+        if isinstance(found, Lang):  # else PYTHON
+            return measure_lang(original, edited, found, gold=gold, target=target)
     a, b = analyze(original), analyze(edited)
     dist = {v: token_distance(a.variant_tokens(v), b.variant_tokens(v)) for v in VARIANTS}
     gold_dist: dict[str, Distance] | None = None
