@@ -56,7 +56,10 @@ def register(sub: argparse._SubParsersAction) -> None:  # server/cli.py's signat
     run.add_argument("--data", help="benchmark data directory (default: EDIT_FIDELITY_DATA)")
     run.add_argument("--suite-option", action="append", default=[], metavar="KEY=VALUE",
                      help="a suite setting, repeatable (e.g. bics: lengths=500,1000 depths=0,0.5 trials=5 seed=1)")
-    run.add_argument("--base-url", help="openai: the endpoint, e.g. http://127.0.0.1:8000/v1")
+    run.add_argument("--base-url", action="append", metavar="URL",
+                     help="openai: the endpoint, e.g. http://127.0.0.1:8000/v1; repeat it for several servers of the "
+                          "same model, balanced by outstanding requests (a failing one is removed)")
+    run.add_argument("--endpoints", metavar="FILE", help="openai: a file of endpoint URLs, one a line (like repeated --base-url)")
     run.add_argument("--model", help="openai: the model name")
     run.add_argument("--api-key-env", help="openai: NAME of the environment variable holding the key")
     run.add_argument("--temperature", type=_number(float, 0, 2))
@@ -64,6 +67,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # server/cli.py's signat
     run.add_argument("--max-tokens", type=_POSITIVE)
     run.add_argument("--serve-vllm", metavar="MODEL", help="start `vllm serve MODEL` for the run and use it")
     run.add_argument("--tensor-parallel", type=_POSITIVE, default=1, help="--serve-vllm: GPUs per model (default 1)")
+    run.add_argument("--data-parallel", type=_POSITIVE, default=1,
+                     help="--serve-vllm: model replicas vLLM runs behind its one endpoint (default 1)")
     run.add_argument("--seed", type=int, default=0, help="--serve-vllm: sampling seed (default 0)")
     run.add_argument("--vllm-arg", action="append", default=[], metavar="ARG",
                      help="--serve-vllm: one more argument for `vllm serve` (repeatable, e.g. --vllm-arg=--dtype=half)")
@@ -76,6 +81,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # server/cli.py's signat
                           "sandbox runs) and report the reference-free excess next to the gold-based one")
     run.add_argument("--concurrency", type=_POSITIVE, default=8, help="requests in flight to the server/backend (default 8)")
     run.add_argument("--workers", type=_POSITIVE, help="sandbox slots (default: CPU count)")
+    run.add_argument("--ray", metavar="ADDRESS",
+                     help="run the sandbox executions as Ray tasks on a cluster (ADDRESS, e.g. 10.0.0.1:6379, or auto); "
+                          "needs pip install 'edit-fidelity[ray]'")
     run.add_argument("--quiet", action="store_true", help="no progress output")
     run.add_argument("--allow-errors", action="store_true",
                      help="exit 0 even when samples ended in an error (the scores stay marked incomplete)")
@@ -87,7 +95,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # server/cli.py's signat
     rep.add_argument("--published", metavar="SUITE",
                      help="report a suite's published results (e.g. bics DATA/bics/stats) beside our runs")
     rep.add_argument("--format", default="text", choices=("text", "json", "html"))
-    rep.add_argument("--html", type=Path, metavar="OUT", help="also write a self-contained HTML report here")
+    rep.add_argument("--html", type=Path, metavar="FILE",
+                     help="write the self-contained HTML report (charts, sample browser) to FILE")
     rep.set_defaults(handler=_report)
 
     dl = commands.add_parser("download", help="fetch a suite's data into the data directory")
@@ -162,8 +171,16 @@ def _run_checked(args: argparse.Namespace) -> int:
         args.backend, args.model = f"vllm:{args.serve_vllm}", args.serve_vllm
     elif not args.backend:
         return _fail("--backend SPEC (or --serve-vllm MODEL) is required")
+    urls = list(args.base_url or [])
+    if args.endpoints:
+        from benchmark.balancer import EndpointsError, read_endpoints
+
+        try:
+            urls += read_endpoints(args.endpoints)
+        except EndpointsError as exc:
+            return _fail(str(exc))
     try:
-        backend = backends.parse(args.backend, suite=suite, base_url=args.base_url, model=args.model,
+        backend = backends.parse(args.backend, suite=suite, base_url=urls or None, model=args.model,
                                  api_key_env=args.api_key_env, temperature=args.temperature, top_p=args.top_p,
                                  max_tokens=args.max_tokens)
     except backends.BackendSpecError as exc:
@@ -180,20 +197,27 @@ def _run_checked(args: argparse.Namespace) -> int:
     pairs = preflight.check_tasks(suite, tasks, conditions)
     preflight.check_recorded(suite, backend, tasks, conditions, samples, args.backend)
     preflight.check_envs(suite, tasks)
+    if args.ray:
+        from benchmark.ray_judge import check_address
+
+        check_address(args.ray)
     box = _sandbox(args.workers)
     try:
-        if not (isinstance(backend, backends.OpenAI) and backend.serve_vllm):
+        if isinstance(backend, backends.OpenAI) and backend.endpoints:
+            _check_endpoints(backend)
+        elif not (isinstance(backend, backends.OpenAI) and backend.serve_vllm):
             preflight.check_backend(backend)
         config = RunConfig(suite=args.suite, backend=args.backend, samples=samples, limit=args.limit,
-                           conditions=conditions, options=options, necessity_runs=args.necessity, base_url=args.base_url,
+                           conditions=conditions, options=options, necessity_runs=args.necessity,
+                           # several endpoints: which servers answer does not decide a verdict (resume may use others)
+                           base_url=("balanced" if len(urls) > 1 else urls[0]) if urls else None,
                            model=args.model, api_key_env=args.api_key_env, style=args.style,
                            temperature=args.temperature, top_p=args.top_p, max_tokens=args.max_tokens,
                            data_dir=str(data_dir(args.data)), tasks_digest=preflight.tasks_digest(suite, tasks, conditions),
                            backend_digest=preflight.backend_digest(args.backend),
                            sandbox=preflight.sandbox_identity(suite, tasks, box.level), planned=pairs * samples,
                            versions=_versions(),
-                           serve={"tensor_parallel": str(args.tensor_parallel), "seed": str(args.seed),
-                                  "extra": " ".join(args.vllm_arg)} if args.serve_vllm else {},
+                           serve=_serve_settings(args, urls),
                            created=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"))
         store = ResultsStore(args.out, config, resume=args.resume, retry_errors=not args.keep_errors)
     except BaseException:
@@ -204,24 +228,33 @@ def _run_checked(args: argparse.Namespace) -> int:
 
     show = None if args.quiet else for_stderr()
     vllm = None
+    stack = contextlib.ExitStack()
     try:
         if isinstance(backend, backends.OpenAI) and backend.serve_vllm:
             from benchmark.vllm import VllmError, VllmServer
 
             try:
                 vllm = VllmServer(args.serve_vllm, args.out / "vllm.log", tensor_parallel=args.tensor_parallel,
-                                  seed=args.seed, extra=args.vllm_arg).start()
+                                  data_parallel=args.data_parallel, seed=args.seed, extra=args.vllm_arg).start()
             except VllmError as exc:
                 return _fail(str(exc), 1)
             backend.base_url = vllm.base_url
             preflight.check_backend(backend)
         engine = Engine(store.config, suite, tasks, backend, store, box, concurrency=args.concurrency, progress=show,
                         necessity_runs=args.necessity, retries=0 if args.keep_errors else 1)
+        if args.ray:
+            from benchmark.ray_judge import connect
+
+            cluster = stack.enter_context(connect(args.ray, suite, options, args.out / "ray.jsonl"))
+            engine.judge = cluster.judge  # the sandbox executions run as Ray tasks
         progress = asyncio.run(engine.run())
     except ServerError as exc:
         return _fail(f"{exc}; {len(store.records)} records kept in {args.out}: continue with --resume "
                      f"(server log: {args.out / 'server.log'})", 1)
     finally:
+        stack.close()
+        if isinstance(backend, backends.OpenAI) and backend.endpoint_stats:
+            _write_endpoint_stats(args.out, backend.endpoint_stats)
         if vllm is not None:
             vllm.stop()
         if show is not None:
@@ -243,6 +276,47 @@ def _run_checked(args: argparse.Namespace) -> int:
         reason = "; ".join(line.strip() for line in state_lines(summary)[:2])
         return _fail(f"{reason} (--allow-errors accepts a run with errors)", 1)
     return 0
+
+
+def _serve_settings(args: argparse.Namespace, urls: list[str]) -> dict[str, str]:
+    """How the run was served, kept for the record (not part of its identity: `--resume` may use others)."""
+    out: dict[str, str] = {}
+    if args.serve_vllm:
+        out |= {"tensor_parallel": str(args.tensor_parallel), "seed": str(args.seed), "extra": " ".join(args.vllm_arg)}
+        if args.data_parallel > 1:
+            out["data_parallel"] = str(args.data_parallel)
+    if len(urls) > 1:
+        out["endpoints"] = " ".join(urls)
+    if args.ray:
+        out["ray"] = args.ray
+    return out
+
+
+def _check_endpoints(backend: object) -> None:
+    """Several endpoints: each one asked as a single endpoint would be; the run starts when one answers
+    (the balancer removes the others on their first failures)."""
+    import dataclasses
+
+    from benchmark import backends
+    from benchmark.preflight import PreflightError, check_backend
+
+    assert isinstance(backend, backends.OpenAI)
+    problems = []
+    for url in backend.endpoints:
+        try:
+            check_backend(dataclasses.replace(backend, base_url=url, endpoints=()))
+        except PreflightError as exc:
+            problems.append(str(exc))
+    if len(problems) == len(backend.endpoints):
+        raise PreflightError(f"none of the {len(problems)} endpoints answers: " + "; ".join(problems))
+    for p in problems:
+        print(f"edit-fidelity bench: warning: {p} (the run goes on with the others)", file=sys.stderr)
+
+
+def _write_endpoint_stats(out: Path, stats: list) -> None:
+    import msgspec
+
+    (out / "endpoints.json").write_bytes(msgspec.json.format(msgspec.json.encode(stats)) + b"\n")
 
 
 def _sandbox(workers: int | None) -> Sandbox:  # imported on use (start-up time)
@@ -276,13 +350,13 @@ def _report(args: argparse.Namespace) -> int:
         return _fail(str(exc))
     if args.format == "html" or args.html:
         from benchmark.html import render
-        from benchmark.store import RESULTS, read_records
+        from benchmark.store import RESULTS, read_config, read_records
 
-        page = render(summary, read_records(args.run_dir / RESULTS))
-        target = args.html or args.run_dir / "report.html"
-        target.write_text(page)
+        page = render(summary, read_records(args.run_dir / RESULTS), args.run_dir, read_config(args.run_dir))
+        # the page is kept beside summary.json (RUN_DIR/report.html) unless --html names the file
+        (args.html or args.run_dir / "report.html").write_text(page)
         if args.format == "html":
-            print(target)
+            sys.stdout.write(page)  # --format html: the page itself on stdout, as everywhere
             return 0
     if args.format == "json":
         print(json.dumps(summary, indent=2))

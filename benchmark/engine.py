@@ -19,7 +19,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -27,7 +27,7 @@ from typing import Any
 import msgspec
 
 from benchmark.backends import Backend
-from benchmark.records import RunConfig, SampleRecord, is_error
+from benchmark.records import RunConfig, SampleRecord, is_error, unit_views
 from benchmark.session import ServerSession
 from benchmark.store import ResultsStore, retryable
 from benchmark.suite import Answer, Suite, Task, Verdict
@@ -157,6 +157,7 @@ def score(suite_name: str, job: Job, sample: int, answer: Answer, backend_name: 
         rec.added_cc = paper["after"] - gold_after
     rec.hunks = len(report.get("hunks") or [])
     rec.flagged_hunks, rec.flagged_warning, rec.flagged_hint = flag_counts(proposal)
+    rec.units = unit_views(proposal)  # what the report's sample browser shows
     rec.identical = bool(report.get("identical"))
     return rec
 
@@ -184,6 +185,9 @@ class Engine:
         self._gate = Gate()
         self.retries = retries  # passes over the samples that ended in a retryable error
         self.reused = 0
+        # where a program is judged: the suite's judge on this machine's sandbox, or (--ray) a cluster's
+        # task with the same inputs and the same Verdict back
+        self.judge: Callable[[Task, str, str], Awaitable[Verdict]] = self._local_judge
 
     async def run(self) -> Progress:
         per_request = self.backend.samples_per_request(self.config.samples)
@@ -274,12 +278,15 @@ class Engine:
         """The suite's verdict; a judge that fails is a sandbox error of this sample (retried on --resume),
         not the end of the run."""
         try:
-            return await self.suite.judge(self.box, task, condition, completion)
+            return await self.judge(task, condition, completion)
         except asyncio.CancelledError:
             raise
         except Exception as exc:
             logger.exception("judging %s (%s)", task.task_id, condition)
             return Verdict(passed=False, exec_status="error", sandbox_error=f"judge failed: {type(exc).__name__}: {exc}"[:500])
+
+    async def _local_judge(self, task: Task, condition: str, completion: str) -> Verdict:
+        return await self.suite.judge(self.box, task, condition, completion)
 
     async def _necessity(self, task: Task, condition: str, completion: str) -> dict[str, Any]:
         """The reference-free excess of a passing completion: ddmin over its hunks against the tests."""

@@ -47,6 +47,34 @@ class RunConfig(msgspec.Struct, kw_only=True):
                 "backend_digest": self.backend_digest, "sandbox": dict(sorted(self.sandbox.items()))}
 
 
+class UnitView(msgspec.Struct, kw_only=True, omit_defaults=True):
+    """One change unit of the server's proposal as the sample browser shows it (1-based inclusive lines,
+    original side then edited side; an empty range is an insertion point)."""
+
+    lines: tuple[int, int, int, int]
+    kinds: list[str]
+    flagged: bool = False
+    severity: str | None = None  # the flagged unit's diagnostic severity (error | warning | information | hint)
+    message: str = ""
+
+
+_SEVERITY = {1: "error", 2: "warning", 3: "information", 4: "hint"}  # LSP DiagnosticSeverity
+
+
+def unit_views(proposal: dict[str, Any]) -> list[UnitView]:
+    """The proposal's change units (its report's `hunks`, `flaggedHunks`, `hunkSeverities`), compactly."""
+    hunks = (proposal.get("report") or {}).get("hunks") or []
+    flagged = set(proposal.get("flaggedHunks") or [])
+    sev = proposal.get("hunkSeverities")
+    out = []
+    for i, h in enumerate(hunks):
+        s = _SEVERITY.get(sev[i]) if isinstance(sev, list) and i < len(sev) and i in flagged else None
+        out.append(UnitView(lines=(h["start_line"], h["end_line"], h["new_start_line"], h["new_end_line"]),
+                            kinds=list(h.get("kinds") or []), flagged=i in flagged,
+                            severity=s, message=(h.get("message") or "")[:300]))
+    return out
+
+
 class SampleRecord(msgspec.Struct, kw_only=True):
     """One (suite, task, condition, backend, sample): the server's proposal, the sandbox verdict, scores."""
 
@@ -83,6 +111,7 @@ class SampleRecord(msgspec.Struct, kw_only=True):
     flagged_warning: int | None = None
     flagged_hint: int | None = None
     identical: bool = False
+    units: list[UnitView] | None = None  # the change units for the sample browser; None: an older record
     # a recorded run's own verdict, when replaying one
     recorded_pass: bool | None = None
     recorded_missing: list[int] | None = None

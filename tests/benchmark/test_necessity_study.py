@@ -153,7 +153,8 @@ def test_command_on_the_shared_data(shared_data: Path, tmp_path, capsys):
     summary = json.loads((tmp_path / "summary.json").read_text())["sources"]
     assert summary["canitedit"]["analysed"] == len(cie) and summary["canitedit"]["excess_code_n"] == len(cie)
     report = (tmp_path / "report.html").read_text()
-    assert report.count("<svg") == 2 + (1 if with_overedit else 0)
+    # a scatter without information (all points in one place) is left out with a line saying why
+    assert report.count("<svg") + report.count('class="left-out"') == 2 + (1 if with_overedit else 0)
     if with_overedit:
         [bcb] = [i for i in items if i["source"] == "overedit"]
         assert bcb["status"] == "minimal" and bcb["needed"], bcb
