@@ -4,6 +4,7 @@ offline. Charts come from `benchmark.report_html.charts`; these names stay for t
 from __future__ import annotations
 
 import html
+from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -38,6 +39,31 @@ def histogram(title: str, values: Sequence[float], bins: int = 12, xlabel: str =
     from benchmark.report_html import charts
 
     return charts.histogram(title, values, xlabel or title, bins)
+
+
+def flagged_kinds(records: list[SampleRecord], conds: list[str]) -> tuple[list[str], dict[str, list[float | None]]]:
+    """Flagged units per kind and condition, per passing completion (the server's own judgement)."""
+    counts: dict[str, Counter[str]] = {c: Counter() for c in conds}
+    passing: Counter[str] = Counter()
+    for r in records:
+        if r.passed and r.condition in counts and r.units is not None:
+            passing[r.condition] += 1
+            counts[r.condition].update(k for u in r.units if u.flagged for k in u.kinds[:1])
+    kinds = sorted({k for c in counts.values() for k in c})
+    return kinds, {c: [counts[c][k] / passing[c] if passing[c] else None for k in kinds] for c in conds}
+
+
+def flagged_kinds_chart(records: list[SampleRecord], conds: list[str]) -> str:
+    """Flagged units per passing completion by kind, one bar colour per condition (or why not)."""
+    from benchmark.report_html import charts
+
+    title = "flagged change units per passing completion, by kind"
+    kinds, per_kind = flagged_kinds(records, conds)
+    if kinds:
+        return charts.grouped_bars(title, kinds, per_kind, "units per completion", fmt="{:.2f}")
+    if any(r.units is not None for r in records):
+        return charts.left_out(title, "no passing completion has a flagged unit")
+    return charts.left_out(title, "the records are from before change units were stored (run again to see them)")
 
 
 def page(summary: dict, body: str, browser: str = "") -> str:

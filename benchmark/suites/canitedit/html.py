@@ -3,9 +3,7 @@ per change kind (the paper's figures), pass@1 against ExcessCode, and the flagge
 
 from __future__ import annotations
 
-from collections import Counter
-
-from benchmark.html import esc, fmt, pct
+from benchmark.html import esc, flagged_kinds_chart, fmt, pct
 from benchmark.records import SampleRecord
 from benchmark.report_html import charts
 
@@ -24,18 +22,6 @@ def _table(conds: dict, details: dict) -> str:
     return f"""<table><tr><th>condition</th><th>pass@1</th><th>ExcessCode</th><th>tasks</th><th>n</th><th>token excess</th><th>added CC</th>
 <th>flagged units</th><th>at warning severity</th><th>at hint severity</th><th>flagged-unit rate</th>
 <th>agreement with recorded</th></tr>{rows}</table>"""
-
-
-def flagged_kinds(records: list[SampleRecord], conds: list[str]) -> tuple[list[str], dict[str, list[float | None]]]:
-    """Flagged units per kind and condition, per passing completion (the server's own judgement)."""
-    counts: dict[str, Counter[str]] = {c: Counter() for c in conds}
-    passing: Counter[str] = Counter()
-    for r in records:
-        if r.passed and r.condition in counts and r.units is not None:
-            passing[r.condition] += 1
-            counts[r.condition].update(k for u in r.units if u.flagged for k in u.kinds[:1])
-    kinds = sorted({k for c in counts.values() for k in c})
-    return kinds, {c: [counts[c][k] / passing[c] if passing[c] else None for k in kinds] for c in conds}
 
 
 def sections(summary: dict, records: list[SampleRecord]) -> str:
@@ -87,26 +73,7 @@ def sections(summary: dict, records: list[SampleRecord]) -> str:
             "excess ELev d(M,C) - d(G,C)",
         )
     )
-    kinds, per_kind = flagged_kinds(records, names)
-    if kinds:
-        plots.append(
-            charts.grouped_bars(
-                "flagged change units per passing completion, by kind",
-                kinds,
-                per_kind,
-                "units per completion",
-                fmt="{:.2f}",
-            )
-        )
-    else:
-        plots.append(
-            charts.left_out(
-                "flagged change units by kind",
-                "no passing completion has a flagged unit"
-                if any(r.units is not None for r in records)
-                else "records from before units were stored (run again to see them)",
-            )
-        )
+    plots.append(flagged_kinds_chart(records, names))
     return f"""{_table(conds, details)}
 <div class="charts">{"".join(plots)}</div>
 <p>pass@1 and ExcessCode as CanItEdit (x100). Token excess: d(M, C) - d(G, C), no_comments; added CC: paper cognitive

@@ -1,42 +1,86 @@
-"""The over-editing suite's part of the HTML report: pass rate against excess, per condition and family."""
+"""The over-editing suite's part of the HTML report: the paper's figures, Pass@1 against excess (per
+condition and per corruption family) and the per-family bars, with the conditions side by side."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from benchmark.html import bars, esc, scatter
+from benchmark.html import esc, flagged_kinds_chart
 from benchmark.records import SampleRecord
+from benchmark.report_html import charts
+
+
+def _short(family: str) -> str:
+    return family.removeprefix("mutate_").replace("_", " ")
 
 
 def sections(summary: dict[str, Any], records: list[SampleRecord]) -> str:
-    """Per-condition and per-family plots (pass rate against excess, as in the paper's figures), inline SVG."""
+    """Per-condition and per-family charts (matplotlib, inline SVG)."""
     conds = summary.get("conditions", {})
+    details = summary.get("details", {})
+    names = list(conds)
     parts = ["<section><h2>Over-editing: pass rate against excess</h2>"]
-    points = [(c, m["pass@1"], m["excess_lev"]) for c, m in conds.items()
-              if m.get("pass@1") is not None and m.get("excess_lev") is not None]
-    parts.append(scatter("conditions: Pass@1 against excess ELev", points, "Pass@1", "excess ELev (no_comments)"))
-    parts.append(bars("Pass@1 per condition", [(c, m.get("pass@1")) for c, m in conds.items()]))
-    parts.append(bars("added cognitive complexity per condition", [(c, m.get("added_cc")) for c, m in conds.items()]))
-    parts.append(bars("flagged-unit rate, normalised (% of passing repairs warned)",
-                      [(c, None if m.get("flagged_warning_normalised_rate") is None
-                        else 100 * m["flagged_warning_normalised_rate"]) for c, m in conds.items()]))
-    for cond, d in summary.get("details", {}).items():
-        fam = d.get("per_family", {})
-        short = {f: f.removeprefix("mutate_").replace("_", " ") for f in fam}
-        fpoints = [(short[f], m["pass@1"], m["excess_lev"]) for f, m in fam.items()
-                   if m.get("pass@1") is not None and m.get("excess_lev") is not None]
-        parts.append(f"<h3>{esc(cond)}: per corruption family</h3>")
-        parts.append(scatter(f"{cond}: Pass@1 against excess ELev per family", fpoints, "Pass@1", "excess ELev"))
-        parts.append(bars(f"{cond}: Pass@1 per family", [(short[f], m.get("pass@1")) for f, m in fam.items()]))
-        parts.append(bars(f"{cond}: excess ELev per family", [(short[f], m.get("excess_lev")) for f, m in fam.items()]))
-        count = d.get("per_corruptions", {})
-        parts.append(bars(f"{cond}: Pass@1 per number of corruptions", [(k, m.get("pass@1")) for k, m in count.items()]))
-        if d.get("env_missing"):
-            parts.append("<p>Environment lacks (not counted in the per-family figures): "
-                         + ", ".join(f"{esc(t)} ({esc(m)})" for t, m in d["env_missing"].items()) + "</p>")
-    parts.append("<p>Excess ELev: d(M, C) - d(G, C), normalised token Levenshtein, no_comments; added CC: paper "
-                 "cognitive complexity CC(M) - CC(G); both over passing repairs. Flagged units (table above): "
-                 "unrequested change units at warning and at hint severity per passing repair, as the server judged "
-                 "the raw texts and on the paper's footing (both sides normalised, `_normalised`); the rate is the "
-                 "share of passing repairs with a unit at warning severity.</p></section>")
+    parts.append(
+        charts.scatter(
+            "Pass@1 against excess ELev, per condition",
+            [(c, m.get("pass@1"), m.get("excess_lev")) for c, m in conds.items()],
+            "Pass@1",
+            "excess ELev (no_comments)",
+        )
+    )
+    parts.append(
+        charts.grouped_bars(
+            "Pass@1, added CC and warned share per condition",
+            names,
+            {
+                "Pass@1": [conds[c].get("pass@1") for c in names],
+                "added CC": [conds[c].get("added_cc") for c in names],
+                "warned (normalised)": [conds[c].get("flagged_warning_normalised_rate") for c in names],
+            },
+            "value",
+            fmt="{:.2f}",
+        )
+    )
+    families = sorted({f for c in names for f in (details.get(c, {}).get("per_family") or {})})
+    fam = {c: details.get(c, {}).get("per_family") or {} for c in names}
+    if families:
+        labels = [_short(f) for f in families]
+        parts.append("<h3>Per corruption family</h3>")
+        for key, title, fmt in (
+            ("pass@1", "Pass@1 per family", "{:.2f}"),
+            ("excess_lev", "excess ELev per family", "{:.3f}"),
+        ):
+            series = {c: [(fam[c].get(f) or {}).get(key) for f in families] for c in names}
+            parts.append(charts.grouped_bars(title, labels, series, key, fmt=fmt))
+        for c in names:
+            parts.append(
+                charts.scatter(
+                    f"{c}: Pass@1 against excess ELev per family",
+                    [(_short(f), m.get("pass@1"), m.get("excess_lev")) for f, m in fam[c].items()],
+                    "Pass@1",
+                    "excess ELev",
+                )
+            )
+    counts = sorted({k for c in names for k in (details.get(c, {}).get("per_corruptions") or {})}, key=str)
+    if counts:
+        per = {c: details.get(c, {}).get("per_corruptions") or {} for c in names}
+        for key, title, fmt in (("pass@1", "Pass@1", "{:.2f}"), ("excess_lev", "excess ELev", "{:.3f}")):
+            series = {c: [(per[c].get(k) or {}).get(key) for k in counts] for c in names}
+            parts.append(charts.grouped_bars(f"{title} per number of corruptions", counts, series, title, fmt=fmt))
+    parts.append(flagged_kinds_chart(records, names))
+    for c in names:
+        missing = details.get(c, {}).get("env_missing")
+        if missing:
+            parts.append(
+                f"<p>{esc(c)}: environment lacks (not counted in the per-family figures): "
+                + ", ".join(f"{esc(t)} ({esc(m)})" for t, m in missing.items())
+                + "</p>"
+            )
+    parts.append(
+        "<p>Excess ELev: d(M, C) - d(G, C), normalised token Levenshtein, no_comments; added CC: paper "
+        "cognitive complexity CC(M) - CC(G); both over passing repairs. Flagged units (table above): "
+        "unrequested change units at warning and at hint severity per passing repair, as the server judged "
+        "the raw texts and on the paper's footing (both sides normalised, `_normalised`); the rate is the "
+        "share of passing repairs with a unit at warning severity.</p></section>"
+    )
     return "".join(parts)
