@@ -31,7 +31,7 @@ from server.fidelity.rename_regions import _regions_after_renames, _renamed_line
 from server.fidelity.report import UNREQUESTED_KINDS, Hunk, TextEdit
 from server.fidelity.structure import FunctionInfo, Structure
 from server.fidelity.textedits import apply_text_edits, region_edit
-from server.fidelity.unit_trees import _dump_statement, _dump_text, _plausibly_formatting, _same_layout
+from server.fidelity.unit_trees import StatementTrees, _plausibly_formatting, _same_layout
 from server.fidelity.units import (
     CODE,
     EOL,
@@ -60,7 +60,7 @@ class Unit:
         self.sig_rename = False
 
 
-class UnitBuilder:
+class UnitBuilder(StatementTrees):
     """Builds and classifies the change units of one edit."""
 
     def __init__(self, original: Analysis, edited: Analysis, target: range | None) -> None:
@@ -259,71 +259,6 @@ class UnitBuilder:
         if any(not inside(ln, a) for ln, a in zip(lines, unit.atoms * 2)):
             unit.kinds.append("outside_target")
             unit.details.append(f"outside the target lines {t.start}-{t.stop - 1}")
-
-    def _same_tree(self, atoms: list[Atom]) -> bool:
-        """Does applying only these atoms leave the syntax tree of the statements they touch unchanged?"""
-        if not self.original.parses:
-            return False
-        lo = min(a.a0 for a in atoms)
-        hi = max(a.a1 for a in atoms)
-        if self.lang_original is not None:
-            return other.same_tree_applied(self.lang_original, self.new.text, [(a.a0, a.a1, a.b0, a.b1) for a in atoms])
-        quick = self._same_statement_tree(atoms, lo, hi)
-        if quick is not None:
-            return quick
-        first, last = self._statement_span(self.old.line_of(lo), self.old.line_of(max(hi - 1, lo)))
-        start, stop = self.old.line_start(first), self.old.line_start(last + 1)
-        if lo < start or hi > stop:
-            return False
-        before = self._dump(first, last)
-        if before is None:
-            return False
-        return _dump_text(self._spliced(atoms, start, stop)) == before
-
-    def _same_statement_tree(self, atoms: list[Atom], lo: int, hi: int) -> bool | None:
-        """The same check on the logical lines the atoms touch alone (parsed dedented); None when
-        those lines do not parse on their own (then the enclosing function is compared)."""
-        old = self.old
-        lo_line, hi_line = old.line_of(lo), old.line_of(max(hi - 1, lo))
-        t_lo, _ = self.original.token_span(lo_line, lo_line)
-        _, t_hi = self.original.token_span(hi_line, hi_line)
-        strings, rows, end_rows = old.strings, old.rows, old.end_rows
-        if t_hi <= t_lo:
-            return None
-        while t_lo > 0 and strings[t_lo - 1] not in ("\n", "\r\n", ""):
-            t_lo -= 1
-        while t_hi < len(strings) and strings[t_hi - 1] not in ("\n", "\r\n", ""):
-            t_hi += 1
-        first, last = rows[t_lo], end_rows[t_hi - 1]
-        start, stop = old.line_start(first), old.line_start(last + 1)
-        if lo < start or hi > stop:
-            return None
-        before = _dump_statement(old.text[start:stop])
-        return None if before is None else _dump_statement(self._spliced(atoms, start, stop)) == before
-
-    def _spliced(self, atoms: list[Atom], start: int, stop: int) -> str:
-        """The original's characters start..stop with the atoms' edited text put in."""
-        text = self.old.text
-        pieces, cursor = [], start
-        for a in sorted(atoms, key=lambda a: a.a0):
-            pieces.append(text[cursor:a.a0])
-            pieces.append(self.new.text[a.b0:a.b1])
-            cursor = a.a1
-        pieces.append(text[cursor:stop])
-        return "".join(pieces)
-
-    def _statement_span(self, first: int, last: int) -> tuple[int, int]:
-        """The top-level statements around lines first..last (whole functions and classes)."""
-        for f in self.original.structure.functions:
-            if "." not in f.qualname and f.start <= first and last <= f.end:
-                return f.start, f.end
-        return first, last
-
-    def _dump(self, first: int, last: int) -> str | None:
-        key = (first, last)
-        if key not in self._old_dump:
-            self._old_dump[key] = _dump_text("".join(self.original.lines[first - 1:last]))
-        return self._old_dump[key]
 
     def _explain(self, atoms: list[Atom], old_code: list, new_code: list, kinds: list[str], details: list[str]) -> None:
         original, edited = self.original, self.edited
