@@ -100,6 +100,10 @@ class OpenAI:
     timeout_s: float = 300.0
     name: str = "model"
     serve_vllm: bool = False  # base_url comes from a vLLM server the run starts (`vllm:MODEL`)
+    # several endpoints serving the same model: the server is given one backend, a local balancer
+    # (benchmark/balancer.py) in front of them; empty: base_url alone
+    endpoints: tuple[str, ...] = ()
+    endpoint_stats: list[Any] = field(default_factory=list)  # after `serving`: the balancer's per-endpoint counts
 
     recorded = None  # a live model: no recorded run
 
@@ -111,7 +115,19 @@ class OpenAI:
 
     def serving(self, samples: int, concurrency: int, style: str) -> AbstractContextManager[list[dict]]:
         del samples  # one server-side backend; `n` per request carries the samples
+        if len(self.endpoints) > 1:
+            return self._balanced(concurrency, style)
         return nullcontext(self.server_backends(concurrency, style))
+
+    @contextmanager
+    def _balanced(self, concurrency: int, style: str) -> Iterator[list[dict]]:
+        from benchmark.balancer import Balancer
+
+        with Balancer(list(self.endpoints), timeout_s=self.timeout_s) as bal:
+            try:
+                yield self.server_backends(concurrency, style, base_url=bal.base_url)
+            finally:
+                self.endpoint_stats = bal.stats()
 
     def staged(self, suite: Suite, task: Task, condition: str, sample: int) -> AbstractContextManager[bool]:
         return nullcontext(True)  # the model answers the request itself
@@ -124,8 +140,8 @@ class OpenAI:
         # samples one answer per request
         return 1 if self.base_url == "local" else min(samples, 64)
 
-    def server_backends(self, concurrency: int, style: str) -> list[dict]:
-        entry: dict = {"name": self.name, "baseUrl": self.base_url, "model": self.model, "style": style,
+    def server_backends(self, concurrency: int, style: str, *, base_url: str | None = None) -> list[dict]:
+        entry: dict = {"name": self.name, "baseUrl": base_url or self.base_url, "model": self.model, "style": style,
                        "maxConcurrency": concurrency, "timeoutS": self.timeout_s, "maxRetries": 2}
         if self.api_key_env:
             entry["apiKeyEnv"] = self.api_key_env  # the variable's name; the server reads it from its environment
@@ -141,7 +157,7 @@ class OpenAI:
 Backend = Replay | OpenAI
 
 
-def parse(spec: str, *, suite: Suite | None = None, base_url: str | None = None, model: str | None = None,
+def parse(spec: str, *, suite: Suite | None = None, base_url: str | list[str] | None = None, model: str | None = None,
           api_key_env: str | None = None, temperature: float | None = None, top_p: float | None = None,
           max_tokens: int | None = None) -> Backend:
     if spec in ("gold", "identity"):
@@ -160,10 +176,18 @@ def parse(spec: str, *, suite: Suite | None = None, base_url: str | None = None,
             raise BackendSpecError("vllm: needs a model, e.g. --serve-vllm Qwen/Qwen2.5-Coder-7B-Instruct")
         return OpenAI(base_url="", model=name, temperature=temperature, top_p=top_p, max_tokens=max_tokens, serve_vllm=True)
     if spec == "openai":
-        if not base_url or not model:
-            raise BackendSpecError("--backend openai needs --base-url URL and --model NAME")
-        return OpenAI(base_url=base_url, model=model, api_key_env=api_key_env, temperature=temperature,
-                      top_p=top_p, max_tokens=max_tokens)
+        urls = [base_url] if isinstance(base_url, str) else list(base_url or [])
+        if not urls or not model:
+            raise BackendSpecError("--backend openai needs --base-url URL (one or more, or --endpoints FILE) and --model NAME")
+        if len(urls) > 1:
+            from benchmark.balancer import EndpointsError, check_urls
+
+            try:
+                urls = check_urls(urls)
+            except EndpointsError as exc:
+                raise BackendSpecError(str(exc)) from None
+        return OpenAI(base_url=urls[0], model=model, api_key_env=api_key_env, temperature=temperature,
+                      top_p=top_p, max_tokens=max_tokens, endpoints=tuple(urls) if len(urls) > 1 else ())
     if spec == "local" or spec.startswith("local:"):
         # The server runs the model itself (baseUrl "local"); the CPU needs minutes, not seconds.
         return OpenAI(base_url="local", model=spec, temperature=temperature, top_p=top_p, max_tokens=max_tokens, timeout_s=600.0,

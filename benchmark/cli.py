@@ -106,7 +106,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # server/cli.py's signat
 
     cmp_ = commands.add_parser("compare", help="one table over several run directories")
     cmp_.add_argument("run_dirs", type=Path, nargs="+")
-    cmp_.add_argument("--format", default="text", choices=("text", "json"))
+    cmp_.add_argument("--format", default="text", choices=("text", "json", "html"))
+    cmp_.add_argument("--html", type=Path, metavar="FILE",
+                      help="write the comparison page (sortable leaderboard, scatter, per-task differences) to FILE")
     cmp_.set_defaults(handler=_compare)
 
     from benchmark.make_suite_cli import register_make_suite
@@ -425,6 +427,15 @@ def _compare(args: argparse.Namespace) -> int:
                 within.append((d, w))
     except RunDirError as exc:
         return _fail(str(exc))
+    if args.format == "html" or args.html:
+        from benchmark.report_html.compare import render_compare_html
+
+        page = render_compare_html(args.run_dirs, summaries)
+        if args.html:
+            args.html.write_text(page)
+        if args.format == "html":
+            sys.stdout.write(page)
+            return 0
     if args.format == "json":
         print(json.dumps({**compare_json(summaries), "within": {str(d): w[0] for d, w in within}}, indent=2))
     else:

@@ -35,16 +35,18 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def command(executable: str, model: str, port: int, *, tensor_parallel: int = 1, seed: int = 0,
-            max_num_seqs: int = 256, extra: list[str] | None = None) -> list[str]:
+def command(executable: str, model: str, port: int, *, tensor_parallel: int = 1, data_parallel: int = 1,
+            seed: int = 0, max_num_seqs: int = 256, extra: list[str] | None = None) -> list[str]:
+    # data parallel: vLLM runs N replicas behind its one endpoint and balances them itself
+    dp = ["--data-parallel-size", str(data_parallel)] if data_parallel > 1 else []
     return [executable, "serve", model, "--host", "127.0.0.1", "--port", str(port),
-            "--tensor-parallel-size", str(tensor_parallel), "--seed", str(seed), "--enable-prefix-caching",
+            "--tensor-parallel-size", str(tensor_parallel), *dp, "--seed", str(seed), "--enable-prefix-caching",
             "--max-num-seqs", str(max_num_seqs), "--generation-config", "vllm", "--served-model-name", model,
             *(extra or [])]
 
 
 class VllmServer:
-    def __init__(self, model: str, log_path: Path, *, tensor_parallel: int = 1, seed: int = 0,
+    def __init__(self, model: str, log_path: Path, *, tensor_parallel: int = 1, data_parallel: int = 1, seed: int = 0,
                  max_num_seqs: int = 256, extra: list[str] | None = None, startup_timeout_s: float = 1800.0,
                  executable: str | None = None) -> None:
         exe = executable or os.environ.get(EXECUTABLE_ENV) or shutil.which("vllm")
@@ -53,7 +55,7 @@ class VllmServer:
                             f"GPU machine) or {EXECUTABLE_ENV}=/path/to/vllm")
         self.model = model
         self.port = free_port()
-        self.cmd = command(exe, model, self.port, tensor_parallel=tensor_parallel, seed=seed,
+        self.cmd = command(exe, model, self.port, tensor_parallel=tensor_parallel, data_parallel=data_parallel, seed=seed,
                            max_num_seqs=max_num_seqs, extra=extra)
         self.log_path = log_path
         self.startup_timeout_s = startup_timeout_s

@@ -1,0 +1,219 @@
+"""`bench run --ray ADDRESS`: the sandbox executions of a run as Ray tasks on a cluster.
+
+Only the judging moves: the engine, its one results store (resume semantics, records summed in a fixed
+order), the language-server sessions and the backend stay on the machine that runs `bench run`. Each
+execution is one task (`num_cpus=1`) carrying the suite's name and options, the task (its tests
+included: nodes need no data directory) and the completion; it returns the suite's own `Verdict`, so
+a verdict is the same whichever node computed it and the records equal a single-machine run's.
+
+- Sandbox environments: each worker process prepares the suite's environments it needs once
+  (`sandbox.envs.prepare` is idempotent and locked across processes) and says so in the run's
+  `ray.jsonl`, beside one line per execution naming the node that ran it.
+- Backpressure: at most as many executions in flight as the cluster has CPU slots (a semaphore sized
+  by `ray.cluster_resources()`), so a long run does not queue its whole plan in the cluster.
+- A node that dies: Ray retries the tasks it was running (`max_retries`, system failures only) on the
+  nodes left; when the retries are spent the judge raises, which the engine stores as a sandbox error
+  (retryable, run again at the end of the run and on `--resume`), never as a model failure.
+
+Ray is the optional extra `edit-fidelity[ray]`, imported only here and only for `--ray`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from benchmark.preflight import PreflightError
+from benchmark.suite import Suite, Task, Verdict
+
+logger = logging.getLogger(__name__)
+
+TASK_RETRIES = 3  # system failures (a worker or node that died) only; a judge's own exception is not retried
+INSTALL = "pip install 'edit-fidelity[ray]'"
+
+
+@dataclass(frozen=True)
+class Executed:
+    """What one remote execution sends back: the verdict and where it ran. Pickled by Ray, so the
+    verdict keeps the suite's own Verdict class (its extra fields: coverage, ExcessCode, ...)."""
+
+    verdict: Verdict
+    node_id: str
+    pid: int
+    prepared: list[str] = field(default_factory=list)  # this worker's first execution: its environments
+    seconds: float = 0.0
+
+
+# -- the worker side: one sandbox per Ray worker process, kept between its tasks -----------------------
+_worker: dict[tuple[str, str], tuple[Suite[Any], Any]] = {}
+_worker_lock = threading.Lock()
+
+
+def _worker_state(suite_name: str, options: dict[str, str], task: Task) -> tuple[Suite[Any], Any, list[str]]:
+    from benchmark import suites
+    from sandbox import Sandbox, envs
+
+    key = (suite_name, json.dumps(options, sort_keys=True))
+    notes: list[str] = []
+    with _worker_lock:
+        if key not in _worker:
+            suite = suites.get(suite_name)
+            suite.configure(options)
+            _worker[key] = (suite, Sandbox(workers=1))  # one execution at a time per worker (num_cpus=1)
+        suite, box = _worker[key]
+        for env in suite.sandbox_envs([task]):
+            if (env, "prepared") in _worker:
+                continue
+            if envs.is_prepared(env):
+                notes.append(f"sandbox environment {env} already prepared on this node")
+            else:
+                t0 = time.monotonic()
+                envs.prepare(env, log=lambda _m: None)
+                notes.append(f"prepared sandbox environment {env} on this node in {time.monotonic() - t0:.1f} s")
+            _worker[(env, "prepared")] = (suite, None)
+    return suite, box, notes
+
+
+def judge_here(suite_name: str, options: dict[str, str], task: Task, condition: str, completion: str) -> Executed:
+    """The body of the remote task (also callable in-process: the Ray path's work without Ray)."""
+    t0 = time.perf_counter()
+    suite, box, notes = _worker_state(suite_name, options, task)
+    verdict = asyncio.run(suite.judge(box, task, condition, completion))
+    try:
+        import ray
+
+        node = ray.get_runtime_context().get_node_id() if ray.is_initialized() else "local"
+    except ImportError:
+        node = "local"
+    return Executed(verdict, node, os.getpid(), notes, time.perf_counter() - t0)
+
+
+# -- the driver side ----------------------------------------------------------------------------------
+class Cluster:
+    """The judge the engine calls with `--ray` (`engine.judge = cluster.judge`)."""
+
+    def __init__(self, ray: Any, suite: Suite[Any], options: dict[str, str], log_path: Path) -> None:
+        self._ray = ray
+        self.suite = suite
+        self.options = dict(options)
+        # SPREAD: the executions go round the nodes rather than filling the driver's node first
+        self._remote = ray.remote(
+            num_cpus=1, max_retries=TASK_RETRIES, retry_exceptions=False, scheduling_strategy="SPREAD"
+        )(judge_here)
+        self.slots = max(1, int(ray.cluster_resources().get("CPU", 1)))
+        self._sem: asyncio.Semaphore | None = None
+        self._labels = node_labels(ray)
+        self._log = open(log_path, "a", encoding="utf-8")  # noqa: SIM115  # open for the run's length
+        self._log_lock = threading.Lock()
+        self.in_flight = 0
+        self.max_in_flight = 0
+        self.executed = 0
+        self.by_node: dict[str, int] = {}
+        self.write({"event": "connected", "slots": self.slots, "nodes": self._labels})
+
+    def write(self, entry: dict[str, Any]) -> None:
+        with self._log_lock:
+            self._log.write(json.dumps(entry, sort_keys=True) + "\n")
+            self._log.flush()
+
+    def label(self, node_id: str) -> str:
+        if node_id not in self._labels:  # a node that joined during the run
+            self._labels = node_labels(self._ray)
+        return self._labels.get(node_id, node_id[:12])
+
+    async def judge(self, task: Task, condition: str, completion: str) -> Verdict:
+        if self._sem is None:  # made in the run's event loop
+            self._sem = asyncio.Semaphore(self.slots)
+        async with self._sem:
+            self.in_flight += 1
+            self.max_in_flight = max(self.max_in_flight, self.in_flight)
+            try:
+                ref = self._remote.remote(self.suite.name, self.options, task, condition, completion)
+                done: Executed = await ref
+            finally:
+                self.in_flight -= 1
+        node = self.label(done.node_id)
+        self.executed += 1
+        self.by_node[node] = self.by_node.get(node, 0) + 1
+        for note in done.prepared:
+            self.write({"event": "environment", "node": node, "node_id": done.node_id, "pid": done.pid, "note": note})
+        self.write(
+            {
+                "event": "executed",
+                "task_id": task.task_id,
+                "condition": condition,
+                "node": node,
+                "node_id": done.node_id,
+                "pid": done.pid,
+                "seconds": round(done.seconds, 4),
+            }
+        )
+        return done.verdict
+
+    def close(self) -> None:
+        self.write(
+            {"event": "closed", "executed": self.executed, "by_node": self.by_node, "max_in_flight": self.max_in_flight}
+        )
+        self._log.close()
+
+
+def node_labels(ray: Any) -> dict[str, str]:
+    """Node id -> a readable name: its custom resources (e.g. `head`, `worker`), else its address."""
+    out = {}
+    for n in ray.nodes():
+        custom = sorted(
+            k
+            for k in n.get("Resources", {})
+            if k not in ("CPU", "GPU", "memory", "object_store_memory") and not k.startswith("node:")
+        )
+        out[n["NodeID"]] = "+".join(custom) or n.get("NodeManagerAddress", n["NodeID"][:12])
+    return out
+
+
+def check_address(address: str) -> None:
+    """Before anything is written: the address's form and the extra's presence (nothing imported)."""
+    import importlib.util
+
+    if address != "auto" and (":" not in address or not address.rsplit(":", 1)[1].isdigit()):
+        raise PreflightError(f"--ray {address}: expected HOST:PORT of the cluster's head (or auto)")
+    if importlib.util.find_spec("ray") is None:
+        raise PreflightError(f"--ray needs the `ray` package: {INSTALL}")
+
+
+def import_ray() -> Any:
+    try:
+        import ray
+    except ImportError:
+        raise PreflightError(f"--ray needs the `ray` package: {INSTALL}") from None
+    return ray
+
+
+@contextmanager
+def connect(address: str, suite: Suite[Any], options: dict[str, str], log_path: Path) -> Iterator[Cluster]:
+    """Joins the cluster at `address` (`auto`: the one this machine belongs to) for the run's length."""
+    check_address(address)
+    ray = import_ray()
+    try:
+        ray.init(address=address, logging_level=logging.WARNING, log_to_driver=False)
+    except (ConnectionError, RuntimeError, ValueError) as exc:
+        raise PreflightError(
+            f"--ray {address}: cannot join the cluster ({' '.join(str(exc).split())[:300]}); "
+            "start it with `ray start --head`, or fix the address"
+        ) from None
+    try:
+        cluster = Cluster(ray, suite, options, log_path)
+        try:
+            yield cluster
+        finally:
+            cluster.close()
+    finally:
+        ray.shutdown()

@@ -1,0 +1,308 @@
+"""`bench run --ray`: a real local Ray cluster of two nodes (`ray start --head` and `ray start --address`,
+told apart by custom resources), a CanItEdit replay through it compared with the single-machine run,
+a node's raylet killed mid-run, and a run resumed on a restarted cluster. Every process a cluster starts
+is in the process group of its `ray start --block`, which the teardown ends (no `ray stop`: it would end
+every Ray process of the machine, other users' included)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from benchmark.store import RESULTS, read_records
+from sandbox import envs
+
+DATA = Path(os.environ.get("EDIT_FIDELITY_DATA") or Path(__file__).resolve().parents[3] / "shared" / "data")
+ROOT = Path(__file__).resolve().parents[2]
+RAY = Path(sys.executable).with_name("ray")
+TIMINGS = ("server_ms", "sandbox_ms", "scoring_ms", "reused_verdict")  # how long, and which duplicate ran
+
+needs_data = [
+    pytest.mark.skipif(
+        not (DATA / "canitedit" / "canitedit_test.jsonl").exists(), reason=f"no CanItEdit data at {DATA}"
+    ),
+    pytest.mark.skipif(
+        not envs.is_prepared("canitedit"), reason="sandbox suite env missing: run scripts/setup-sandbox"
+    ),
+]
+needs_ray = pytest.mark.skipif(not RAY.exists(), reason="ray is not installed: pip install 'edit-fidelity[ray]'")
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@dataclass
+class Node:
+    proc: subprocess.Popen[bytes]
+    node_manager_port: int
+
+    def raylet_pid(self) -> int:
+        """The raylet this node's `ray start` launched (found by its own node-manager port)."""
+        mark = f"--node_manager_port={self.node_manager_port}".encode()
+        for entry in Path("/proc").iterdir():
+            if entry.name.isdigit():
+                try:
+                    cmd = (entry / "cmdline").read_bytes()
+                except OSError:
+                    continue
+                if b"raylet" in cmd.split(b"\0")[0] and mark in cmd:
+                    return int(entry.name)
+        raise AssertionError(f"no raylet with {mark.decode()}")
+
+    def kill(self) -> None:
+        """The node dies: its raylet and the worker processes it started (SIGKILL, by pid)."""
+        raylet = self.raylet_pid()
+        children = [int(p.name) for p in Path("/proc").iterdir() if p.name.isdigit() and _ppid(p) == raylet]
+        for pid in [raylet, *children]:
+            with suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+
+
+def _ppid(proc: Path) -> int | None:
+    try:
+        return int((proc / "stat").read_text().rsplit(")", 1)[1].split()[1])
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+@dataclass
+class Cluster:
+    address: str
+    head: Node
+    worker: Node
+
+
+def _start_node(temp: Path, log: Path, *args: str) -> Node:
+    nm = _free_port()
+    cmd = [
+        str(RAY),
+        "start",
+        "--block",
+        "--num-cpus",
+        "1",
+        "--disable-usage-stats",
+        "--temp-dir",
+        str(temp),
+        "--node-manager-port",
+        str(nm),
+        "--object-manager-port",
+        str(_free_port()),
+        "--min-worker-port",
+        "0",
+        "--max-worker-port",
+        "0",  # any free ports for the workers
+        "--dashboard-agent-listen-port",
+        str(_free_port()),
+        "--metrics-export-port",
+        str(_free_port()),
+        "--runtime-env-agent-port",
+        str(_free_port()),
+        *args,
+    ]
+    env = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0"}
+    out = open(log, "ab")  # noqa: SIM115  # the node's output for the test's failure message
+    proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, env=env, start_new_session=True)
+    out.close()
+    deadline = time.monotonic() + 90
+    while b"Ray runtime started" not in log.read_bytes():
+        if proc.poll() is not None or time.monotonic() > deadline:
+            _stop(Node(proc, nm))
+            pytest.skip(f"ray cannot start a node here: {log.read_text(errors='replace')[-600:]}")
+        time.sleep(0.2)
+    return Node(proc, nm)
+
+
+def _stop(node: Node) -> None:
+    for sig, wait in ((signal.SIGTERM, 20), (signal.SIGKILL, 10)):
+        try:
+            os.killpg(node.proc.pid, sig)
+        except ProcessLookupError:
+            return
+        try:
+            node.proc.wait(wait)
+            return
+        except subprocess.TimeoutExpired:
+            continue
+
+
+def _wait_nodes(address: str, n: int) -> None:
+    probe = (
+        "import ray, sys, time; ray.init(address=sys.argv[1], log_to_driver=False); d = time.monotonic() + 60\n"
+        "while sum(x['Alive'] for x in ray.nodes()) < int(sys.argv[2]) and time.monotonic() < d: time.sleep(0.2)\n"
+        "sys.exit(sum(x['Alive'] for x in ray.nodes()) < int(sys.argv[2]))"
+    )
+    assert subprocess.run([sys.executable, "-c", probe, address, str(n)], timeout=120).returncode == 0
+
+
+@contextmanager
+def cluster() -> Iterator[Cluster]:
+    temp = Path(tempfile.mkdtemp(prefix="efray-", dir="/tmp"))  # short: Ray's socket paths have a length limit
+    port = _free_port()
+    nodes: list[Node] = []
+    try:
+        nodes.append(
+            _start_node(
+                temp,
+                temp / "head.log",
+                "--head",
+                "--port",
+                str(port),
+                "--include-dashboard=false",
+                "--resources",
+                '{"head": 1}',
+            )
+        )
+        address = f"127.0.0.1:{port}"
+        nodes.append(_start_node(temp, temp / "worker.log", "--address", address, "--resources", '{"worker": 1}'))
+        _wait_nodes(address, 2)
+        yield Cluster(address, nodes[0], nodes[1])
+    finally:
+        for node in reversed(nodes):
+            _stop(node)
+        shutil.rmtree(temp, ignore_errors=True)
+
+
+def bench(out: Path, *extra: str, ray: str | None = None) -> subprocess.Popen[bytes]:
+    cmd = [
+        sys.executable,
+        "-m",
+        "benchmark.cli",
+        "bench",
+        "run",
+        "--suite",
+        "canitedit",
+        "--backend",
+        "gold",
+        "--out",
+        str(out),
+        "--data",
+        str(DATA),
+        "--quiet",
+        "--workers",
+        "2",
+        *extra,
+    ]
+    if ray:
+        cmd += ["--ray", ray]
+    return subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
+
+
+def finished(proc: subprocess.Popen[bytes], timeout: float = 180) -> str:
+    out, _ = proc.communicate(timeout=timeout)
+    text = out.decode(errors="replace")
+    assert proc.returncode == 0, text[-2000:]
+    return text
+
+
+def comparable(run: Path) -> list[dict]:
+    rows = [json.loads(line) for line in (run / RESULTS).read_text().splitlines()]
+    return sorted(
+        ({k: v for k, v in r.items() if k not in TIMINGS} for r in rows),
+        key=lambda r: (r["task_id"], r["condition"], r["sample"]),
+    )
+
+
+def executed(run: Path) -> list[dict]:
+    return [e for e in map(json.loads, (run / "ray.jsonl").read_text().splitlines()) if e["event"] == "executed"]
+
+
+@pytest.fixture(scope="module")
+def local_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("local") / "run"
+    finished(bench(out, "--limit", "6"))
+    return out
+
+
+pytestmark = [*needs_data, pytest.mark.timeout(300)]
+
+
+@needs_ray
+def test_two_node_replay_equals_the_local_run(local_run, tmp_path):
+    with cluster() as c:
+        finished(bench(tmp_path / "ray", "--limit", "6", ray=c.address))
+    assert comparable(tmp_path / "ray") == comparable(local_run)
+    assert (tmp_path / "ray" / "summary.json").read_bytes() == (local_run / "summary.json").read_bytes()
+    log = [json.loads(line) for line in (tmp_path / "ray" / "ray.jsonl").read_text().splitlines()]
+    assert log[0]["event"] == "connected" and log[0]["slots"] == 2
+    assert {e["node"] for e in executed(tmp_path / "ray")} == {"head", "worker"}  # work ran on both nodes
+    # each node said what it did about its sandbox environment, once per worker process
+    notes = [e for e in log if e["event"] == "environment"]
+    assert {e["node"] for e in notes} == {"head", "worker"} and all("canitedit" in e["note"] for e in notes)
+    assert len(notes) == len({e["pid"] for e in notes})
+    closed = log[-1]
+    assert closed["event"] == "closed" and closed["max_in_flight"] <= 2  # never more than the cluster's slots
+    assert closed["executed"] == len(executed(tmp_path / "ray"))
+
+
+@needs_ray
+def test_a_node_killed_mid_run_loses_nothing(local_run, tmp_path):
+    out = tmp_path / "ray"
+    with cluster() as c:
+        proc = bench(out, "--limit", "6", ray=c.address)
+        deadline = time.monotonic() + 120
+        while not (out / "ray.jsonl").exists() or not any(e["node"] == "worker" for e in executed(out)):
+            assert proc.poll() is None and time.monotonic() < deadline, "the run ended before the worker ran anything"
+            time.sleep(0.05)
+        c.worker.kill()  # mid-run: its next execution (SPREAD) is on its way or running
+        killed_after = len(executed(out))
+        finished(proc)
+    assert comparable(out) == comparable(local_run)  # every sample, every verdict as on one machine
+    records = read_records(out / RESULTS)
+    assert not any(r.outcome == "sandbox_error" for r in records)  # retried by Ray, not stored as errors
+    after = executed(out)[killed_after:]
+    assert any(e["node"] == "head" for e in after)  # the rest ran on the node left
+
+
+@needs_ray
+def test_resume_on_a_restarted_cluster(local_run, tmp_path):
+    out = tmp_path / "ray"
+    with cluster() as c:
+        proc = bench(out, "--limit", "6", ray=c.address)
+        deadline = time.monotonic() + 120
+        while not (out / RESULTS).exists() or len((out / RESULTS).read_bytes().splitlines()) < 3:
+            assert proc.poll() is None and time.monotonic() < deadline, "the run ended before it could be cut short"
+            time.sleep(0.05)
+        os.killpg(proc.pid, signal.SIGKILL)  # the run dies with the cluster
+        proc.wait(30)
+    kept = len((out / RESULTS).read_bytes().splitlines())
+    assert 3 <= kept < 12
+    with cluster() as c:  # another cluster: other ports, other node ids
+        finished(bench(out, "--limit", "6", "--resume", ray=c.address))
+    assert comparable(out) == comparable(local_run)
+    assert (out / "summary.json").read_bytes() == (local_run / "summary.json").read_bytes()
+
+
+def test_bench_run_without_ray_never_imports_it(tmp_path):
+    code = (
+        "import sys; from benchmark import cli\n"
+        f"rc = cli.main(['bench', 'run', '--suite', 'canitedit', '--backend', 'gold', '--limit', '1', '--quiet',"
+        f" '--workers', '1', '--data', {str(DATA)!r}, '--out', {str(tmp_path / 'run')!r}])\n"
+        "print(rc, sorted(m for m in sys.modules if m == 'ray' or m.startswith('ray.')))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=180)
+    assert out.stdout.strip().splitlines()[-1] == "0 []", out.stdout + out.stderr
+
+
+def test_bad_ray_address_is_a_usage_error_before_anything_is_written(tmp_path):
+    proc = bench(tmp_path / "run", "--limit", "1", ray="no-port-here")
+    out, _ = proc.communicate(timeout=120)
+    assert proc.returncode == 2
+    lines = out.decode().strip().splitlines()
+    assert len(lines) == 1 and "HOST:PORT" in lines[0]
+    assert not (tmp_path / "run").exists()
