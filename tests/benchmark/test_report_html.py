@@ -176,3 +176,40 @@ def test_old_records_and_hostile_text_render(tmp_path: Path):
     assert sorted(rows(dom)) == ["t1:lazy:0", "t2:lazy:0"]
     assert 'id="evil"' not in dom and "&lt;/script&gt;&lt;b id=evil&gt;" in dom
     assert rows(headless.dump_dom(tmp_path / "p.html", outcome="error")) == ["t2:lazy:0"]
+
+
+def test_compare_page_sorts_warns_and_lists_task_differences(run: Path, tmp_path: Path):
+    code, _ = bench(
+        "run",
+        "--suite",
+        "canitedit",
+        "--backend",
+        "identity",
+        "--limit",
+        "2",
+        "--out",
+        str(tmp_path / "identity"),
+        "--data",
+        str(DATA),
+        "--quiet",
+        "--workers",
+        "2",
+    )
+    assert code == 0
+    code, html = bench("compare", str(tmp_path / "identity"), str(run), "--format", "html")
+    assert code == 0 and html.startswith("<!doctype html>")
+    code, _ = bench("compare", str(tmp_path / "identity"), str(run), "--html", str(tmp_path / "cmp.html"))
+    assert code == 0 and (tmp_path / "cmp.html").read_text() == html
+    dom = headless.dump_dom(tmp_path / "cmp.html", sort="pass rate")
+    board = dom[dom.index('<table id="leaderboard"') :]
+    board = board[: board.index("</table>")]
+    first_cells = re.findall(r"<tr><td[^>]*>(?:<a [^>]*>)?([^<]+)", board)
+    assert first_cells == ["gold", "gold", "identity", "identity"]  # pass rate, highest first
+    assert re.search(r'data-sorted="\d+:desc"', dom)
+    # identity covers 2 of gold's 3 tasks: a warning, and the per-task table has the 2 shared tasks
+    assert 'id="coverage"' in dom and "not in every run" in dom
+    tasks = dom[dom.index('<table id="tasks"') :]
+    tasks = tasks[: tasks.index("</table>")]
+    ids = {r.task_id for r in read_records(tmp_path / "identity" / RESULTS)}
+    assert len(re.findall(r"<tr><td>", tasks)) == 2 * len(ids)
+    assert tasks.count('class="cell-fail"') == 2 * len(ids) and tasks.count('class="cell-minimal"') == 2 * len(ids)
