@@ -9,14 +9,9 @@ import tempfile
 from pathlib import Path
 from urllib.parse import urlencode
 
-FLAGS = (
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--no-first-run",
-    "--disable-extensions",
-    "--virtual-time-budget=5000",
-)
+FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-extensions")
+# virtual time: the DOM is dumped once the page's work is done, however loaded the machine (not for timing)
+VIRTUAL = "--virtual-time-budget=5000"
 
 
 def chromium() -> str | None:
@@ -27,13 +22,13 @@ def url(page: Path, **params: str) -> str:
     return page.resolve().as_uri() + ("?" + urlencode(params) if params else "")
 
 
-def _run(args: list[str], timeout: float) -> subprocess.CompletedProcess[str]:
+def _run(args: list[str], timeout: float, virtual: bool = True) -> subprocess.CompletedProcess[str]:
     exe = chromium()
     if exe is None:
         raise RuntimeError("chromium is not installed (Debian package `chromium`; scripts/setup installs it)")
     with tempfile.TemporaryDirectory(prefix="chromium-") as profile:  # a fresh profile: runs never share state
         return subprocess.run(
-            [exe, *FLAGS, f"--user-data-dir={profile}", *args],
+            [exe, *FLAGS, *([VIRTUAL] if virtual else []), f"--user-data-dir={profile}", *args],
             capture_output=True,
             text=True,
             timeout=timeout,
@@ -41,9 +36,10 @@ def _run(args: list[str], timeout: float) -> subprocess.CompletedProcess[str]:
         )
 
 
-def dump_dom(page: Path, timeout: float = 60, **params: str) -> str:
-    """The serialised DOM of `page` (with `?params`) once its scripts ran."""
-    return _run(["--dump-dom", url(page, **params)], timeout).stdout
+def dump_dom(page: Path, timeout: float = 60, virtual: bool = True, **params: str) -> str:
+    """The serialised DOM of `page` (with `?params`) once its scripts ran; `virtual=False` for real-time
+    measurements (performance.now() then counts wall time)."""
+    return _run(["--dump-dom", url(page, **params)], timeout, virtual).stdout
 
 
 def screenshot(
