@@ -128,17 +128,35 @@ def _start_node(temp: Path, log: Path, *args: str) -> Node:
     return Node(proc, nm)
 
 
+def _descendants(pid: int) -> list[int]:
+    parents: dict[int, list[int]] = {}
+    for p in Path("/proc").iterdir():
+        if p.name.isdigit() and (pp := _ppid(p)) is not None:
+            parents.setdefault(pp, []).append(int(p.name))
+    out, todo = [], [pid]
+    while todo:
+        for child in parents.get(todo.pop(), []):
+            out.append(child)
+            todo.append(child)
+    return out
+
+
 def _stop(node: Node) -> None:
-    for sig, wait in ((signal.SIGTERM, 20), (signal.SIGKILL, 10)):
+    """The node's processes: its `ray start` group, then any descendant that left the group."""
+    left = _descendants(node.proc.pid)
+    for sig, wait in ((signal.SIGTERM, 3), (signal.SIGKILL, 10)):
         try:
             os.killpg(node.proc.pid, sig)
         except ProcessLookupError:
-            return
+            break
         try:
             node.proc.wait(wait)
-            return
+            break
         except subprocess.TimeoutExpired:
             continue
+    for pid in left:
+        with suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
 
 
 def _wait_nodes(address: str, n: int) -> None:
