@@ -152,14 +152,18 @@ def heatmap(
         return left_out(title, "no values")
     fig, ax = plt.subplots(figsize=(max(3.5, 0.7 * len(cols) + 1.8), max(2.2, 0.4 * len(rows) + 1.2)))
     data = [[float(v) if v is not None and _finite(v) else math.nan for v in row] for row in values]
-    im = ax.imshow(data, cmap="RdYlGn", vmin=vmin, vmax=vmax, aspect="auto")
+    # vector cells (pcolormesh), not an embedded raster image: sharp at any zoom, text stays searchable
+    im = ax.pcolormesh(data, cmap="RdYlGn", vmin=vmin, vmax=vmax, edgecolors="white", linewidth=0.5)
+    ax.invert_yaxis()  # first row on top, as in the papers' tables
     for i, row in enumerate(values):
         for j, v in enumerate(row):
-            ax.text(j, i, fmt.format(v) if _finite(v) else "n/a", ha="center", va="center", fontsize=7)
-    ax.set_xticks(range(len(cols)), [str(c) for c in cols])
-    ax.set_yticks(range(len(rows)), [str(r) for r in rows])
+            ax.text(j + 0.5, i + 0.5, fmt.format(v) if _finite(v) else "n/a", ha="center", va="center", fontsize=7)
+    ax.set_xticks([j + 0.5 for j in range(len(cols))], [str(c) for c in cols])
+    ax.set_yticks([i + 0.5 for i in range(len(rows))], [str(r) for r in rows])
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     ax.set_title(title)
-    fig.colorbar(im, ax=ax, fraction=0.05)
+    bar = fig.colorbar(im, ax=ax, fraction=0.05)
+    if bar.solids is not None:
+        bar.solids.set_rasterized(False)  # matplotlib rasterizes long colour bars: keep the page all vector
     return _svg(fig, title)

@@ -14,8 +14,6 @@ from collections.abc import Sequence
 
 from benchmark.suites.bics import BUG_TYPES
 
-CELL_W, CELL_H, LEFT, TOP = 64, 30, 64, 46
-
 
 def _esc(x: object) -> str:
     return html.escape(str(x))
@@ -29,45 +27,12 @@ def _depth(d: float) -> str:
     return f"{d:g}"
 
 
-def _colour(acc: float | None) -> str:
-    """Red (0) through yellow to green (100); grey for an empty cell."""
-    if acc is None:
-        return "#dddddd"
-    a = max(0.0, min(100.0, acc)) / 100.0
-    if a < 0.5:
-        r, g = 230, int(80 + 2 * a * 150)
-    else:
-        r, g = int(230 - (a - 0.5) * 2 * 180), 200
-    return f"#{r:02x}{g:02x}50"
-
-
 def heatmap_svg(title: str, matrix: dict) -> str:
-    """Accuracy per (depth row, length column), each cell labelled with its value."""
-    lengths, depths, acc = matrix["lengths"], matrix["depths"], matrix["accuracy"]
-    w = LEFT + CELL_W * len(lengths) + 10
-    h = TOP + CELL_H * len(depths) + 36
-    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" role="img" aria-label="{_esc(title)}">',
-             f'<text x="{w / 2:.0f}" y="16" text-anchor="middle" font-weight="bold" font-size="13">{_esc(title)}</text>',
-             (f'<text x="{LEFT + CELL_W * len(lengths) / 2:.0f}" y="{h - 6}" text-anchor="middle" font-size="11">'
-              "target length (tokens)</text>"),
-             (f'<text x="12" y="{TOP + CELL_H * len(depths) / 2:.0f}" font-size="11" text-anchor="middle" '
-              f'transform="rotate(-90 12 {TOP + CELL_H * len(depths) / 2:.0f})">depth</text>')]
-    for j, length in enumerate(lengths):
-        parts.append(f'<text x="{LEFT + CELL_W * j + CELL_W / 2:.0f}" y="{TOP - 6}" text-anchor="middle" '
-                     f'font-size="11">{length}</text>')
-    for i, depth in enumerate(depths):
-        y = TOP + CELL_H * i
-        parts.append(f'<text x="{LEFT - 6}" y="{y + CELL_H / 2 + 4:.0f}" text-anchor="end" font-size="11">'
-                     f'{_depth(depth)}</text>')
-        for j, length in enumerate(lengths):
-            a = acc[i][j]
-            x = LEFT + CELL_W * j
-            parts.append(f'<rect x="{x}" y="{y}" width="{CELL_W}" height="{CELL_H}" fill="{_colour(a)}" stroke="#fff">'
-                         f'<title>length {length}, depth {_depth(depth)}: {_fmt(a)}</title></rect>')
-            parts.append(f'<text x="{x + CELL_W / 2:.0f}" y="{y + CELL_H / 2 + 4:.0f}" text-anchor="middle" '
-                         f'font-size="11">{_fmt(a, 1)}</text>')
-    parts.append("</svg>")
-    return "".join(parts)
+    """Accuracy per (depth row, length column), each cell labelled with its value (matplotlib, inline SVG)."""
+    from benchmark.report_html import charts
+
+    return charts.heatmap(title, [_depth(d) for d in matrix["depths"]], [str(n) for n in matrix["lengths"]],
+                          matrix["accuracy"], "target length (tokens)", "depth", vmin=0.0, vmax=100.0, fmt="{:.1f}")
 
 
 def _types(entries: Sequence[dict]) -> list[str]:
