@@ -54,7 +54,7 @@ def _empty(values: Sequence[Value]) -> str | None:
     if not vals:
         return "no values"
     if all(v == 0 for v in vals):
-        return f"all {len(vals)} values are 0"
+        return "its only value is 0" if len(vals) == 1 else f"all {len(vals)} values are 0"
     return None
 
 

@@ -133,6 +133,36 @@ def task_differences(runs: Sequence[Run], limit: int = 60) -> tuple[list[str], l
     return labels, out[:limit]
 
 
+def across_runs(runs: Sequence[Run]) -> list[dict[str, Any]]:
+    """Each suite's own figures across its runs (`Suite.compare`): CodeEditorBench's Win Rate as a table,
+    any other suite's as its text."""
+    from benchmark import suites
+
+    out = []
+    for suite in dict.fromkeys(r.suite for r in runs):
+        group = {r.label: r.summary for r in runs if r.suite == suite}
+        if len(group) < 2 or suite not in suites.SUITES:
+            continue
+        got = suites.get(suite).compare(group)
+        if got is None:
+            continue
+        numbers, text = got
+        rates = numbers.get("win_rate") if isinstance(numbers, dict) else None
+        if isinstance(rates, dict):
+            cats = sorted({c for w in rates.values() for c in (w.get("scores") or {})})
+            rows = sorted(
+                (
+                    [label, w.get("win_rate"), *((w.get("scores") or {}).get(c) for c in cats)]
+                    for label, w in rates.items()
+                ),
+                key=lambda row: -(row[1] if row[1] is not None else -1.0),
+            )
+            out.append({"suite": suite, "title": "Win Rate", "columns": ["run", "win rate", *cats], "rows": rows})
+        else:
+            out.append({"suite": suite, "title": "across runs", "text": text})
+    return out
+
+
 def _labels(run_dirs: Sequence[Path], summaries: Sequence[dict[str, Any]]) -> list[str]:
     from benchmark.report import run_name
 
@@ -177,5 +207,6 @@ def render_compare_html(run_dirs: Sequence[Path], summaries: Sequence[dict[str, 
             reports=reports,
             minimal=MINIMAL,
             runs=runs,
+            across=across_runs(runs),
         )
     )

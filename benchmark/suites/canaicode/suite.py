@@ -217,6 +217,11 @@ class CanAiCode(Suite[Question]):
     def render_text(self, summary: dict[str, Any]) -> str | None:
         return render_text(summary)
 
+    def html_sections(self, summary: dict[str, Any], records: list[SampleRecord]) -> str:
+        from benchmark.suites.canaicode import html
+
+        return html.sections(summary, records)
+
 
 def verdict(ev: Evaluation) -> Verdict:
     exec_status = {"NO_CODE": "no_code", "NO_FUNCTION": "no_function"}.get(ev.status) or (

@@ -137,3 +137,8 @@ class CodeEditorBench(Suite[Task]):
 
     def render_text(self, summary: dict[str, Any]) -> str | None:
         return render_text(summary)
+
+    def html_sections(self, summary: dict[str, Any], records: list[SampleRecord]) -> str:
+        from benchmark.suites.codeeditorbench import html
+
+        return html.sections(summary, records)

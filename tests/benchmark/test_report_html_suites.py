@@ -1,0 +1,87 @@
+"""Each suite's HTML report in headless Chromium: can-ai-code's score per interview, CodeEditorBench's
+pass@1 per kind and its Win Rate on the comparison page, every sample in the browser. Real runs (gold,
+identity) through the real CLI, server and sandbox."""
+
+import contextlib
+import io
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from benchmark import cli, suites
+from benchmark.report_html.browser import sample_id
+from benchmark.store import RESULTS, read_records
+from tools import headless
+
+pytestmark = pytest.mark.skipif(headless.chromium() is None, reason="chromium missing: scripts/setup installs it")
+
+
+def bench(*argv: str) -> tuple[int, str]:
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        code = cli.main(["bench", *argv])
+    return code, out.getvalue()
+
+
+def make_run(out: Path, suite: str, backend: str, data: Path, limit: str) -> Path:
+    code, _ = bench(
+        "run",
+        "--suite",
+        suite,
+        "--backend",
+        backend,
+        "--out",
+        str(out),
+        "--data",
+        str(data),
+        "--quiet",
+        "--workers",
+        "2",
+        "--limit",
+        limit,
+        "--allow-errors",
+    )
+    assert code == 0
+    return out
+
+
+def page_of(run: Path) -> Path:
+    code, html = bench("report", str(run), "--format", "html")
+    assert code == 0 and html.startswith("<!doctype html>")
+    (run / "page.html").write_text(html)
+    return run / "page.html"
+
+
+def figures(dom: str) -> list[str]:
+    return re.findall(r'<figure class="chart" aria-label="([^"]+)"', dom)
+
+
+def test_canaicode_report_has_the_score_per_interview(canaicode_root: Path, tmp_path: Path):
+    run = make_run(tmp_path / "gold", "canaicode", "gold", canaicode_root.parent, "2")
+    dom = headless.dump_dom(page_of(run))
+    assert "score per interview" in figures(dom) and "score per condition" in figures(dom)
+    records = read_records(run / RESULTS)
+    assert sorted(re.findall(r'<tr data-id="([^"]+)"', dom)) == sorted(sample_id(r) for r in records)
+    assert "Questions that lost points (0)" in dom  # gold scores full points
+
+
+def test_codeeditorbench_report_and_win_rate(shared_data: Path, tmp_path: Path):
+    if not (shared_data / "codeeditorbench").is_dir():
+        pytest.skip("no CodeEditorBench data")
+    gold = make_run(tmp_path / "gold", "codeeditorbench", "gold", shared_data, "1")
+    identity = make_run(tmp_path / "identity", "codeeditorbench", "identity", shared_data, "1")
+    dom = headless.dump_dom(page_of(gold))
+    assert "pass@1 per kind" in figures(dom) and "verdicts per condition" in figures(dom)
+    code, html = bench("compare", str(gold), str(identity), "--format", "html")
+    assert code == 0
+    (tmp_path / "cmp.html").write_text(html)
+    dom = headless.dump_dom(tmp_path / "cmp.html")
+    table = dom[dom.index('<table class="win-rate">') :]
+    table = table[: table.index("</table>")]
+    got = re.findall(r"<tr><td>([^<]+)</td><td>([^<]+)</td>", table)
+    summaries = {n: json.loads((d / "summary.json").read_text()) for n, d in (("gold", gold), ("identity", identity))}
+    rates = suites.get("codeeditorbench").compare(summaries)[0]["win_rate"]
+    assert [name for name, _ in got] == sorted(rates, key=lambda k: -rates[k]["win_rate"])
+    assert {name: float(v) for name, v in got} == pytest.approx({k: w["win_rate"] for k, w in rates.items()}, abs=1e-3)
