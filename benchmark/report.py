@@ -245,10 +245,11 @@ def _compare_generic(suite: str, summaries: list[dict]) -> str:
     for s in summaries:
         for m in s["conditions"].values():
             names += [k for k in m if k not in names]
-    head = f"{'backend':<48} {'condition':<12}" + "".join(f" {n:>12}" for n in names) + f" {'run errors':>10}"
+    widths = {n: max(12, len(n)) for n in names}  # a column as wide as its header: never cut or shifted
+    head = f"{'backend':<48} {'condition':<12}" + "".join(f" {n:>{widths[n]}}" for n in names) + f" {'run errors':>10}"
     lines = [f"suite {suite}", head, "-" * len(head)]
     for s in summaries:
         for cond, m in s["conditions"].items():
-            lines.append(f"{run_name(s):<48} {cond:<12}" + "".join(f" {fmt(m.get(n), 4):>12}" for n in names)
+            lines.append(f"{run_name(s):<48} {cond:<12}" + "".join(f" {fmt(m.get(n), 4):>{widths[n]}}" for n in names)
                          + f" {errors_cell(s, cond):>10}")
     return "\n".join(lines + incomplete_notes(summaries))

@@ -85,3 +85,22 @@ def test_codeeditorbench_report_and_win_rate(shared_data: Path, tmp_path: Path):
     rates = suites.get("codeeditorbench").compare(summaries)[0]["win_rate"]
     assert [name for name, _ in got] == sorted(rates, key=lambda k: -rates[k]["win_rate"])
     assert {name: float(v) for name, v in got} == pytest.approx({k: w["win_rate"] for k, w in rates.items()}, abs=1e-3)
+
+
+def test_text_column_headers_are_never_cut(shared_data: Path):
+    """Text reports stay for terminals and CI logs: each header in full, each row as wide as its header."""
+    from benchmark.report import render_compare
+    from benchmark.suites.bics import BUG_TYPES
+    from benchmark.suites.bics.suite import published_report
+
+    if not (shared_data / "bics" / "stats").is_dir():
+        pytest.skip("no BICS published results")
+    lines = published_report(shared_data / "bics" / "stats", "text").splitlines()
+    head = next(line for line in lines if line.startswith("per bug type, parseable"))
+    assert all(f" {b}" in head for b in BUG_TYPES)
+    rows = lines[lines.index(head) + 2 : lines.index(head) + 5]
+    assert rows and all(len(r) == len(head) for r in rows)
+    long = {"flagged_warning_normalised_mean": 0.25, "pass@1": 0.5}
+    summary = {"suite": "canaicode", "backend": "b", "conditions": {"c": long}}  # its compare: the generic table
+    table = render_compare([summary, {**summary, "backend": "b2"}]).splitlines()
+    assert "flagged_warning_normalised_mean" in table[1] and len(table[3]) == len(table[1])

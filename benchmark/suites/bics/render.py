@@ -60,11 +60,13 @@ def render_text(entries: Sequence[dict], *, title: str = "Bug In The Code Stack"
               ""]
     types = _types(entries)
     for key, label in (("parseable", "per bug type, parseable"), ("all", "per bug type, all")):
-        head = f"{label:<34}" + "".join(f" {b[:12]:>12}" for b in types)
+        widths = [max(12, len(b)) for b in types]  # a column as wide as its header: never cut
+        head = f"{label:<34}" + "".join(f" {b:>{w}}" for b, w in zip(types, widths, strict=True))
         lines += [head, "-" * len(head)]
         for e in entries:
             pb = e[key]["per_bug_type"]
-            lines.append(f"{e['name'][:34]:<34}" + "".join(f" {_fmt(pb.get(b, {}).get('accuracy'), 1):>12}" for b in types))
+            lines.append(f"{e['name'][:34]:<34}" + "".join(f" {_fmt(pb.get(b, {}).get('accuracy'), 1):>{w}}"
+                                                          for b, w in zip(types, widths, strict=True)))
         lines.append("")
     for e in entries:
         for label, view in _views(e):
