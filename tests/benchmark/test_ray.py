@@ -28,6 +28,8 @@ from sandbox import envs
 DATA = Path(os.environ.get("EDIT_FIDELITY_DATA") or Path(__file__).resolve().parents[3] / "shared" / "data")
 ROOT = Path(__file__).resolve().parents[2]
 RAY = Path(sys.executable).with_name("ray")
+# a private test cluster on 127.0.0.1: no token auth (Ray >= 2.5x turns it on when ~/.ray/auth_token exists)
+ENV = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0", "RAY_AUTH_MODE": "disabled"}
 TIMINGS = ("server_ms", "sandbox_ms", "scoring_ms", "reused_verdict")  # how long, and which duplicate ran
 
 needs_data = [
@@ -115,9 +117,8 @@ def _start_node(temp: Path, log: Path, *args: str) -> Node:
         str(_free_port()),
         *args,
     ]
-    env = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0"}
     out = open(log, "ab")  # noqa: SIM115  # the node's output for the test's failure message
-    proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, env=env, start_new_session=True)
+    proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, env=ENV, start_new_session=True)
     out.close()
     deadline = time.monotonic() + 90
     while b"Ray runtime started" not in log.read_bytes():
@@ -165,7 +166,7 @@ def _wait_nodes(address: str, n: int) -> None:
         "while sum(x['Alive'] for x in ray.nodes()) < int(sys.argv[2]) and time.monotonic() < d: time.sleep(0.2)\n"
         "sys.exit(sum(x['Alive'] for x in ray.nodes()) < int(sys.argv[2]))"
     )
-    assert subprocess.run([sys.executable, "-c", probe, address, str(n)], timeout=120).returncode == 0
+    assert subprocess.run([sys.executable, "-c", probe, address, str(n)], timeout=120, env=ENV).returncode == 0
 
 
 @contextmanager
@@ -218,7 +219,9 @@ def bench(out: Path, *extra: str, ray: str | None = None) -> subprocess.Popen[by
     ]
     if ray:
         cmd += ["--ray", ray]
-    return subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
+    return subprocess.Popen(
+        cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True, env=ENV
+    )
 
 
 def finished(proc: subprocess.Popen[bytes], timeout: float = 180) -> str:
