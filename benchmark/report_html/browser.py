@@ -56,6 +56,12 @@ def browser_data(records: Sequence[SampleRecord], tasks: dict[str, Any]) -> tupl
     rows: list[list[Any]] = []
     details: list[Any] = []
     task_info: dict[str, dict[str, Any]] = {}
+    seen: dict[str, int] = {}  # diff -> the first sample with it
+    strings: dict[str, int] = {}  # unit messages and number names, stored once (they repeat across samples)
+
+    def intern(text: str) -> int:
+        return strings.setdefault(text, len(strings))
+
     for r in records:
         t = tasks.get(r.task_id)
         info = task_info.get(r.task_id)
@@ -89,11 +95,16 @@ def browser_data(records: Sequence[SampleRecord], tasks: dict[str, Any]) -> tupl
         diff = None
         if r.completion is not None:
             diff = unified(t.before, r.completion) if t is not None else None
+        # a diff seen before (samples often repeat one another): the index of the sample holding it
+        stored_diff: str | int | None = diff
+        if diff:
+            first = seen.setdefault(diff, len(details))
+            stored_diff = diff if first == len(details) else first
         details.append(
             {
-                "diff": diff,
+                "diff": stored_diff,
                 "completion": r.completion if diff is None else None,
-                "units": [[*u.lines, u.kinds, u.flagged, u.severity, u.message] for u in units],
+                "units": [[*u.lines, u.kinds, u.flagged, u.severity, intern(u.message)] for u in units],
                 "verdict": {
                     "outcome": r.outcome,
                     "exec_status": r.exec_status,
@@ -104,8 +115,8 @@ def browser_data(records: Sequence[SampleRecord], tasks: dict[str, Any]) -> tupl
                     "votes": r.votes,
                     "reused": r.reused_verdict,
                 },
-                "numbers": {
-                    k: v
+                "numbers": [
+                    [intern(k), v]
                     for k, v in {
                         "distance d(M,C)": _num(r.distance),
                         "distance tokens": r.distance_tokens,
@@ -122,10 +133,10 @@ def browser_data(records: Sequence[SampleRecord], tasks: dict[str, Any]) -> tupl
                         **{f"metric {k}": v for k, v in r.metrics.items() if isinstance(v, (int, float, str, bool))},
                     }.items()
                     if v is not None
-                },
+                ],
             }
         )
-    return {"rows": rows, "tasks": task_info}, details
+    return {"rows": rows, "tasks": task_info, "strings": list(strings)}, details
 
 
 def script_json(data: Any) -> str:
