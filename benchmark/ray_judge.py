@@ -55,6 +55,7 @@ class Executed:
 
 # -- the worker side: one sandbox per Ray worker process, kept between its tasks -----------------------
 _worker: dict[tuple[str, str], tuple[Suite[Any], Any]] = {}
+_prepared: set[str] = set()  # the environments this worker process has checked or prepared
 _worker_lock = threading.Lock()
 
 
@@ -71,7 +72,7 @@ def _worker_state(suite_name: str, options: dict[str, str], task: Task) -> tuple
             _worker[key] = (suite, Sandbox(workers=1))  # one execution at a time per worker (num_cpus=1)
         suite, box = _worker[key]
         for env in suite.sandbox_envs([task]):
-            if (env, "prepared") in _worker:
+            if env in _prepared:
                 continue
             if envs.is_prepared(env):
                 notes.append(f"sandbox environment {env} already prepared on this node")
@@ -79,7 +80,7 @@ def _worker_state(suite_name: str, options: dict[str, str], task: Task) -> tuple
                 t0 = time.monotonic()
                 envs.prepare(env, log=lambda _m: None)
                 notes.append(f"prepared sandbox environment {env} on this node in {time.monotonic() - t0:.1f} s")
-            _worker[(env, "prepared")] = (suite, None)
+            _prepared.add(env)
     return suite, box, notes
 
 
