@@ -356,7 +356,9 @@ def _report(args: argparse.Namespace) -> int:
 
         page = render(summary, read_records(args.run_dir / RESULTS), args.run_dir, read_config(args.run_dir))
         # the page is kept beside summary.json (RUN_DIR/report.html) unless --html names the file
-        (args.html or args.run_dir / "report.html").write_text(page)
+        problem = _write_page(args.html or args.run_dir / "report.html", page)
+        if problem:
+            return _fail(problem)
         if args.format == "html":
             sys.stdout.write(page)  # --format html: the page itself on stdout, as everywhere
             return 0
@@ -365,6 +367,15 @@ def _report(args: argparse.Namespace) -> int:
     else:
         print(render_text(summary))
     return 0
+
+
+def _write_page(path: Path, page: str) -> str | None:
+    """Write an HTML page; a path that cannot take it is one line, not a traceback."""
+    try:
+        path.write_text(page)
+    except OSError as exc:
+        return f"cannot write the HTML page to {path}: {exc.strerror or exc}; give a writable file path"
+    return None
 
 
 def _offered(name: str, hook: str) -> str | None:
@@ -431,8 +442,9 @@ def _compare(args: argparse.Namespace) -> int:
         from benchmark.report_html.compare import render_compare_html
 
         page = render_compare_html(args.run_dirs, summaries)
-        if args.html:
-            args.html.write_text(page)
+        problem = _write_page(args.html, page) if args.html else None
+        if problem:
+            return _fail(problem)
         if args.format == "html":
             sys.stdout.write(page)
             return 0

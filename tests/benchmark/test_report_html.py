@@ -214,3 +214,13 @@ def test_compare_page_sorts_warns_and_lists_task_differences(run: Path, tmp_path
     ids = {r.task_id for r in read_records(tmp_path / "identity" / RESULTS)}
     assert len(re.findall(r"<tr><td>", tasks)) == 2 * len(ids)
     assert tasks.count('class="cell-fail"') == 2 * len(ids) and tasks.count('class="cell-minimal"') == 2 * len(ids)
+
+
+def test_an_unwritable_html_path_is_one_line(run: Path, tmp_path: Path, capsys):
+    for argv in (
+        ["report", str(run), "--html", str(tmp_path)],
+        ["compare", str(run), "--html", str(tmp_path / "no" / "x")],
+    ):
+        assert cli.main(["bench", *argv]) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and "cannot write the HTML page" in err[0] and "Traceback" not in err[0]
