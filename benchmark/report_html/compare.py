@@ -21,6 +21,8 @@ HEADLINE = {
     "canitedit": ("pass@1", "excess_code"),
     "overedit": ("pass@1", "excess_lev", "added_cc"),
     "codeeditorbench": ("pass@1", "opt_score"),
+    "canaicode": ("score", "points", "total"),
+    "bics": ("accuracy", "accuracy_without_longest"),
 }
 MINIMAL = 0.01  # token excess (normalised) up to which a passing edit counts as minimal
 
