@@ -37,6 +37,9 @@ from benchmark.suite import Suite, Task, Verdict
 
 logger = logging.getLogger(__name__)
 
+# a file every execution appends `start`/`end` lines to, on the node that runs it (set in that node's
+# environment: tests use it to kill a node while an execution is known to be running on it)
+TRACE_ENV = "EDIT_FIDELITY_RAY_TRACE"
 TASK_RETRIES = 3  # system failures (a worker or node that died) only; a judge's own exception is not retried
 INSTALL = "pip install 'edit-fidelity[ray]'"
 
@@ -87,8 +90,10 @@ def _worker_state(suite_name: str, options: dict[str, str], task: Task) -> tuple
 def judge_here(suite_name: str, options: dict[str, str], task: Task, condition: str, completion: str) -> Executed:
     """The body of the remote task (also callable in-process: the Ray path's work without Ray)."""
     t0 = time.perf_counter()
+    _trace("start", task)
     suite, box, notes = _worker_state(suite_name, options, task)
     verdict = asyncio.run(suite.judge(box, task, condition, completion))
+    _trace("end", task)
     try:
         import ray
 
@@ -96,6 +101,13 @@ def judge_here(suite_name: str, options: dict[str, str], task: Task, condition: 
     except ImportError:
         node = "local"
     return Executed(verdict, node, os.getpid(), notes, time.perf_counter() - t0)
+
+
+def _trace(event: str, task: Task) -> None:
+    path = os.environ.get(TRACE_ENV)
+    if path:
+        with open(path, "a", encoding="utf-8") as fh:
+            fh.write(json.dumps({"event": event, "task_id": task.task_id, "pid": os.getpid()}) + "\n")
 
 
 # -- the driver side ----------------------------------------------------------------------------------
