@@ -69,6 +69,8 @@ def read_endpoints(path: str) -> list[str]:
         lines = open(path, encoding="utf-8").read().splitlines()  # noqa: SIM115  # a small file read once
     except OSError as exc:
         raise EndpointsError(f"--endpoints {path}: {exc.strerror or exc}") from None
+    except UnicodeDecodeError:
+        raise EndpointsError(f"--endpoints {path}: not a UTF-8 text file (one base URL a line)") from None
     urls = [ln.split("#", 1)[0].strip() for ln in lines]
     urls = [u for u in urls if u]
     if not urls:
