@@ -33,7 +33,7 @@ from benchmark.overedits import lang_sources
 from benchmark.overedits.lang_sources import LangPair
 from benchmark.overedits.lang_transforms import KINDS, TRANSFORMS
 from benchmark.overedits.make import Candidate, Change, new_spans
-from benchmark.overedits.transforms import apply
+from benchmark.overedits.transforms import land
 from server.fidelity import apply_text_edits, measure
 from server.fidelity.lang import Source, by_name, comments, functions, parse
 from server.fidelity.lang.functions import LangFunction
@@ -139,13 +139,10 @@ def candidates_for(pair: LangPair, source: str, seed: int, per_task: int) -> lis
             if any(s <= te and ts <= e for s, e, _ in reps for ts, te in taken) or any(
                     s <= fe and fs <= e for s, e, _ in reps for fs, fe in spans[0]):
                 continue  # on top of (or touching: `2` -> `1)`) an earlier change or the fix: one token run
-            groups = [list(g) for g in spans]
-            new_text, landed = apply(text, reps, groups)
-            if parse(new_text, lang).errors:
+            got = land(text, reps, spans, lambda t: not parse(t, lang).errors)
+            if got is None:
                 continue
-            text = new_text
-            for old, moved in zip(spans, groups):
-                old[:] = moved
+            text, landed = got
             spans.append(list(landed))
             changes.append((family, spans[-1]))
         if not changes:

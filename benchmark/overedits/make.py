@@ -15,7 +15,7 @@ from typing import cast
 import msgspec
 
 from benchmark.corruptions.choice import Chooser
-from benchmark.overedits.transforms import KINDS, TRANSFORMS, apply
+from benchmark.overedits.transforms import KINDS, TRANSFORMS, land
 from server.fidelity import apply_text_edits, measure
 
 
@@ -176,15 +176,10 @@ def candidates_for(pair: Pair, source: str, seed: int, per_task: int) -> list[Ca
             if any(s <= te and ts <= e for s, e, _ in reps for ts, te in taken) or any(
                     s < fe and fs < e for s, e, _ in reps for fs, fe in spans[0]):
                 continue  # on top of an earlier change or rewriting the fix: they could not be told apart
-            groups = [list(g) for g in spans]  # moved only if the change is kept
-            new_text, landed = apply(text, reps, groups)
-            try:
-                ast.parse(new_text)
-            except SyntaxError:
+            got = land(text, reps, spans, _parses)
+            if got is None:
                 continue
-            text = new_text
-            for old, moved in zip(spans, groups):
-                old[:] = moved
+            text, landed = got
             spans.append(list(landed))
             changes.append((family, spans[-1]))
         if not changes:
@@ -264,3 +259,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     args.out.write_bytes(b"".join(msgspec.json.encode(c) + b"\n" for c in cands))
     print(f"wrote {len(cands)} candidates from {len(pairs)} tasks to {args.out}", file=sys.stderr)
     return 0
+
+
+def _parses(text: str) -> bool:
+    try:
+        ast.parse(text)
+    except SyntaxError:
+        return False
+    return True

@@ -371,3 +371,16 @@ def apply(text: str, reps: list[Replacement], spans: list[list[tuple[int, int]]]
         # a deletion (no extent) stays one point: an insertion there goes after it
         group[:] = [(move(s, False), move(e, True)) if s < e else (move(s, False, point=True),) * 2 for s, e in group]
     return "".join(out), new_spans
+
+
+def land(text: str, reps: list[Replacement], spans: list[list[tuple[int, int]]],
+         parses: Callable[[str], bool]) -> tuple[str, list[tuple[int, int]]] | None:
+    """One change's replacements put on the candidate so far, the spans recorded so far moved with them
+    (in place); None, with nothing moved, when the result does not parse."""
+    groups = [list(g) for g in spans]  # moved only if the change is kept
+    new_text, landed = apply(text, reps, groups)
+    if not parses(new_text):
+        return None
+    for old, moved in zip(spans, groups, strict=True):
+        old[:] = moved
+    return new_text, landed
