@@ -5,13 +5,51 @@ from __future__ import annotations
 
 from typing import Any
 
-from benchmark.html import esc, flagged_kinds_chart
+from benchmark.html import esc, flagged_kinds_chart, fmt, pct
 from benchmark.records import SampleRecord
 from benchmark.report_html import charts
 
 
 def _short(family: str) -> str:
     return family.removeprefix("mutate_").replace("_", " ")
+
+
+# (header, key, format): the paper's columns first, then the server's flagged units, raw and normalised
+COLUMNS = (
+    ("Pass@1", "pass@1", "4"),
+    ("Pass@1 (env installed)", "pass@1_installed", "4"),
+    ("excess ELev", "excess_lev", "4"),
+    ("excess ELev (body)", "excess_lev_body", "4"),
+    ("added CC", "added_cc", "3"),
+    ("|added CC|", "added_cc_abs", "3"),
+    ("tasks", "n_tasks", ""),
+    ("passing", "n_passing", ""),
+    ("env missing", "n_env_missing", ""),
+    ("warn / repair", "flagged_warning_mean", "2"),
+    ("hint / repair", "flagged_hint_mean", "2"),
+    ("warned", "flagged_warning_rate", "%"),
+    ("warn / repair (normalised)", "flagged_warning_normalised_mean", "2"),
+    ("hint / repair (normalised)", "flagged_hint_normalised_mean", "2"),
+    ("warned (normalised)", "flagged_warning_normalised_rate", "%"),
+)
+
+
+def _cell(v: Any, how: str) -> str:
+    if v is None or not isinstance(v, (int, float)):
+        return "-" if v is None else esc(v)
+    return pct(v) if how == "%" else fmt(v, int(how)) if how else str(v)
+
+
+def table(summary: dict[str, Any]) -> str:
+    """The conditions with labelled columns (not the summary's key names)."""
+    conds = summary.get("conditions", {})
+    cols = [c for c in COLUMNS if any(c[1] in m for m in conds.values())]
+    head = "".join(f"<th>{esc(h)}</th>" for h, _, _ in cols)
+    rows = "".join(
+        f"<tr><td>{esc(c)}</td>" + "".join(f"<td>{_cell(m.get(k), how)}</td>" for _, k, how in cols) + "</tr>"
+        for c, m in conds.items()
+    )
+    return f"<table><tr><th>condition</th>{head}</tr>{rows}</table>"
 
 
 def sections(summary: dict[str, Any], records: list[SampleRecord]) -> str:

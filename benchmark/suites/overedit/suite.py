@@ -66,9 +66,7 @@ class OverEdit(Suite[Task]):
         return tables.summarise(config, records)
 
     def html_sections(self, summary: dict[str, Any], records: list[SampleRecord]) -> str:
-        from benchmark.html import metrics_table
-
-        return metrics_table(summary) + report.sections(summary, records)
+        return report.table(summary) + report.sections(summary, records)
 
     def within_run(self, records: list[SampleRecord]) -> tuple[dict[str, Any], str] | None:
         """`bench compare`: generic against explicit for the same backend (matched tasks)."""
