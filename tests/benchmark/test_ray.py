@@ -131,6 +131,8 @@ def _start_node(temp: Path, log: Path, *args: str, env: dict[str, str] | None = 
         str(_free_port()),
         "--metrics-export-port",
         str(_free_port()),
+        "--object-store-memory",
+        str(100 * 1024 * 1024),  # small: CI machines have little /dev/shm
         "--runtime-env-agent-port",
         str(_free_port()),
         *args,
