@@ -130,6 +130,17 @@ def test_one_sample_shows_its_diff_with_flagged_units(run: Path, page: Path, whi
     assert "Gold edit" in detail and "Verdict" in detail and "excess ELev" in detail
 
 
+def test_side_by_side_view_marks_the_same_units(run: Path, page: Path):
+    rec = next(r for r in read_records(run / RESULTS) if r.flagged_hunks > 0)
+    dom = headless.dump_dom(page, sample=sample_id(rec), view="split")
+    split = dom[dom.index('<table class="diff split">') :]
+    split = split[: split.index("</table>")]
+    flagged = {str(i) for i, u in enumerate(rec.units or []) if u.flagged}
+    marked = set(re.findall(r'<td class="line (?:add|del) unit kind-[a-z_]+ flagged" data-unit="(\d+)"', split))
+    assert flagged and marked == flagged
+    assert "side-by-side" not in dom.split('<div id="detail"')[1][:2000] and "unified view" in dom  # the toggle
+
+
 def test_screenshot_renders(page: Path, tmp_path: Path):
     shot = headless.screenshot(page, tmp_path / "report.png", 1280, 1600, sample="none")
     data = shot.read_bytes()
