@@ -24,6 +24,7 @@ import asyncio
 import json
 import logging
 import os
+import socket
 import threading
 import time
 from collections.abc import Iterator
@@ -200,6 +201,15 @@ def check_address(address: str) -> None:
         raise PreflightError(f"--ray {address}: expected HOST:PORT of the cluster's head (or auto)")
     if importlib.util.find_spec("ray") is None:
         raise PreflightError(f"--ray needs the `ray` package: {INSTALL}")
+    if address != "auto":  # ray.init waits minutes for a head that is not there; a connect says it at once
+        host, port = address.rsplit(":", 1)
+        try:
+            socket.create_connection((host, int(port)), timeout=10).close()
+        except OSError as exc:
+            raise PreflightError(
+                f"--ray {address}: no Ray head answers there ({exc.strerror or exc}); start one "
+                "with `ray start --head --port PORT`, or fix the address"
+            ) from None
 
 
 def import_ray() -> Any:

@@ -356,10 +356,15 @@ def test_bench_run_without_ray_never_imports_it(tmp_path):
     assert out.stdout.strip().splitlines()[-1] == "0 []", out.stdout + out.stderr
 
 
-def test_bad_ray_address_is_a_usage_error_before_anything_is_written(tmp_path):
-    proc = bench(tmp_path / "run", "--limit", "1", ray="no-port-here")
+@pytest.mark.parametrize("address", ["no-port-here", "nobody"])
+def test_bad_ray_address_is_a_usage_error_before_anything_is_written(tmp_path, address):
+    expected = (
+        "HOST:PORT" if address == "no-port-here" else "no Ray head answers" if RAY.exists() else "edit-fidelity[ray]"
+    )
+    address = f"127.0.0.1:{_free_port()}" if address == "nobody" else address  # a port nothing listens on
+    proc = bench(tmp_path / "run", "--limit", "1", ray=address)
     out, _ = proc.communicate(timeout=120)
     assert proc.returncode == 2
     lines = out.decode().strip().splitlines()
-    assert len(lines) == 1 and "HOST:PORT" in lines[0]
+    assert len(lines) == 1 and expected in lines[0], lines
     assert not (tmp_path / "run").exists()
