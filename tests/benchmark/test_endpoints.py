@@ -18,6 +18,7 @@ from benchmark.balancer import Balancer
 from benchmark.store import RESULTS, read_records
 from benchmark.vllm import command
 from sandbox import envs
+from tests.benchmark.test_replay_vllm import _log, standin  # noqa: F401  # the stand-in `vllm` fixture
 from tools.doubles.scripted import ScriptedServer, Step, fenced, user_code
 
 DATA = Path(os.environ.get("EDIT_FIDELITY_DATA") or Path(__file__).resolve().parents[3] / "shared" / "data")
@@ -134,6 +135,21 @@ def test_vllm_parallel_options_reach_its_argv():
     assert argv[argv.index("--tensor-parallel-size") + 1] == "2"
     assert argv[argv.index("--data-parallel-size") + 1] == "4"
     assert "--data-parallel-size" not in command("vllm", "org/model", 8123)  # vLLM's default: one replica
+
+
+@pytest.mark.skipif(not (DATA / "canitedit" / "canitedit_test.jsonl").exists(), reason=f"no CanItEdit data at {DATA}")
+@pytest.mark.skipif(not envs.is_prepared("canitedit"), reason="sandbox suite env missing: run scripts/setup-sandbox")
+def test_serve_vllm_parallel_options_through_the_cli(standin, tmp_path):  # noqa: F811  # the fixture
+    out = tmp_path / "run"
+    argv = ["bench", "run", "--suite", "canitedit", "--serve-vllm", "org/m", "--data-parallel", "4",
+            "--tensor-parallel", "2", "--out", str(out), "--data", str(DATA), "--limit", "1", "--conditions", "lazy",
+            "--quiet", "--workers", "1"]  # fmt: skip
+    assert cli.main(argv) == 0
+    started = _log(standin)[0]["argv"]
+    assert started[started.index("--data-parallel-size") + 1] == "4"
+    assert started[started.index("--tensor-parallel-size") + 1] == "2"
+    serve = json.loads((out / "config.json").read_text())["serve"]
+    assert serve["data_parallel"] == "4" and serve["tensor_parallel"] == "2"
 
 
 @pytest.mark.skipif(not (DATA / "canitedit" / "canitedit_test.jsonl").exists(), reason=f"no CanItEdit data at {DATA}")
