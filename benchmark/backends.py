@@ -49,8 +49,18 @@ class Replay:
         return f"s{sample}"
 
     def server_backends(self, base_url: str, samples: int, concurrency: int) -> list[dict]:
-        return [{"name": self.slot(i), "baseUrl": base_url, "model": self.slot(i), "maxConcurrency": concurrency,
-                 "timeoutS": 120, "maxRetries": 0, "temperature": 0} for i in range(samples)]
+        return [
+            {
+                "name": self.slot(i),
+                "baseUrl": base_url,
+                "model": self.slot(i),
+                "maxConcurrency": concurrency,
+                "timeoutS": 120,
+                "maxRetries": 0,
+                "temperature": 0,
+            }
+            for i in range(samples)
+        ]
 
     def samples_per_request(self, samples: int) -> int:
         return 1  # sample i has its own slot (its own stored answer)
@@ -73,20 +83,31 @@ class Replay:
             yield False
             return
         slot = self.slot(sample)
-        handle = self.book.put(slot, suite.replay_key(task, condition), task.instruction(condition), answer,
-                               lang=suite.answer_fence(task, condition))
+        handle = self.book.put(
+            slot,
+            suite.replay_key(task, condition),
+            task.instruction(condition),
+            answer,
+            lang=suite.answer_fence(task, condition),
+        )
         try:
             yield True
         finally:
             self.book.drop(slot, handle)
 
-    def recorded_verdict(self, task_id: str, condition: str, sample: int,
-                         ) -> tuple[bool | None, list[int] | None] | None:
+    def recorded_verdict(
+        self,
+        task_id: str,
+        condition: str,
+        sample: int,
+    ) -> tuple[bool | None, list[int] | None] | None:
         if self.recorded is None:
             return None
         missing = getattr(self.recorded, "recorded_missing", None)
-        return (self.recorded.verdict(task_id, condition, sample),
-                missing(task_id, condition, sample) if missing is not None else None)
+        return (
+            self.recorded.verdict(task_id, condition, sample),
+            missing(task_id, condition, sample) if missing is not None else None,
+        )
 
 
 @dataclass
@@ -141,8 +162,15 @@ class OpenAI:
         return 1 if self.base_url == "local" else min(samples, 64)
 
     def server_backends(self, concurrency: int, style: str, *, base_url: str | None = None) -> list[dict]:
-        entry: dict = {"name": self.name, "baseUrl": base_url or self.base_url, "model": self.model, "style": style,
-                       "maxConcurrency": concurrency, "timeoutS": self.timeout_s, "maxRetries": 2}
+        entry: dict = {
+            "name": self.name,
+            "baseUrl": base_url or self.base_url,
+            "model": self.model,
+            "style": style,
+            "maxConcurrency": concurrency,
+            "timeoutS": self.timeout_s,
+            "maxRetries": 2,
+        }
         if self.api_key_env:
             entry["apiKeyEnv"] = self.api_key_env  # the variable's name; the server reads it from its environment
         if self.temperature is not None:
@@ -157,9 +185,17 @@ class OpenAI:
 Backend = Replay | OpenAI
 
 
-def parse(spec: str, *, suite: Suite | None = None, base_url: str | list[str] | None = None, model: str | None = None,
-          api_key_env: str | None = None, temperature: float | None = None, top_p: float | None = None,
-          max_tokens: int | None = None) -> Backend:
+def parse(
+    spec: str,
+    *,
+    suite: Suite | None = None,
+    base_url: str | list[str] | None = None,
+    model: str | None = None,
+    api_key_env: str | None = None,
+    temperature: float | None = None,
+    top_p: float | None = None,
+    max_tokens: int | None = None,
+) -> Backend:
     if spec in ("gold", "identity"):
         return Replay(spec)
     if spec.startswith("recorded:"):
@@ -169,16 +205,22 @@ def parse(spec: str, *, suite: Suite | None = None, base_url: str | list[str] | 
         try:
             return Replay("recorded", suite.load_recorded(path) if suite is not None else rec.load(path))
         except (rec.RecordedError, OSError, ValueError) as exc:
-            raise BackendSpecError(f"recorded run {path}: {exc}" if not isinstance(exc, rec.RecordedError) else str(exc)) from None
+            raise BackendSpecError(
+                f"recorded run {path}: {exc}" if not isinstance(exc, rec.RecordedError) else str(exc)
+            ) from None
     if spec.startswith("vllm:"):
         name = spec.split(":", 1)[1]
         if not name:
             raise BackendSpecError("vllm: needs a model, e.g. --serve-vllm Qwen/Qwen2.5-Coder-7B-Instruct")
-        return OpenAI(base_url="", model=name, temperature=temperature, top_p=top_p, max_tokens=max_tokens, serve_vllm=True)
+        return OpenAI(
+            base_url="", model=name, temperature=temperature, top_p=top_p, max_tokens=max_tokens, serve_vllm=True
+        )
     if spec == "openai":
         urls = [base_url] if isinstance(base_url, str) else list(base_url or [])
         if not urls or not model:
-            raise BackendSpecError("--backend openai needs --base-url URL (one or more, or --endpoints FILE) and --model NAME")
+            raise BackendSpecError(
+                "--backend openai needs --base-url URL (one or more, or --endpoints FILE) and --model NAME"
+            )
         if len(urls) > 1:
             from benchmark.balancer import EndpointsError, check_urls
 
@@ -186,12 +228,26 @@ def parse(spec: str, *, suite: Suite | None = None, base_url: str | list[str] | 
                 urls = check_urls(urls)
             except EndpointsError as exc:
                 raise BackendSpecError(str(exc)) from None
-        return OpenAI(base_url=urls[0], model=model, api_key_env=api_key_env, temperature=temperature,
-                      top_p=top_p, max_tokens=max_tokens, endpoints=tuple(urls) if len(urls) > 1 else ())
+        return OpenAI(
+            base_url=urls[0],
+            model=model,
+            api_key_env=api_key_env,
+            temperature=temperature,
+            top_p=top_p,
+            max_tokens=max_tokens,
+            endpoints=tuple(urls) if len(urls) > 1 else (),
+        )
     if spec == "local" or spec.startswith("local:"):
         # The server runs the model itself (baseUrl "local"); the CPU needs minutes, not seconds.
-        return OpenAI(base_url="local", model=spec, temperature=temperature, top_p=top_p, max_tokens=max_tokens, timeout_s=600.0,
-                      name="local")
+        return OpenAI(
+            base_url="local",
+            model=spec,
+            temperature=temperature,
+            top_p=top_p,
+            max_tokens=max_tokens,
+            timeout_s=600.0,
+            name="local",
+        )
     raise BackendSpecError(
         f"unknown backend {spec!r}; use recorded:PATH, gold, identity, openai, local[:MODEL] or --serve-vllm MODEL"
     )

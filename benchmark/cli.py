@@ -20,6 +20,7 @@ if TYPE_CHECKING:
 
 def _number(kind: type, low: float, high: float | None = None, *, open_low: bool = False):
     """An argparse type: a number in [low, high] (or (low, high]), so a bad value is a usage error."""
+
     def parse(text: str):
         try:
             value = kind(text)
@@ -29,6 +30,7 @@ def _number(kind: type, low: float, high: float | None = None, *, open_low: bool
             bounds = f"{'>' if open_low else '>='} {low:g}" + (f" and <= {high:g}" if high is not None else "")
             raise argparse.ArgumentTypeError(f"{text} must be {bounds}")
         return value
+
     return parse
 
 
@@ -45,21 +47,39 @@ def register(sub: argparse._SubParsersAction) -> None:  # server/cli.py's signat
     from benchmark import suites
 
     run.add_argument("--suite", required=True, choices=sorted(suites.SUITES))
-    run.add_argument("--backend", metavar="SPEC", help="recorded:PATH | gold | identity | openai (not with --serve-vllm)")
+    run.add_argument(
+        "--backend", metavar="SPEC", help="recorded:PATH | gold | identity | openai (not with --serve-vllm)"
+    )
     run.add_argument("--out", required=True, type=Path, metavar="RUN_DIR")
     run.add_argument("--limit", type=_POSITIVE, help="only the first N tasks")
-    run.add_argument("--samples", type=_POSITIVE, help="samples per task and condition (default: recorded run's count, else 1)")
-    run.add_argument("--resume", action="store_true",
-                     help="continue the run in RUN_DIR (samples whose backend or sandbox failed run again)")
+    run.add_argument(
+        "--samples", type=_POSITIVE, help="samples per task and condition (default: recorded run's count, else 1)"
+    )
+    run.add_argument(
+        "--resume",
+        action="store_true",
+        help="continue the run in RUN_DIR (samples whose backend or sandbox failed run again)",
+    )
     run.add_argument("--keep-errors", action="store_true", help="--resume: do not run failed samples again")
     run.add_argument("--conditions", help="comma-separated (default: the suite's, e.g. canitedit: descriptive,lazy)")
     run.add_argument("--data", help="benchmark data directory (default: EDIT_FIDELITY_DATA)")
-    run.add_argument("--suite-option", action="append", default=[], metavar="KEY=VALUE",
-                     help="a suite setting, repeatable (e.g. bics: lengths=500,1000 depths=0,0.5 trials=5 seed=1)")
-    run.add_argument("--base-url", action="append", metavar="URL",
-                     help="openai: the endpoint, e.g. http://127.0.0.1:8000/v1; repeat it for several servers of the "
-                          "same model, balanced by outstanding requests (a failing one is removed)")
-    run.add_argument("--endpoints", metavar="FILE", help="openai: a file of endpoint URLs, one a line (like repeated --base-url)")
+    run.add_argument(
+        "--suite-option",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a suite setting, repeatable (e.g. bics: lengths=500,1000 depths=0,0.5 trials=5 seed=1)",
+    )
+    run.add_argument(
+        "--base-url",
+        action="append",
+        metavar="URL",
+        help="openai: the endpoint, e.g. http://127.0.0.1:8000/v1; repeat it for several servers of the "
+        "same model, balanced by outstanding requests (a failing one is removed)",
+    )
+    run.add_argument(
+        "--endpoints", metavar="FILE", help="openai: a file of endpoint URLs, one a line (like repeated --base-url)"
+    )
     run.add_argument("--model", help="openai: the model name")
     run.add_argument("--api-key-env", help="openai: NAME of the environment variable holding the key")
     run.add_argument("--temperature", type=_number(float, 0, 2))
@@ -67,36 +87,74 @@ def register(sub: argparse._SubParsersAction) -> None:  # server/cli.py's signat
     run.add_argument("--max-tokens", type=_POSITIVE)
     run.add_argument("--serve-vllm", metavar="MODEL", help="start `vllm serve MODEL` for the run and use it")
     run.add_argument("--tensor-parallel", type=_POSITIVE, default=1, help="--serve-vllm: GPUs per model (default 1)")
-    run.add_argument("--data-parallel", type=_POSITIVE, default=1,
-                     help="--serve-vllm: model replicas vLLM runs behind its one endpoint (default 1)")
+    run.add_argument(
+        "--data-parallel",
+        type=_POSITIVE,
+        default=1,
+        help="--serve-vllm: model replicas vLLM runs behind its one endpoint (default 1)",
+    )
     run.add_argument("--seed", type=int, default=0, help="--serve-vllm: sampling seed (default 0)")
-    run.add_argument("--vllm-arg", action="append", default=[], metavar="ARG",
-                     help="--serve-vllm: one more argument for `vllm serve` (repeatable, e.g. --vllm-arg=--dtype=half)")
+    run.add_argument(
+        "--vllm-arg",
+        action="append",
+        default=[],
+        metavar="ARG",
+        help="--serve-vllm: one more argument for `vllm serve` (repeatable, e.g. --vllm-arg=--dtype=half)",
+    )
     from server.protocol.names import STYLES
 
-    run.add_argument("--style", default="generic", choices=STYLES,
-                     help="the server's prompt style (canitedit-chat / canitedit-direct: the CanItEdit paper's formats)")
-    run.add_argument("--necessity", type=_NON_NEGATIVE, default=0, metavar="MAX_RUNS",
-                     help="for each passing completion, find the hunks its tests need (ddmin, at most MAX_RUNS "
-                          "sandbox runs) and report the reference-free excess next to the gold-based one")
-    run.add_argument("--concurrency", type=_POSITIVE, default=8, help="requests in flight to the server/backend (default 8)")
+    run.add_argument(
+        "--style",
+        default="generic",
+        choices=STYLES,
+        help="the server's prompt style (canitedit-chat / canitedit-direct: the CanItEdit paper's formats)",
+    )
+    run.add_argument(
+        "--necessity",
+        type=_NON_NEGATIVE,
+        default=0,
+        metavar="MAX_RUNS",
+        help="for each passing completion, find the hunks its tests need (ddmin, at most MAX_RUNS "
+        "sandbox runs) and report the reference-free excess next to the gold-based one",
+    )
+    run.add_argument(
+        "--concurrency", type=_POSITIVE, default=8, help="requests in flight to the server/backend (default 8)"
+    )
     run.add_argument("--workers", type=_POSITIVE, help="sandbox slots (default: CPU count)")
-    run.add_argument("--ray", metavar="ADDRESS",
-                     help="run the sandbox executions as Ray tasks on a cluster (ADDRESS, e.g. 10.0.0.1:6379, or auto); "
-                          "needs pip install 'edit-fidelity[ray]'")
+    run.add_argument(
+        "--ray",
+        metavar="ADDRESS",
+        help="run the sandbox executions as Ray tasks on a cluster (ADDRESS, e.g. 10.0.0.1:6379, or auto); "
+        "needs pip install 'edit-fidelity[ray]'",
+    )
     run.add_argument("--quiet", action="store_true", help="no progress output")
-    run.add_argument("--allow-errors", action="store_true",
-                     help="exit 0 even when samples ended in an error (the scores stay marked incomplete)")
+    run.add_argument(
+        "--allow-errors",
+        action="store_true",
+        help="exit 0 even when samples ended in an error (the scores stay marked incomplete)",
+    )
     run.set_defaults(handler=_run)
 
     rep = commands.add_parser("report", help="summarise a run directory (writes RUN_DIR/summary.json)")
-    rep.add_argument("paths", type=Path, nargs="+", metavar="RUN_DIR",
-                     help="a run directory; with --published: the published results' directory, then our run directories")
-    rep.add_argument("--published", metavar="SUITE",
-                     help="report a suite's published results (e.g. bics DATA/bics/stats) beside our runs")
+    rep.add_argument(
+        "paths",
+        type=Path,
+        nargs="+",
+        metavar="RUN_DIR",
+        help="a run directory; with --published: the published results' directory, then our run directories",
+    )
+    rep.add_argument(
+        "--published",
+        metavar="SUITE",
+        help="report a suite's published results (e.g. bics DATA/bics/stats) beside our runs",
+    )
     rep.add_argument("--format", default="text", choices=("text", "json", "html"))
-    rep.add_argument("--html", type=Path, metavar="FILE",
-                     help="write the self-contained HTML report (charts, sample browser) to FILE")
+    rep.add_argument(
+        "--html",
+        type=Path,
+        metavar="FILE",
+        help="write the self-contained HTML report (charts, sample browser) to FILE",
+    )
     rep.set_defaults(handler=_report)
 
     dl = commands.add_parser("download", help="fetch a suite's data into the data directory")
@@ -107,8 +165,12 @@ def register(sub: argparse._SubParsersAction) -> None:  # server/cli.py's signat
     cmp_ = commands.add_parser("compare", help="one table over several run directories")
     cmp_.add_argument("run_dirs", type=Path, nargs="+")
     cmp_.add_argument("--format", default="text", choices=("text", "json", "html"))
-    cmp_.add_argument("--html", type=Path, metavar="FILE",
-                      help="write the comparison page (sortable leaderboard, scatter, per-task differences) to FILE")
+    cmp_.add_argument(
+        "--html",
+        type=Path,
+        metavar="FILE",
+        help="write the comparison page (sortable leaderboard, scatter, per-task differences) to FILE",
+    )
     cmp_.set_defaults(handler=_compare)
 
     from benchmark.make_suite_cli import register_make_suite
@@ -163,8 +225,10 @@ def _run_checked(args: argparse.Namespace) -> int:
         conditions = [c.strip() for c in args.conditions.split(",") if c.strip()]
     bad = [c for c in conditions if c not in suite.conditions]
     if bad or not conditions:
-        return _fail(f"unknown condition(s) {', '.join(bad) or '(none)'} for suite {suite.name}; "
-                     f"known: {', '.join(suite.conditions)}")
+        return _fail(
+            f"unknown condition(s) {', '.join(bad) or '(none)'} for suite {suite.name}; "
+            f"known: {', '.join(suite.conditions)}"
+        )
     if args.limit is not None and args.limit < 1 or args.samples is not None and args.samples < 1:
         return _fail("--limit and --samples must be >= 1")
     if args.serve_vllm:
@@ -182,9 +246,16 @@ def _run_checked(args: argparse.Namespace) -> int:
         except EndpointsError as exc:
             return _fail(str(exc))
     try:
-        backend = backends.parse(args.backend, suite=suite, base_url=urls or None, model=args.model,
-                                 api_key_env=args.api_key_env, temperature=args.temperature, top_p=args.top_p,
-                                 max_tokens=args.max_tokens)
+        backend = backends.parse(
+            args.backend,
+            suite=suite,
+            base_url=urls or None,
+            model=args.model,
+            api_key_env=args.api_key_env,
+            temperature=args.temperature,
+            top_p=args.top_p,
+            max_tokens=args.max_tokens,
+        )
     except backends.BackendSpecError as exc:
         return _fail(str(exc))
     default_samples = backend.default_samples()
@@ -209,18 +280,31 @@ def _run_checked(args: argparse.Namespace) -> int:
             _check_endpoints(backend)
         elif not (isinstance(backend, backends.OpenAI) and backend.serve_vllm):
             preflight.check_backend(backend)
-        config = RunConfig(suite=args.suite, backend=args.backend, samples=samples, limit=args.limit,
-                           conditions=conditions, options=options, necessity_runs=args.necessity,
-                           # several endpoints: which servers answer does not decide a verdict (resume may use others)
-                           base_url=("balanced" if len(urls) > 1 else urls[0]) if urls else None,
-                           model=args.model, api_key_env=args.api_key_env, style=args.style,
-                           temperature=args.temperature, top_p=args.top_p, max_tokens=args.max_tokens,
-                           data_dir=str(data_dir(args.data)), tasks_digest=preflight.tasks_digest(suite, tasks, conditions),
-                           backend_digest=preflight.backend_digest(args.backend),
-                           sandbox=preflight.sandbox_identity(suite, tasks, box.level), planned=pairs * samples,
-                           versions=_versions(),
-                           serve=_serve_settings(args, urls),
-                           created=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"))
+        config = RunConfig(
+            suite=args.suite,
+            backend=args.backend,
+            samples=samples,
+            limit=args.limit,
+            conditions=conditions,
+            options=options,
+            necessity_runs=args.necessity,
+            # several endpoints: which servers answer does not decide a verdict (resume may use others)
+            base_url=("balanced" if len(urls) > 1 else urls[0]) if urls else None,
+            model=args.model,
+            api_key_env=args.api_key_env,
+            style=args.style,
+            temperature=args.temperature,
+            top_p=args.top_p,
+            max_tokens=args.max_tokens,
+            data_dir=str(data_dir(args.data)),
+            tasks_digest=preflight.tasks_digest(suite, tasks, conditions),
+            backend_digest=preflight.backend_digest(args.backend),
+            sandbox=preflight.sandbox_identity(suite, tasks, box.level),
+            planned=pairs * samples,
+            versions=_versions(),
+            serve=_serve_settings(args, urls),
+            created=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+        )
         store = ResultsStore(args.out, config, resume=args.resume, retry_errors=not args.keep_errors)
     except BaseException:
         box.close()
@@ -236,14 +320,30 @@ def _run_checked(args: argparse.Namespace) -> int:
             from benchmark.vllm import VllmError, VllmServer
 
             try:
-                vllm = VllmServer(args.serve_vllm, args.out / "vllm.log", tensor_parallel=args.tensor_parallel,
-                                  data_parallel=args.data_parallel, seed=args.seed, extra=args.vllm_arg).start()
+                vllm = VllmServer(
+                    args.serve_vllm,
+                    args.out / "vllm.log",
+                    tensor_parallel=args.tensor_parallel,
+                    data_parallel=args.data_parallel,
+                    seed=args.seed,
+                    extra=args.vllm_arg,
+                ).start()
             except VllmError as exc:
                 return _fail(str(exc), 1)
             backend.base_url = vllm.base_url
             preflight.check_backend(backend)
-        engine = Engine(store.config, suite, tasks, backend, store, box, concurrency=args.concurrency, progress=show,
-                        necessity_runs=args.necessity, retries=0 if args.keep_errors else 1)
+        engine = Engine(
+            store.config,
+            suite,
+            tasks,
+            backend,
+            store,
+            box,
+            concurrency=args.concurrency,
+            progress=show,
+            necessity_runs=args.necessity,
+            retries=0 if args.keep_errors else 1,
+        )
         if args.ray:
             from benchmark.ray_judge import connect
 
@@ -251,8 +351,11 @@ def _run_checked(args: argparse.Namespace) -> int:
             engine.judge = cluster.judge  # the sandbox executions run as Ray tasks
         progress = asyncio.run(engine.run())
     except ServerError as exc:
-        return _fail(f"{exc}; {len(store.records)} records kept in {args.out}: continue with --resume "
-                     f"(server log: {args.out / 'server.log'})", 1)
+        return _fail(
+            f"{exc}; {len(store.records)} records kept in {args.out}: continue with --resume "
+            f"(server log: {args.out / 'server.log'})",
+            1,
+        )
     finally:
         stack.close()
         if isinstance(backend, backends.OpenAI) and backend.endpoint_stats:
@@ -265,10 +368,13 @@ def _run_checked(args: argparse.Namespace) -> int:
         box.close()
     if not args.quiet:
         t = engine.timings
-        print(f"{progress.done} records written ({len(store.records)} in the run); time in server "
-              f"{t['server_s']:.1f} s, sandbox {t['sandbox_s']:.1f} s, scoring {t['scoring_s']:.1f} s"
-              + (f", necessity analysis {t['necessity_s']:.1f} s" if "necessity_s" in t else "")
-              + f" (summed over concurrent jobs); {engine.reused} identical programs reused a verdict", file=sys.stderr)
+        print(
+            f"{progress.done} records written ({len(store.records)} in the run); time in server "
+            f"{t['server_s']:.1f} s, sandbox {t['sandbox_s']:.1f} s, scoring {t['scoring_s']:.1f} s"
+            + (f", necessity analysis {t['necessity_s']:.1f} s" if "necessity_s" in t else "")
+            + f" (summed over concurrent jobs); {engine.reused} identical programs reused a verdict",
+            file=sys.stderr,
+        )
     summary = report(args.out)
     if not args.quiet:
         print(render_text(summary))

@@ -62,28 +62,39 @@ def fetch(url: str, dest: Path, *, sha256: str | None = None, what: str = "downl
     try:
         data = _get(url, timeout_s)
     except (urllib.error.URLError, http.client.HTTPException, OSError, ValueError) as exc:  # incl. a cut-off body
-        raise DataError(f"{what}: download from {url} failed ({exc}); pass --data DIR or set EDIT_FIDELITY_DATA "
-                        "to a directory that has the data") from None
+        raise DataError(
+            f"{what}: download from {url} failed ({exc}); pass --data DIR or set EDIT_FIDELITY_DATA "
+            "to a directory that has the data"
+        ) from None
     return write_atomic(dest, data, sha256=sha256, what=what)
 
 
-def hf_rows(dataset: str, split: str, *, config: str = "default", timeout_s: float = 60.0,
-            on_page: Callable[[int, int], None] | None = None) -> list[dict]:
+def hf_rows(
+    dataset: str,
+    split: str,
+    *,
+    config: str = "default",
+    timeout_s: float = 60.0,
+    on_page: Callable[[int, int], None] | None = None,
+) -> list[dict]:
     """Every row of a Hugging Face dataset split, in order (`on_page(done, total)` after each page)."""
     base = os.environ.get(ROWS_ENV) or ROWS_URL
     rows: list[dict] = []
     total: int | None = None
     while total is None or len(rows) < total:
-        query = urllib.parse.urlencode({"dataset": dataset, "config": config, "split": split,
-                                        "offset": len(rows), "length": PAGE})
+        query = urllib.parse.urlencode(
+            {"dataset": dataset, "config": config, "split": split, "offset": len(rows), "length": PAGE}
+        )
         url = f"{base}?{query}"
         try:
             page = json.loads(_get(url, timeout_s))
             batch = [r["row"] for r in page["rows"]]
             total = int(page["num_rows_total"])
         except (urllib.error.URLError, http.client.HTTPException, OSError, ValueError, KeyError, TypeError) as exc:
-            raise DataError(f"{dataset} ({split}): download from {base} failed at row {len(rows)} ({exc}); "
-                            "pass --data DIR or set EDIT_FIDELITY_DATA to a directory that has the data") from None
+            raise DataError(
+                f"{dataset} ({split}): download from {base} failed at row {len(rows)} ({exc}); "
+                "pass --data DIR or set EDIT_FIDELITY_DATA to a directory that has the data"
+            ) from None
         if not batch:
             break
         rows.extend(batch)

@@ -55,8 +55,11 @@ class AnswerBook:
         with self._lock:
             best: _Entry | None = None
             for e in self._entries.get(model, {}).values():
-                if e.text in message and e.instruction in message and (
-                        best is None or len(e.text) + len(e.instruction) > len(best.text) + len(best.instruction)):
+                if (
+                    e.text in message
+                    and e.instruction in message
+                    and (best is None or len(e.text) + len(e.instruction) > len(best.text) + len(best.instruction))
+                ):
                     best = e
             if best is None:
                 return None
@@ -95,8 +98,9 @@ class ReplayEndpoint:
                 if text_completion:  # /v1/completions: the prompt is the message, the answer a `text`
                     message = str(req.get("prompt", ""))
                 else:
-                    message = "\n".join(str(m.get("content", "")) for m in req.get("messages", [])
-                                        if m.get("role") == "user")
+                    message = "\n".join(
+                        str(m.get("content", "")) for m in req.get("messages", []) if m.get("role") == "user"
+                    )
                 entry = book.find(model, message)
                 if entry is None:
                     outer.unmatched += 1
@@ -108,13 +112,21 @@ class ReplayEndpoint:
                     choices = [{"index": i, "text": answer, "finish_reason": "stop"} for i in range(n)]
                 else:
                     content = fence(answer, entry.lang) if answer.strip() and entry.lang else answer
-                    choices = [{"index": i, "message": {"role": "assistant", "content": content},
-                                "finish_reason": "stop"} for i in range(n)]
-                self._send(200, {
-                    "id": "cmpl-replay", "object": "text_completion" if text_completion else "chat.completion",
-                    "created": int(time.time()), "model": model, "choices": choices,
-                    "usage": {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0},
-                })
+                    choices = [
+                        {"index": i, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}
+                        for i in range(n)
+                    ]
+                self._send(
+                    200,
+                    {
+                        "id": "cmpl-replay",
+                        "object": "text_completion" if text_completion else "chat.completion",
+                        "created": int(time.time()),
+                        "model": model,
+                        "choices": choices,
+                        "usage": {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0},
+                    },
+                )
 
             def _send(self, status: int, obj: dict) -> None:
                 body = json.dumps(obj).encode()

@@ -109,15 +109,23 @@ class Gate:
                 self._cond.notify_all()
 
 
-def plan(suite: Suite, tasks: Sequence[Task], conditions: list[str], samples: int, backend_name: str,
-         done: set[tuple], *, per_request: int = 1) -> list[Job]:
+def plan(
+    suite: Suite,
+    tasks: Sequence[Task],
+    conditions: list[str],
+    samples: int,
+    backend_name: str,
+    done: set[tuple],
+    *,
+    per_request: int = 1,
+) -> list[Job]:
     """The jobs for the samples not yet done; up to `per_request` samples of one prompt share a request."""
     jobs = []
     for t in tasks:
         for c in suite.task_conditions(t, conditions):
             todo = [s for s in range(samples) if (t.task_id, c, backend_name, s) not in done]
             for i in range(0, len(todo), max(per_request, 1)):
-                jobs.append(Job(t, c, tuple(todo[i:i + max(per_request, 1)])))
+                jobs.append(Job(t, c, tuple(todo[i : i + max(per_request, 1)])))
     return jobs
 
 
@@ -137,8 +145,15 @@ def score(suite_name: str, job: Job, sample: int, answer: Answer, backend_name: 
     the server's report (measured against the gold edit sent along with the request: nothing here
     re-measures)."""
     t, proposal = job.task, answer.proposal
-    rec = SampleRecord(suite=suite_name, task_id=t.task_id, task=t.name, condition=job.condition,
-                       backend=backend_name, sample=sample, outcome="fail")
+    rec = SampleRecord(
+        suite=suite_name,
+        task_id=t.task_id,
+        task=t.name,
+        condition=job.condition,
+        backend=backend_name,
+        sample=sample,
+        outcome="fail",
+    )
     if proposal.get("status") != "ok":
         rec.outcome = "no_code" if proposal.get("errorKind") in ("no_code", "empty") else "backend_error"
         rec.error = (proposal.get("error") or "")[:500]
@@ -146,11 +161,11 @@ def score(suite_name: str, job: Job, sample: int, answer: Answer, backend_name: 
         return rec
     rec.completion = answer.completion
     report = proposal.get("report") or {}
-    dist = ((report.get("distance") or {}).get("no_comments") or {})
+    dist = (report.get("distance") or {}).get("no_comments") or {}
     rec.distance = dist.get("normalized")
     rec.distance_tokens = dist.get("tokens")
     rec.excess_lev = (report.get("excess") or {}).get("no_comments")
-    paper = ((report.get("complexity") or {}).get("paper") or {})
+    paper = (report.get("complexity") or {}).get("paper") or {}
     rec.cc_delta = paper.get("delta")
     gold_after = ((report.get("gold_complexity") or {}).get("paper") or {}).get("after")
     if paper.get("after") is not None and gold_after is not None:
@@ -163,10 +178,21 @@ def score(suite_name: str, job: Job, sample: int, answer: Answer, backend_name: 
 
 
 class Engine:
-    def __init__(self, config: RunConfig, suite: Suite, tasks: Sequence[Task], backend: Backend,
-                 store: ResultsStore, box: Any, *, concurrency: int = 8,
-                 progress: Callable[[Progress], None] | None = None, server_command: list[str] | None = None,
-                 necessity_runs: int = 0, retries: int = 1) -> None:
+    def __init__(
+        self,
+        config: RunConfig,
+        suite: Suite,
+        tasks: Sequence[Task],
+        backend: Backend,
+        store: ResultsStore,
+        box: Any,
+        *,
+        concurrency: int = 8,
+        progress: Callable[[Progress], None] | None = None,
+        server_command: list[str] | None = None,
+        necessity_runs: int = 0,
+        retries: int = 1,
+    ) -> None:
         self.config = config
         self.suite = suite
         self.tasks = tasks
@@ -191,10 +217,20 @@ class Engine:
 
     async def run(self) -> Progress:
         per_request = self.backend.samples_per_request(self.config.samples)
-        jobs = plan(self.suite, self.tasks, self.config.conditions, self.config.samples, self.config.backend,
-                    self.store.done, per_request=per_request)
-        progress = Progress(total=sum(len(j.samples) for j in jobs), on_update=self.on_progress,
-                            input_kinds=self.suite.input_error_kinds)
+        jobs = plan(
+            self.suite,
+            self.tasks,
+            self.config.conditions,
+            self.config.samples,
+            self.config.backend,
+            self.store.done,
+            per_request=per_request,
+        )
+        progress = Progress(
+            total=sum(len(j.samples) for j in jobs),
+            on_update=self.on_progress,
+            input_kinds=self.suite.input_error_kinds,
+        )
         progress.update()
         if not jobs:
             return progress
@@ -250,14 +286,22 @@ class Engine:
         async with self._gate.shared():
             return await self._judged(task, condition, completion)
 
-    async def _robust(self, task: Task, condition: str, completion: str, first: Verdict,
-                      expected: bool | None) -> Verdict:
+    async def _robust(
+        self, task: Task, condition: str, completion: str, first: Verdict, expected: bool | None
+    ) -> Verdict:
         """A timing-sensitive task's verdict, voted on when it differs from `expected` (or always without)."""
-        if not self.suite.timing_sensitive(task) or first.votes is not None or \
-                first.sandbox_error is not None and not first.passed or expected is not None and first.passed == expected:
+        if (
+            not self.suite.timing_sensitive(task)
+            or first.votes is not None
+            or first.sandbox_error is not None
+            and not first.passed
+            or expected is not None
+            and first.passed == expected
+        ):
             return first
-        return await self._voted.run(self._key(task, condition, completion),
-                                     lambda: self._vote(task, condition, completion, first))
+        return await self._voted.run(
+            self._key(task, condition, completion), lambda: self._vote(task, condition, completion, first)
+        )
 
     async def _vote(self, task: Task, condition: str, completion: str, first: Verdict) -> Verdict:
         """Runs alone until two agree (at most three in all); the majority's verdict, with every vote."""
@@ -283,7 +327,9 @@ class Engine:
             raise
         except Exception as exc:
             logger.exception("judging %s (%s)", task.task_id, condition)
-            return Verdict(passed=False, exec_status="error", sandbox_error=f"judge failed: {type(exc).__name__}: {exc}"[:500])
+            return Verdict(
+                passed=False, exec_status="error", sandbox_error=f"judge failed: {type(exc).__name__}: {exc}"[:500]
+            )
 
     async def _local_judge(self, task: Task, condition: str, completion: str) -> Verdict:
         return await self.suite.judge(self.box, task, condition, completion)
@@ -293,14 +339,15 @@ class Engine:
         from benchmark.necessity_study import reference_free_metrics
 
         t0 = time.perf_counter()
+
         async def passes(text: str) -> bool | None:
             async with self._gate.shared():
                 return await self.suite.passes(self.box, task, condition, text)
 
         try:
             return await reference_free_metrics(
-                task.before, completion, passes,
-                max_runs=self.necessity_runs, parallel=2, full_passed=True)
+                task.before, completion, passes, max_runs=self.necessity_runs, parallel=2, full_passed=True
+            )
         except Exception as exc:  # noqa: BLE001  # the analysis is an extra: its failure costs its numbers only
             logger.warning("necessity analysis of %s: %s", task.task_id, exc)
             return {"necessity_status": "error", "necessity_error": str(exc)[:300]}
@@ -316,8 +363,15 @@ class Engine:
 
     def _record(self, job: Job, **fields: Any) -> SampleRecord:
         t = job.task
-        return SampleRecord(suite=self.suite.name, task_id=t.task_id, task=t.name, condition=job.condition,
-                            backend=self.config.backend, sample=job.sample, **fields)
+        return SampleRecord(
+            suite=self.suite.name,
+            task_id=t.task_id,
+            task=t.name,
+            condition=job.condition,
+            backend=self.config.backend,
+            sample=job.sample,
+            **fields,
+        )
 
     async def _one(self, session: ServerSession, sem: asyncio.Semaphore, job: Job) -> list[SampleRecord]:
         t = job.task
@@ -326,18 +380,35 @@ class Engine:
         async with sem:
             with self.backend.staged(self.suite, t, job.condition, job.sample) as ready:
                 if not ready:
-                    return [self._record(job, outcome="backend_error", error_kind="missing",
-                                         error="the recorded run has no completion for this sample")]
+                    return [
+                        self._record(
+                            job,
+                            outcome="backend_error",
+                            error_kind="missing",
+                            error="the recorded run has no completion for this sample",
+                        )
+                    ]
                 t0 = time.perf_counter()
                 # a ServerError (the server failed, not the backend) ends the run: nothing is stored for it
-                got = await self.suite.ask(session, t, job.condition, slot, style=style, n=len(job.samples),
-                                           name=f"{t.task_id}-{job.condition}-{job.sample}".replace("/", "_"))
+                got = await self.suite.ask(
+                    session,
+                    t,
+                    job.condition,
+                    slot,
+                    style=style,
+                    n=len(job.samples),
+                    name=f"{t.task_id}-{job.condition}-{job.sample}".replace("/", "_"),
+                )
                 server_s = time.perf_counter() - t0
         answers = got if isinstance(got, list) else [got]
         if len(answers) == 1 and len(job.samples) > 1:  # one error for the whole request: every sample has it
             answers = answers * len(job.samples)
-        recs = await asyncio.gather(*(self._finish(job, sample, answer, server_s / len(job.samples))
-                                      for sample, answer in zip(job.samples, answers, strict=True)))
+        recs = await asyncio.gather(
+            *(
+                self._finish(job, sample, answer, server_s / len(job.samples))
+                for sample, answer in zip(job.samples, answers, strict=True)
+            )
+        )
         return list(recs)
 
     async def _finish(self, job: Job, sample: int, answer: Answer, server_s: float) -> SampleRecord:

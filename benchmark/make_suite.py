@@ -80,26 +80,41 @@ class MadeSuite:
 
 # ------------------------------------------------------------------ sources
 
-def sources(spec: str, data: str | Path | None = None, *, env: str | None = None,
-            limit: int | None = None) -> tuple[list[Source], list[str]]:
+
+def sources(
+    spec: str, data: str | Path | None = None, *, env: str | None = None, limit: int | None = None
+) -> tuple[list[Source], list[str]]:
     """The source tasks of `--from SPEC` and the problems met while reading them."""
     if spec == "overedit":
         from benchmark.suites import overedit
 
         tasks, errors = overedit.load(data)
-        found = [Source(task_id=t.task_id, solution=t.canonical_solution, tests=t.test_code, kind=t.kind,
-                        env=env or t.env or overedit.ENV, prompt=t.prompt) for t in tasks]
+        found = [
+            Source(
+                task_id=t.task_id,
+                solution=t.canonical_solution,
+                tests=t.test_code,
+                kind=t.kind,
+                env=env or t.env or overedit.ENV,
+                prompt=t.prompt,
+            )
+            for t in tasks
+        ]
     elif spec == "canitedit":
         from benchmark.suites import canitedit
 
-        found = [Source(task_id=p.full_name, solution=p.after, tests=p.tests, kind="script", env=env or "canitedit")
-                 for p in canitedit.load(data)]
+        found = [
+            Source(task_id=p.full_name, solution=p.after, tests=p.tests, kind="script", env=env or "canitedit")
+            for p in canitedit.load(data)
+        ]
         errors = []
     elif Path(spec).is_dir():
         found, errors = directory_sources(Path(spec), env=env or "base")
     else:
-        raise DataError(f"--from {spec!r}: not a suite with solutions and tests (overedit, canitedit) "
-                        "nor a directory of (solution, tests) pairs")
+        raise DataError(
+            f"--from {spec!r}: not a suite with solutions and tests (overedit, canitedit) "
+            "nor a directory of (solution, tests) pairs"
+        )
     return (found[:limit] if limit else found), errors
 
 
@@ -136,6 +151,7 @@ def directory_sources(root: Path, *, env: str | None) -> tuple[list[Source], lis
 
 # ------------------------------------------------------------------ making
 
+
 def _verdict_text(run: TestRun) -> str:
     if run.sandbox_error:
         return f"sandbox error: {run.sandbox_error}"
@@ -147,36 +163,55 @@ def _verdict_text(run: TestRun) -> str:
     return f"{run.status}, {run.failures} failures, {run.errors} errors of {run.tests_run}: {first[0][:200]}"
 
 
-async def make_one(box: Any, src: Source, families: Sequence[Family], *, max_corruptions: int, seed: int,
-                   variants: int, attempts: int, timeout_s: float, memory_mb: int | None,
-                   functions: Literal["first", "all"] = "first") -> Outcome:
+async def make_one(
+    box: Any,
+    src: Source,
+    families: Sequence[Family],
+    *,
+    max_corruptions: int,
+    seed: int,
+    variants: int,
+    attempts: int,
+    timeout_s: float,
+    memory_mb: int | None,
+    functions: Literal["first", "all"] = "first",
+) -> Outcome:
     out = Outcome(src)
     try:
         ast.parse(src.solution)
     except (SyntaxError, ValueError) as exc:
         out.notes.append(f"skipped: the solution does not parse: {exc}")
         return out
-    gold = await run_tests(box, src.solution, src.tests, kind=src.kind, env=src.env, timeout_s=timeout_s,
-                           memory_mb=memory_mb)
+    gold = await run_tests(
+        box, src.solution, src.tests, kind=src.kind, env=src.env, timeout_s=timeout_s, memory_mb=memory_mb
+    )
     if not gold.passed:
         why = f"time limit of {timeout_s:g} s" if gold.status == "timeout" else _verdict_text(gold)
         out.notes.append(f"skipped: the solution does not pass its own tests ({why})")
         return out
     normal = ast.unparse(ast.parse(src.solution))
     if normal != src.solution:  # the gold patch gives back this form (comments and layout are lost)
-        again = await run_tests(box, normal, src.tests, kind=src.kind, env=src.env, timeout_s=timeout_s,
-                                memory_mb=memory_mb)
+        again = await run_tests(
+            box, normal, src.tests, kind=src.kind, env=src.env, timeout_s=timeout_s, memory_mb=memory_mb
+        )
         if not again.passed:
-            out.notes.append("skipped: the tests fail the solution once it is normalised (ast.unparse), so they "
-                             f"depend on its layout, not only on its code ({_verdict_text(again)})")
+            out.notes.append(
+                "skipped: the tests fail the solution once it is normalised (ast.unparse), so they "
+                f"depend on its layout, not only on its code ({_verdict_text(again)})"
+            )
             return out
     for v in range(variants):
         tried: list[str] = []
         inapplicable = False
         for attempt in range(attempts):
             try:
-                made = corrupt(src.solution, families, max_corruptions=max_corruptions, functions=functions,
-                               chooser=Chooser(seed, f"{src.task_id}#{v}.{attempt}"))
+                made = corrupt(
+                    src.solution,
+                    families,
+                    max_corruptions=max_corruptions,
+                    functions=functions,
+                    chooser=Chooser(seed, f"{src.task_id}#{v}.{attempt}"),
+                )
             except CorruptionError as exc:
                 tried.append(str(exc))
                 inapplicable = True
@@ -192,21 +227,35 @@ async def make_one(box: Any, src: Source, families: Sequence[Family], *, max_cor
             if any(k.corrupted_solution == made.source for k in out.kept):
                 tried.append(f"attempt {attempt}: the same program as an earlier variant")
                 continue
-            run = await run_tests(box, made.source, src.tests, kind=src.kind, env=src.env, timeout_s=timeout_s,
-                                  memory_mb=memory_mb)
+            run = await run_tests(
+                box, made.source, src.tests, kind=src.kind, env=src.env, timeout_s=timeout_s, memory_mb=memory_mb
+            )
             if run.sandbox_error:
                 tried.append(f"attempt {attempt}: sandbox error: {run.sandbox_error}")
                 continue
             if run.passed:
-                tried.append(f"attempt {attempt}: the tests still pass with "
-                             + ", ".join(f"{c.family} (line {c.line})" for c in made.corruptions))
+                tried.append(
+                    f"attempt {attempt}: the tests still pass with "
+                    + ", ".join(f"{c.family} (line {c.line})" for c in made.corruptions)
+                )
                 continue
             task_id = src.task_id if variants == 1 else f"{src.task_id}#v{v}"
-            out.kept.append(Task(task_id=task_id, corrupted_solution=made.source, canonical_solution=src.solution,
-                                 test_code=src.tests, prompt=src.prompt,
-                                 mutation_types=[c.family for c in made.corruptions], test_kind=src.kind,
-                                 env=src.env, source=src.task_id, seed=seed, corruptions=made.corruptions,
-                                 gold_patch=gold_patch(made.source, fixed)))
+            out.kept.append(
+                Task(
+                    task_id=task_id,
+                    corrupted_solution=made.source,
+                    canonical_solution=src.solution,
+                    test_code=src.tests,
+                    prompt=src.prompt,
+                    mutation_types=[c.family for c in made.corruptions],
+                    test_kind=src.kind,
+                    env=src.env,
+                    source=src.task_id,
+                    seed=seed,
+                    corruptions=made.corruptions,
+                    gold_patch=gold_patch(made.source, fixed),
+                )
+            )
             break
         else:
             out.notes.append(f"variant {v}: no corruption kept after {attempts} attempts: " + "; ".join(tried))
@@ -217,12 +266,24 @@ async def make_one(box: Any, src: Source, families: Sequence[Family], *, max_cor
     return out
 
 
-async def make_suite(box: Any, srcs: Sequence[Source], families: Sequence[Family], *, max_corruptions: int = 2,
-                     seed: int = 0, variants: int = 1, attempts: int = 3, max_tasks: int | None = None,
-                     timeout_s: float = DEFAULT_TIMEOUT_S, memory_mb: int | None = None,
-                     functions: Literal["first", "all"] = "first", concurrency: int = 4,
-                     load_errors: Sequence[str] = (), done: Sequence[Outcome] = (),
-                     on_outcome: Callable[[Outcome], None] | None = None) -> MadeSuite:
+async def make_suite(
+    box: Any,
+    srcs: Sequence[Source],
+    families: Sequence[Family],
+    *,
+    max_corruptions: int = 2,
+    seed: int = 0,
+    variants: int = 1,
+    attempts: int = 3,
+    max_tasks: int | None = None,
+    timeout_s: float = DEFAULT_TIMEOUT_S,
+    memory_mb: int | None = None,
+    functions: Literal["first", "all"] = "first",
+    concurrency: int = 4,
+    load_errors: Sequence[str] = (),
+    done: Sequence[Outcome] = (),
+    on_outcome: Callable[[Outcome], None] | None = None,
+) -> MadeSuite:
     """Tasks in source order, the first `max_tasks` when given. `done`: the outcomes of the first
     sources, made by an earlier run (resumed): not made again. `on_outcome` sees each further outcome
     in source order as soon as it and those before it are made (its `kept` cut to `max_tasks`), so a
@@ -230,13 +291,23 @@ async def make_suite(box: Any, srcs: Sequence[Source], families: Sequence[Family
     id, so skipping the sources done gives what an uninterrupted run gives."""
     outcomes: list[Outcome] = list(done)
     kept = sum(len(o.kept) for o in outcomes)
-    todo = iter(srcs[len(outcomes):])
+    todo = iter(srcs[len(outcomes) :])
     gate = asyncio.Semaphore(max(1, concurrency))
 
     async def one(src: Source) -> Outcome:
         async with gate:
-            return await make_one(box, src, families, max_corruptions=max_corruptions, seed=seed, variants=variants,
-                                  attempts=attempts, timeout_s=timeout_s, memory_mb=memory_mb, functions=functions)
+            return await make_one(
+                box,
+                src,
+                families,
+                max_corruptions=max_corruptions,
+                seed=seed,
+                variants=variants,
+                attempts=attempts,
+                timeout_s=timeout_s,
+                memory_mb=memory_mb,
+                functions=functions,
+            )
 
     # a window of sources in flight beyond the running ones, so a slow source holds up the writing only
     window: deque[asyncio.Task[Outcome]] = deque()
@@ -255,7 +326,7 @@ async def make_suite(box: Any, srcs: Sequence[Source], families: Sequence[Family
                 break
             outcome = await window.popleft()
             if max_tasks is not None:
-                outcome.kept = outcome.kept[:max_tasks - kept]
+                outcome.kept = outcome.kept[: max_tasks - kept]
             kept += len(outcome.kept)
             outcomes.append(outcome)
             if on_outcome is not None:
@@ -274,16 +345,28 @@ def encode(tasks: Sequence[Task]) -> bytes:
 
 # ------------------------------------------------------------------ command line
 
+
 def _identity(args: argparse.Namespace, families: Sequence[Family], srcs: Sequence[Source]) -> dict[str, Any]:
     """Everything that changes which tasks a run keeps (not --workers: concurrency changes no verdict)."""
     from benchmark.suite_writer import sources_digest
 
     # a directory is named by its content (the digest), so `--from ./src` resumes `--from src`
-    return {"from": "directory" if Path(args.source).is_dir() else args.source, "families": [f.name for f in families], "max_corruptions": args.max_corruptions,
-            "functions": args.functions, "seed": args.seed, "variants": args.variants, "attempts": args.attempts,
-            "max_tasks": args.max_tasks, "timeout_s": args.timeout, "memory_mb": args.memory,
-            "sources": len(srcs), "sources_sha256": sources_digest(
-                [(s.task_id, s.solution, s.tests, s.kind, s.env or "", s.prompt) for s in srcs])}
+    return {
+        "from": "directory" if Path(args.source).is_dir() else args.source,
+        "families": [f.name for f in families],
+        "max_corruptions": args.max_corruptions,
+        "functions": args.functions,
+        "seed": args.seed,
+        "variants": args.variants,
+        "attempts": args.attempts,
+        "max_tasks": args.max_tasks,
+        "timeout_s": args.timeout,
+        "memory_mb": args.memory,
+        "sources": len(srcs),
+        "sources_sha256": sources_digest(
+            [(s.task_id, s.solution, s.tests, s.kind, s.env or "", s.prompt) for s in srcs]
+        ),
+    }
 
 
 def _make_suite_cli(args: argparse.Namespace) -> int:
@@ -314,8 +397,10 @@ def _make_suite_cli(args: argparse.Namespace) -> int:
     if out.is_dir():
         return fail(f"--out {out}: is a directory; name the suite file (e.g. {out / 'suite.jsonl'})")
     if state.exists() and not args.resume:
-        return fail(f"{out} is an unfinished run ({state.name} beside it): pass --resume to continue it, "
-                    "or remove both to start again")
+        return fail(
+            f"{out} is an unfinished run ({state.name} beside it): pass --resume to continue it, "
+            "or remove both to start again"
+        )
     if args.resume and out.exists() and not state.exists():
         print(f"make-suite: {out} is complete (no {state.name}): nothing to resume", file=sys.stderr)
         return 0
@@ -324,8 +409,10 @@ def _make_suite_cli(args: argparse.Namespace) -> int:
     except DataError as exc:
         return fail(str(exc))
     if not srcs:
-        return fail(f"--from {args.source}: no source task to make tasks from"
-                    + (f" ({errors[0]}{f'; and {len(errors) - 1} more' if len(errors) > 1 else ''})" if errors else ""))
+        return fail(
+            f"--from {args.source}: no source task to make tasks from"
+            + (f" ({errors[0]}{f'; and {len(errors) - 1} more' if len(errors) > 1 else ''})" if errors else "")
+        )
     identity = _identity(args, families, srcs)
     try:
         writer = SuiteWriter.resume(out, identity) if state.exists() else SuiteWriter.start(out, identity)
@@ -339,8 +426,11 @@ def _make_suite_cli(args: argparse.Namespace) -> int:
         writer.close()
         return fail(f"{exc}; remove {out} and {state.name} to start again")
     if done:
-        print(f"make-suite: resuming {out}: {len(done)} of {len(srcs)} source tasks already done "
-              f"({len(writer.tasks)} tasks kept)", file=sys.stderr)
+        print(
+            f"make-suite: resuming {out}: {len(done)} of {len(srcs)} source tasks already done "
+            f"({len(writer.tasks)} tasks kept)",
+            file=sys.stderr,
+        )
     show = Progress(len(srcs), already=len(done), kept=len(writer.tasks))
 
     def record(o: Outcome) -> None:
@@ -349,16 +439,33 @@ def _make_suite_cli(args: argparse.Namespace) -> int:
 
     box = Sandbox(workers=args.workers)
     try:
-        made = asyncio.run(make_suite(box, srcs, families, max_corruptions=args.max_corruptions, seed=args.seed,
-                                      variants=args.variants, attempts=args.attempts, max_tasks=args.max_tasks,
-                                      timeout_s=args.timeout, memory_mb=args.memory, functions=args.functions,
-                                      concurrency=box.workers * 2, load_errors=errors, done=done,
-                                      on_outcome=record))
+        made = asyncio.run(
+            make_suite(
+                box,
+                srcs,
+                families,
+                max_corruptions=args.max_corruptions,
+                seed=args.seed,
+                variants=args.variants,
+                attempts=args.attempts,
+                max_tasks=args.max_tasks,
+                timeout_s=args.timeout,
+                memory_mb=args.memory,
+                functions=args.functions,
+                concurrency=box.workers * 2,
+                load_errors=errors,
+                done=done,
+                on_outcome=record,
+            )
+        )
     except KeyboardInterrupt:
         show.close()
         writer.close()
-        print(f"make-suite: interrupted; {show.done} of {len(srcs)} source tasks are kept in {out}: "
-              "continue with the same arguments and --resume", file=sys.stderr)
+        print(
+            f"make-suite: interrupted; {show.done} of {len(srcs)} source tasks are kept in {out}: "
+            "continue with the same arguments and --resume",
+            file=sys.stderr,
+        )
         return 130
     finally:
         box.close()
@@ -368,8 +475,11 @@ def _make_suite_cli(args: argparse.Namespace) -> int:
         print(f"make-suite: {line}", file=sys.stderr)
     n_corr = sum(len(t.corruptions) for t in made.tasks)
     used = sum(1 for o in made.outcomes if o.kept)
-    print(f"make-suite: {len(made.tasks)} tasks ({n_corr} corruptions) from {used} of the {len(made.outcomes)} source "
-          f"tasks tried ({len(srcs)} given) -> {out}", file=sys.stderr)
+    print(
+        f"make-suite: {len(made.tasks)} tasks ({n_corr} corruptions) from {used} of the {len(made.outcomes)} source "
+        f"tasks tried ({len(srcs)} given) -> {out}",
+        file=sys.stderr,
+    )
     return 0 if made.tasks else 1
 
 

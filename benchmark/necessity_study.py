@@ -67,8 +67,15 @@ Passes = Callable[[str], Awaitable[bool | None]]  # the tests on one version of 
 
 
 # -- the analysis of one completion ----------------------------------------------------------------
-async def reference_free_metrics(before: str, completion: str, passes: Passes, *, max_runs: int = 32,
-                                 parallel: int = 2, full_passed: bool | None = None) -> dict[str, Any]:
+async def reference_free_metrics(
+    before: str,
+    completion: str,
+    passes: Passes,
+    *,
+    max_runs: int = 32,
+    parallel: int = 2,
+    full_passed: bool | None = None,
+) -> dict[str, Any]:
     """Which hunks of `completion` the tests need, and the reference-free excess it gives: a flat
     metrics dict (`necessity_status`, `necessity_runs`, `hunks`, `needed_hunks`, `unnecessary_hunks`,
     `d_min`, `excess_ref_free`; distances normalised, no_comments). `full_passed`: the whole
@@ -78,12 +85,19 @@ async def reference_free_metrics(before: str, completion: str, passes: Passes, *
     async def check(keep: frozenset[int]) -> bool | None:
         return await passes(sub_edit(before, edits, keep))
 
-    known: dict[frozenset[int], bool | None] | None = \
+    known: dict[frozenset[int], bool | None] | None = (
         {frozenset(range(len(edits))): full_passed} if full_passed is not None else None
+    )
     res = await find_needed_hunks(len(edits), check, max_runs=max_runs, parallel=parallel, known=known)
-    metrics: dict[str, Any] = {"necessity_status": res.status, "necessity_runs": res.runs, "hunks": res.hunks,
-                               "needed_hunks": res.needed, "unnecessary_hunks": res.unnecessary,
-                               "d_min": None, "excess_ref_free": None}
+    metrics: dict[str, Any] = {
+        "necessity_status": res.status,
+        "necessity_runs": res.runs,
+        "hunks": res.hunks,
+        "needed_hunks": res.needed,
+        "unnecessary_hunks": res.unnecessary,
+        "d_min": None,
+        "excess_ref_free": None,
+    }
     if res.status in ("minimal", "budget"):
         est = await asyncio.to_thread(reference_free_excess, before, completion, sub_edit(before, edits, res.needed))
         metrics["d_min"] = est.d_min[VARIANT].normalized
@@ -91,14 +105,24 @@ async def reference_free_metrics(before: str, completion: str, passes: Passes, *
     return metrics
 
 
-async def analyse(item: StudyItem, before: str, completion: str, gold: str, passes: Passes, *, max_runs: int,
-                  parallel: int, full_passed: bool | None = None) -> StudyItem:
+async def analyse(
+    item: StudyItem,
+    before: str,
+    completion: str,
+    gold: str,
+    passes: Passes,
+    *,
+    max_runs: int,
+    parallel: int,
+    full_passed: bool | None = None,
+) -> StudyItem:
     try:
         d_full = (await asyncio.to_thread(distances, before, completion))[VARIANT].normalized
         d_gold = (await asyncio.to_thread(distances, before, gold))[VARIANT].normalized
         item.distance, item.gold_distance, item.excess_gold = d_full, d_gold, d_full - d_gold
-        m = await reference_free_metrics(before, completion, passes, max_runs=max_runs, parallel=parallel,
-                                         full_passed=full_passed)
+        m = await reference_free_metrics(
+            before, completion, passes, max_runs=max_runs, parallel=parallel, full_passed=full_passed
+        )
     except Exception as exc:  # noqa: BLE001 - one bad item is reported, the study goes on
         item.status, item.error = "error", f"{type(exc).__name__}: {exc}"[:300]
         return item
@@ -126,20 +150,24 @@ def _main_function(tree: ast.Module) -> ast.FunctionDef | None:
 
 def _first_statement(fn: ast.FunctionDef) -> int:
     first = fn.body[0] if fn.body else None
-    is_doc = isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(first.value.value, str)
+    is_doc = (
+        isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(first.value.value, str)
+    )
     return 1 if is_doc else 0
 
 
 def _names(node: ast.AST) -> set[str]:
-    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)} | \
-        {a.arg for a in ast.walk(node) if isinstance(a, ast.arg)}
+    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)} | {
+        a.arg for a in ast.walk(node) if isinstance(a, ast.arg)
+    }
 
 
 def extra_unused_import(tree: ast.Module) -> bool:
     at = 0
     while at < len(tree.body) and (
-            (isinstance(tree.body[at], ast.ImportFrom) and tree.body[at].module == "__future__")  # type: ignore[attr-defined]
-            or (at == 0 and isinstance(tree.body[0], ast.Expr))):
+        (isinstance(tree.body[at], ast.ImportFrom) and tree.body[at].module == "__future__")  # type: ignore[attr-defined]
+        or (at == 0 and isinstance(tree.body[0], ast.Expr))
+    ):
         at += 1
     tree.body.insert(at, ast.Import(names=[ast.alias(name="typing")]))
     return True
@@ -165,10 +193,16 @@ def extra_return_temp(tree: ast.Module) -> bool:
         return False
     for i in range(len(fn.body) - 1, -1, -1):
         stmt = fn.body[i]
-        if isinstance(stmt, ast.Return) and stmt.value is not None and not isinstance(stmt.value, (ast.Name, ast.Constant)):
+        if (
+            isinstance(stmt, ast.Return)
+            and stmt.value is not None
+            and not isinstance(stmt.value, (ast.Name, ast.Constant))
+        ):
             temp = ast.Name(id="result_value", ctx=ast.Store())
-            fn.body[i:i + 1] = [ast.Assign(targets=[temp], value=stmt.value),
-                                ast.Return(value=ast.Name(id="result_value", ctx=ast.Load()))]
+            fn.body[i : i + 1] = [
+                ast.Assign(targets=[temp], value=stmt.value),
+                ast.Return(value=ast.Name(id="result_value", ctx=ast.Load())),
+            ]
             return True
     return False
 
@@ -234,9 +268,20 @@ def overedit_candidates(gold: str, rng: random.Random, per_task: int) -> list[tu
     return out
 
 
-async def overedit_items(box: Any, data: Path, *, tasks: int, per_task: int, env: str | None, timeout_s: float,
-                         max_runs: int, parallel: int, seed: int, concurrency: int,
-                         task_ids: Sequence[str] = ()) -> list[StudyItem]:
+async def overedit_items(
+    box: Any,
+    data: Path,
+    *,
+    tasks: int,
+    per_task: int,
+    env: str | None,
+    timeout_s: float,
+    max_runs: int,
+    parallel: int,
+    seed: int,
+    concurrency: int,
+    task_ids: Sequence[str] = (),
+) -> list[StudyItem]:
     """Constructed candidates for the first `tasks` tasks (or those named in `task_ids`); `env`: the
     sandbox environment the tests run in (None: the base interpreter)."""
     from benchmark.corruptions.testrun import run_tests
@@ -262,13 +307,16 @@ async def overedit_items(box: Any, data: Path, *, tasks: int, per_task: int, env
         rng = random.Random(f"{seed}:{row['task_id']}")
         for i, (kinds, text) in enumerate(overedit_candidates(gold, rng, per_task)):
             item = StudyItem(**item_base, condition="+".join(kinds), sample=i)
-            jobs.append(_limited(sem, analyse(item, corrupted, text, gold, passes, max_runs=max_runs, parallel=parallel)))
+            jobs.append(
+                _limited(sem, analyse(item, corrupted, text, gold, passes, max_runs=max_runs, parallel=parallel))
+            )
     return list(await asyncio.gather(*jobs))
 
 
 # -- canitedit: recorded completions that passed ---------------------------------------------------
-async def canitedit_items(box: Any, data: Path, *, tasks: int, samples: int, max_runs: int, parallel: int,
-                          concurrency: int) -> list[StudyItem]:
+async def canitedit_items(
+    box: Any, data: Path, *, tasks: int, samples: int, max_runs: int, parallel: int, concurrency: int
+) -> list[StudyItem]:
     from benchmark import recorded
     from benchmark.suites import canitedit
 
@@ -282,6 +330,7 @@ async def canitedit_items(box: Any, data: Path, *, tasks: int, samples: int, max
         rec = recorded.load(run_path)
         run_name = run_path.name.split("-baseline")[0]
         for problem in problems:
+
             async def passes(text: str, problem: canitedit.Problem = problem) -> bool | None:
                 return await canitedit.passes(box, problem, text)
 
@@ -292,25 +341,30 @@ async def canitedit_items(box: Any, data: Path, *, tasks: int, samples: int, max
                     if rec.verdict(problem.task_id, condition, i) and text not in {t for _, t in chosen}:
                         chosen.append((i, text))
                 for i, text in chosen[:samples]:
-                    item = StudyItem(source="canitedit", task_id=problem.task_id, condition=f"{run_name}/{condition}",
-                                     sample=i)
+                    item = StudyItem(
+                        source="canitedit", task_id=problem.task_id, condition=f"{run_name}/{condition}", sample=i
+                    )
                     jobs.append(_limited(sem, _canitedit_one(box, item, problem, text, passes, max_runs, parallel)))
     return list(await asyncio.gather(*jobs))
 
 
-async def _canitedit_one(box: Any, item: StudyItem, problem: Any, completion: str, passes: Passes, max_runs: int,
-                         parallel: int) -> StudyItem:
+async def _canitedit_one(
+    box: Any, item: StudyItem, problem: Any, completion: str, passes: Passes, max_runs: int, parallel: int
+) -> StudyItem:
     from benchmark.suites import canitedit
 
     verdict = await canitedit.judge(box, problem, completion)  # the pass, and ExcessCode from the coverage run
     item.excess_code = verdict.excess_code
     if not verdict.passed:
         item.status = "unresolved" if verdict.sandbox_error else "full_fails"
-        item.error = f"the recorded passing completion does not pass here: {verdict.exec_status} " \
-                     f"{verdict.stderr_tail[-200:]}".strip()
+        item.error = (
+            f"the recorded passing completion does not pass here: {verdict.exec_status} "
+            f"{verdict.stderr_tail[-200:]}".strip()
+        )
         return item
-    return await analyse(item, problem.before, completion, problem.after, passes, max_runs=max_runs,
-                         parallel=parallel, full_passed=True)
+    return await analyse(
+        item, problem.before, completion, problem.after, passes, max_runs=max_runs, parallel=parallel, full_passed=True
+    )
 
 
 async def _ready(item: StudyItem) -> StudyItem:
@@ -343,13 +397,29 @@ async def study(args: argparse.Namespace) -> tuple[list[StudyItem], dict[str, An
     items: list[StudyItem] = []
     try:
         if args.overedit_tasks or args.overedit_ids:
-            items += await overedit_items(box, data, tasks=args.overedit_tasks, per_task=args.per_task,
-                                          env=args.overedit_env or default_overedit_env(), timeout_s=args.timeout,
-                                          max_runs=args.max_runs, parallel=args.parallel, seed=args.seed,
-                                          concurrency=concurrency, task_ids=args.overedit_ids)
+            items += await overedit_items(
+                box,
+                data,
+                tasks=args.overedit_tasks,
+                per_task=args.per_task,
+                env=args.overedit_env or default_overedit_env(),
+                timeout_s=args.timeout,
+                max_runs=args.max_runs,
+                parallel=args.parallel,
+                seed=args.seed,
+                concurrency=concurrency,
+                task_ids=args.overedit_ids,
+            )
         if args.canitedit_tasks:
-            items += await canitedit_items(box, data, tasks=args.canitedit_tasks, samples=args.samples,
-                                           max_runs=args.max_runs, parallel=args.parallel, concurrency=concurrency)
+            items += await canitedit_items(
+                box,
+                data,
+                tasks=args.canitedit_tasks,
+                samples=args.samples,
+                max_runs=args.max_runs,
+                parallel=args.parallel,
+                concurrency=concurrency,
+            )
     finally:
         box.close()
     return items, summarise(items)
@@ -360,11 +430,17 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--data")
     ap.add_argument("--out", type=Path, help="write items.jsonl, summary.json and report.html here")
     ap.add_argument("--overedit-tasks", type=int, default=20, help="first N over-editing tasks (0: none)")
-    ap.add_argument("--overedit-ids", type=lambda v: [x for x in v.split(",") if x], default=[],
-                    help="comma-separated over-editing task ids instead of the first N")
+    ap.add_argument(
+        "--overedit-ids",
+        type=lambda v: [x for x in v.split(",") if x],
+        default=[],
+        help="comma-separated over-editing task ids instead of the first N",
+    )
     ap.add_argument("--per-task", type=int, default=2, help="constructed candidates per over-editing task")
-    ap.add_argument("--overedit-env", help="sandbox environment for the over-editing tests (default: overedit "
-                                           "when prepared, else canitedit)")
+    ap.add_argument(
+        "--overedit-env",
+        help="sandbox environment for the over-editing tests (default: overedit when prepared, else canitedit)",
+    )
     ap.add_argument("--canitedit-tasks", type=int, default=10, help="first N CanItEdit problems (0: none)")
     ap.add_argument("--samples", type=int, default=1, help="distinct passing completions per problem, kind and run")
     ap.add_argument("--max-runs", type=int, default=32, help="sandbox runs per analysis")
@@ -376,20 +452,31 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     started = time.monotonic()
     if args.items:
-        items = [msgspec.json.decode(line, type=StudyItem) for line in args.items.read_bytes().splitlines() if line.strip()]
+        items = [
+            msgspec.json.decode(line, type=StudyItem) for line in args.items.read_bytes().splitlines() if line.strip()
+        ]
         summary = summarise(items)
     else:
         items, summary = asyncio.run(study(args))
-    settings = {"max_runs": args.max_runs, "parallel": args.parallel, "workers": args.workers,
-                "overedit_tasks": args.overedit_tasks, "canitedit_tasks": args.canitedit_tasks,
-                "per_task": args.per_task, "samples": args.samples, "seed": args.seed}
+    settings = {
+        "max_runs": args.max_runs,
+        "parallel": args.parallel,
+        "workers": args.workers,
+        "overedit_tasks": args.overedit_tasks,
+        "canitedit_tasks": args.canitedit_tasks,
+        "per_task": args.per_task,
+        "samples": args.samples,
+        "seed": args.seed,
+    }
     text = render_text(summary, settings)
     print(text)
     errors = Counter((i.source, (i.error or "").split(":")[0][:60]) for i in items if i.error)
     for (source, why), n in errors.most_common(8):
         print(f"  {source}: {n} x {why}")
-    print(f"{len(items)} candidates, {sum(i.runs for i in items)} sandbox runs in the analyses, "
-          f"{time.monotonic() - started:.0f} s")
+    print(
+        f"{len(items)} candidates, {sum(i.runs for i in items)} sandbox runs in the analyses, "
+        f"{time.monotonic() - started:.0f} s"
+    )
     if args.out:
         args.out.mkdir(parents=True, exist_ok=True)
         (args.out / "items.jsonl").write_bytes(b"".join(msgspec.json.encode(i) + b"\n" for i in items))

@@ -33,9 +33,11 @@ class PreflightError(UserError):
 
 def check_key(backend: Backend) -> None:
     if isinstance(backend, OpenAI) and backend.api_key_env and not os.environ.get(backend.api_key_env):
-        raise PreflightError(f"--api-key-env {backend.api_key_env}: that environment variable is not set: "
-                             f"export {backend.api_key_env}=YOUR_KEY, or leave out --api-key-env for an endpoint "
-                             "without a key")
+        raise PreflightError(
+            f"--api-key-env {backend.api_key_env}: that environment variable is not set: "
+            f"export {backend.api_key_env}=YOUR_KEY, or leave out --api-key-env for an endpoint "
+            "without a key"
+        )
 
 
 def _http(url: str, key: str | None, body: dict | None, timeout_s: float) -> tuple[int, bytes]:
@@ -68,8 +70,10 @@ def check_backend(backend: Backend, *, timeout_s: float = 15.0) -> None:
         return  # replayed answers come from our own endpoint
     if backend.base_url == "local":
         if importlib.util.find_spec("transformers") is None:
-            raise PreflightError("--backend local needs the `transformers` package: pip install 'edit-fidelity[local]' "
-                                 "(or transformers and torch)")
+            raise PreflightError(
+                "--backend local needs the `transformers` package: pip install 'edit-fidelity[local]' "
+                "(or transformers and torch)"
+            )
         return
     base = backend.base_url.rstrip("/")
     key = os.environ.get(backend.api_key_env) if backend.api_key_env else None
@@ -77,8 +81,12 @@ def check_backend(backend: Backend, *, timeout_s: float = 15.0) -> None:
     try:
         status, raw = _http(f"{base}/models", key, None, timeout_s)
         if status in (404, 405, 501):  # no model list: ask for one token instead
-            status, raw = _http(f"{base}/chat/completions", key, {
-                "model": backend.model, "messages": [{"role": "user", "content": "Say OK."}], "max_tokens": 1}, timeout_s)
+            status, raw = _http(
+                f"{base}/chat/completions",
+                key,
+                {"model": backend.model, "messages": [{"role": "user", "content": "Say OK."}], "max_tokens": 1},
+                timeout_s,
+            )
     except urllib.error.URLError as exc:
         reason = getattr(exc.reason, "strerror", None) or exc.reason
         raise PreflightError(f"backend {base} does not answer ({reason}): {fix}") from None
@@ -87,7 +95,11 @@ def check_backend(backend: Backend, *, timeout_s: float = 15.0) -> None:
     except ValueError as exc:  # urllib: a URL it cannot use
         raise PreflightError(f"--base-url {backend.base_url}: {exc}; e.g. http://127.0.0.1:8000/v1") from None
     if status in (401, 403):
-        where = f"the key in ${backend.api_key_env}" if backend.api_key_env else "a request without a key (--api-key-env VAR)"
+        where = (
+            f"the key in ${backend.api_key_env}"
+            if backend.api_key_env
+            else "a request without a key (--api-key-env VAR)"
+        )
         raise PreflightError(f"backend {base} refused {where} (HTTP {status}: {_message(raw)}): check the key")
     if status != 200:
         raise PreflightError(f"backend {base} answered HTTP {status} ({_message(raw)}): check --base-url and --model")
@@ -103,8 +115,10 @@ def check_tasks(suite: Suite, tasks: Sequence[Task], conditions: Sequence[str]) 
     """The number of samples per sample index the run asks for; no task at all is an error."""
     pairs = sum(len(suite.task_conditions(t, conditions)) for t in tasks)
     if not pairs:
-        raise PreflightError(f"suite {suite.name}: no task to run with conditions {', '.join(conditions)} "
-                             "(check --data, --limit and --conditions)")
+        raise PreflightError(
+            f"suite {suite.name}: no task to run with conditions {', '.join(conditions)} "
+            "(check --data, --limit and --conditions)"
+        )
     return pairs
 
 
@@ -113,10 +127,14 @@ def check_envs(suite: Suite, tasks: Sequence[Task]) -> None:
 
     for env in suite.sandbox_envs(tasks):
         if env not in envs.SUITES:
-            raise PreflightError(f"suite {suite.name}: unknown sandbox environment {env!r}; known: {', '.join(envs.SUITES)}")
+            raise PreflightError(
+                f"suite {suite.name}: unknown sandbox environment {env!r}; known: {', '.join(envs.SUITES)}"
+            )
         if not envs.is_prepared(env):
-            raise PreflightError(f"suite {suite.name} judges in the sandbox environment {env!r}, which is not prepared "
-                                 f"(every sample would fail): run `edit-fidelity sandbox prepare --suite {env}` first")
+            raise PreflightError(
+                f"suite {suite.name} judges in the sandbox environment {env!r}, which is not prepared "
+                f"(every sample would fail): run `edit-fidelity sandbox prepare --suite {env}` first"
+            )
 
 
 def check_sandbox_level(level: str) -> None:
@@ -125,12 +143,15 @@ def check_sandbox_level(level: str) -> None:
 
         reason = DockerBackend.available()
         if reason is not None:
-            raise PreflightError(f"sandbox level docker: {reason}: start the docker engine, or unset "
-                                 "EDIT_FIDELITY_SANDBOX_LEVEL to use the best level this machine has")
+            raise PreflightError(
+                f"sandbox level docker: {reason}: start the docker engine, or unset "
+                "EDIT_FIDELITY_SANDBOX_LEVEL to use the best level this machine has"
+            )
 
 
-def check_recorded(suite: Suite, backend: Backend, tasks: Sequence[Task], conditions: Sequence[str],
-                   samples: int, spec: str) -> None:
+def check_recorded(
+    suite: Suite, backend: Backend, tasks: Sequence[Task], conditions: Sequence[str], samples: int, spec: str
+) -> None:
     """A recorded run must hold `samples` completions for every (task, condition) of the run."""
     if backend.recorded is None:
         return
@@ -142,21 +163,31 @@ def check_recorded(suite: Suite, backend: Backend, tasks: Sequence[Task], condit
     path = spec.split(":", 1)[1]
     if all(n == 0 for _, _, n in short) and len(short) == len(pairs):
         held = sorted(getattr(rec, "completions", None) or getattr(rec, "rows", None) or {})
-        raise PreflightError(f"recorded run {path} has no completion for any of the {len(pairs)} {suite.name} "
-                             f"(task, condition) pairs of this run (it holds e.g. {held[0] if held else 'nothing'}; "
-                             f"the run asks e.g. {pairs[0][0]}/{pairs[0][1]}): pass a recorded run of suite {suite.name}")
+        raise PreflightError(
+            f"recorded run {path} has no completion for any of the {len(pairs)} {suite.name} "
+            f"(task, condition) pairs of this run (it holds e.g. {held[0] if held else 'nothing'}; "
+            f"the run asks e.g. {pairs[0][0]}/{pairs[0][1]}): pass a recorded run of suite {suite.name}"
+        )
     tid, c, n = short[0]
-    raise PreflightError(f"recorded run {path} lacks completions for {len(short)} of the {len(pairs)} (task, condition) "
-                         f"pairs (e.g. {tid}/{c}: {n} of {samples} samples): choose --limit, --conditions or "
-                         "--samples it covers")
+    raise PreflightError(
+        f"recorded run {path} lacks completions for {len(short)} of the {len(pairs)} (task, condition) "
+        f"pairs (e.g. {tid}/{c}: {n} of {samples} samples): choose --limit, --conditions or "
+        "--samples it covers"
+    )
 
 
 def _task_bytes(suite: Suite, task: Task, conditions: Sequence[str]) -> bytes:
     try:
         return msgspec.json.encode(task)  # the whole task: document, gold, tests
     except TypeError:  # a task that is not plain data: what the server and judge are given
-        return msgspec.json.encode([task.task_id, task.before, task.after,
-                                    [task.instruction(c) for c in suite.task_conditions(task, conditions)]])
+        return msgspec.json.encode(
+            [
+                task.task_id,
+                task.before,
+                task.after,
+                [task.instruction(c) for c in suite.task_conditions(task, conditions)],
+            ]
+        )
 
 
 def tasks_digest(suite: Suite, tasks: Sequence[Task], conditions: Sequence[str]) -> str:

@@ -26,8 +26,10 @@ def line(p: Progress) -> str:
     elapsed = time.monotonic() - p.started
     eta = "-" if not p.done or p.done >= p.total else _clock(elapsed / p.done * (p.total - p.done))
     rate = f"{100 * p.passed / p.done:.1f}%" if p.done else "-"
-    return (f"replay {p.done}/{p.total} done, {p.passed} passing ({rate}), {p.errors} error(s), "
-            f"elapsed {_clock(elapsed)}, ETA {eta}")
+    return (
+        f"replay {p.done}/{p.total} done, {p.passed} passing ({rate}), {p.errors} error(s), "
+        f"elapsed {_clock(elapsed)}, ETA {eta}"
+    )
 
 
 class PlainProgress:
@@ -76,17 +78,25 @@ class RichProgress:
         from rich.console import Console
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
-        self.bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                            TextColumn("pass {task.fields[rate]}"), TextColumn("errors {task.fields[errors]}"),
-                            TimeRemainingColumn(), console=Console(stderr=True), transient=False)
+        self.bar = Progress(
+            TextColumn("{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("pass {task.fields[rate]}"),
+            TextColumn("errors {task.fields[errors]}"),
+            TimeRemainingColumn(),
+            console=Console(stderr=True),
+            transient=False,
+        )
         self.task: TaskID | None = None
 
     def __call__(self, p: Progress) -> None:
         if self.task is None:
             self.bar.start()
             self.task = self.bar.add_task("replay", total=p.total, rate="-", errors=0)
-        self.bar.update(self.task, completed=p.done, total=p.total, errors=p.errors,
-                        rate=f"{100 * p.passed / max(p.done, 1):.1f}%")
+        self.bar.update(
+            self.task, completed=p.done, total=p.total, errors=p.errors, rate=f"{100 * p.passed / max(p.done, 1):.1f}%"
+        )
 
     def close(self) -> None:
         if self.task is not None:

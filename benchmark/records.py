@@ -39,12 +39,24 @@ class RunConfig(msgspec.Struct, kw_only=True):
 
     def identity(self) -> dict[str, object]:
         """The fields that must match for `--resume` to continue this run (name -> value)."""
-        return {"suite": self.suite, "backend": self.backend, "samples": self.samples, "limit": self.limit,
-                "conditions": list(self.conditions), "base_url": self.base_url, "model": self.model,
-                "style": self.style, "temperature": self.temperature, "top_p": self.top_p,
-                "max_tokens": self.max_tokens, "options": dict(sorted(self.options.items())),
-                "necessity_runs": self.necessity_runs, "tasks_digest": self.tasks_digest,
-                "backend_digest": self.backend_digest, "sandbox": dict(sorted(self.sandbox.items()))}
+        return {
+            "suite": self.suite,
+            "backend": self.backend,
+            "samples": self.samples,
+            "limit": self.limit,
+            "conditions": list(self.conditions),
+            "base_url": self.base_url,
+            "model": self.model,
+            "style": self.style,
+            "temperature": self.temperature,
+            "top_p": self.top_p,
+            "max_tokens": self.max_tokens,
+            "options": dict(sorted(self.options.items())),
+            "necessity_runs": self.necessity_runs,
+            "tasks_digest": self.tasks_digest,
+            "backend_digest": self.backend_digest,
+            "sandbox": dict(sorted(self.sandbox.items())),
+        }
 
 
 class UnitView(msgspec.Struct, kw_only=True, omit_defaults=True):
@@ -69,9 +81,15 @@ def unit_views(proposal: dict[str, Any]) -> list[UnitView]:
     out = []
     for i, h in enumerate(hunks):
         s = _SEVERITY.get(sev[i]) if isinstance(sev, list) and i < len(sev) and i in flagged else None
-        out.append(UnitView(lines=(h["start_line"], h["end_line"], h["new_start_line"], h["new_end_line"]),
-                            kinds=list(h.get("kinds") or []), flagged=i in flagged,
-                            severity=s, message=(h.get("message") or "")[:300]))
+        out.append(
+            UnitView(
+                lines=(h["start_line"], h["end_line"], h["new_start_line"], h["new_end_line"]),
+                kinds=list(h.get("kinds") or []),
+                flagged=i in flagged,
+                severity=s,
+                message=(h.get("message") or "")[:300],
+            )
+        )
     return out
 
 

@@ -37,7 +37,9 @@ def _error_kind(r: SampleRecord) -> str:
     return f"{r.outcome}/{r.error_kind}" if r.error_kind else r.outcome
 
 
-def run_state(config: RunConfig, body: dict, verdicts: list[SampleRecord], errors: list[SampleRecord]) -> dict[str, Any]:
+def run_state(
+    config: RunConfig, body: dict, verdicts: list[SampleRecord], errors: list[SampleRecord]
+) -> dict[str, Any]:
     """What the scores are over: errors per condition (with their kinds and the first message), verdicts
     that split under repeated runs (flaky), samples not run yet, and whether the scores are complete."""
     conds = list(body.get("conditions") or {})
@@ -47,8 +49,9 @@ def run_state(config: RunConfig, body: dict, verdicts: list[SampleRecord], error
     flaky: dict[str, list[dict]] = {}
     for r in verdicts:
         if r.flaky:
-            flaky.setdefault(r.condition, []).append({"task": r.task_id, "sample": r.sample, "outcome": r.outcome,
-                                                      "votes": list(r.votes or [])})
+            flaky.setdefault(r.condition, []).append(
+                {"task": r.task_id, "sample": r.sample, "outcome": r.outcome, "votes": list(r.votes or [])}
+            )
     # passing samples whose follow-up run (coverage) failed: pass@1 counts them, their metrics are absent
     partial = Counter(r.condition for r in verdicts if r.outcome == "pass" and r.error is not None)
     complete = not errors and not missing and not partial
@@ -58,16 +61,26 @@ def run_state(config: RunConfig, body: dict, verdicts: list[SampleRecord], error
     return {
         "complete": complete,
         "errors": {c: n_err.get(c, 0) for c in conds},
-        "error_kinds": {c: dict(sorted(Counter(_error_kind(r) for r in errors if r.condition == c).items()))
-                        for c in conds if n_err.get(c)},
-        "first_error": {c: next(f"{r.task_id} sample {r.sample}: {_error_kind(r)}: {' '.join((r.error or '').split())[:200]}"
-                                for r in errors if r.condition == c) for c in conds if n_err.get(c)},
+        "error_kinds": {
+            c: dict(sorted(Counter(_error_kind(r) for r in errors if r.condition == c).items()))
+            for c in conds
+            if n_err.get(c)
+        },
+        "first_error": {
+            c: next(
+                f"{r.task_id} sample {r.sample}: {_error_kind(r)}: {' '.join((r.error or '').split())[:200]}"
+                for r in errors
+                if r.condition == c
+            )
+            for c in conds
+            if n_err.get(c)
+        },
         "flaky": flaky,
         "partial": dict(sorted(partial.items())),
         "n_verdicts": len(verdicts),
         "missing": missing,
-        "scores": f"over the {len(verdicts)} samples with a verdict" + ("" if complete else
-                  f"; incomplete, left out: {'; '.join(left)}"),
+        "scores": f"over the {len(verdicts)} samples with a verdict"
+        + ("" if complete else f"; incomplete, left out: {'; '.join(left)}"),
     }
 
 
@@ -77,6 +90,7 @@ def flag_details(passing: list[SampleRecord], prefix: str = "flagged", *, normal
     the share of completions with at least one unit at warning severity. Over the records that carry
     severities (`n_flag_counted`; older records have none). `normalised`: the over-editing suite's counts
     on the paper's footing (`flagged_warning_normalised`, from the record's metrics)."""
+
     def counts(r: SampleRecord) -> tuple[int, int] | None:
         if normalised:
             w, h = r.metrics.get("flagged_warning_normalised"), r.metrics.get("flagged_hint_normalised")
@@ -105,8 +119,9 @@ def ref_free_details(passing: list[SampleRecord]) -> dict:
         "excess_ref_free_mean": metrics.mean([r.metrics["excess_ref_free"] for r in done]),
         "excess_ref_free_mae_vs_gold": metrics.mean([abs(a - b) for a, b in pairs]),
         "necessity_analysed": len(done),
-        "necessity_runs_mean": metrics.mean([float(r.metrics.get("necessity_runs") or 0) for r in passing
-                                             if "necessity_runs" in r.metrics]),
+        "necessity_runs_mean": metrics.mean(
+            [float(r.metrics.get("necessity_runs") or 0) for r in passing if "necessity_runs" in r.metrics]
+        ),
         "necessity_statuses": dict(Counter(str(r.metrics.get("necessity_status")) for r in passing)),
     }
 
@@ -154,12 +169,19 @@ def state_lines(summary: dict) -> list[str]:
         for cond, n in errors.items():
             if n:
                 kinds = ", ".join(f"{k} {v}" for k, v in (summary.get("error_kinds") or {}).get(cond, {}).items())
-                lines.append(f"  {cond}: {n} error(s) ({kinds}); first: {(summary.get('first_error') or {}).get(cond, '')}")
+                lines.append(
+                    f"  {cond}: {n} error(s) ({kinds}); first: {(summary.get('first_error') or {}).get(cond, '')}"
+                )
         lines.append("  `bench run ... --resume` with the same options runs the errors and the missing samples again.")
     for cond, items in (summary.get("flaky") or {}).items():
-        lines.append(f"FLAKY verdicts ({cond}): " + ", ".join(
-            f"{f['task']} sample {f['sample']} ({sum(f['votes'])} of {len(f['votes'])} runs passed: {f['outcome']})"
-            for f in items) + "; the majority is counted (timing-sensitive tests).")
+        lines.append(
+            f"FLAKY verdicts ({cond}): "
+            + ", ".join(
+                f"{f['task']} sample {f['sample']} ({sum(f['votes'])} of {len(f['votes'])} runs passed: {f['outcome']})"
+                for f in items
+            )
+            + "; the majority is counted (timing-sensitive tests)."
+        )
     return lines
 
 
@@ -237,7 +259,9 @@ def errors_cell(summary: dict, cond: str) -> str:
 
 
 def incomplete_notes(summaries: list[dict]) -> list[str]:
-    return [f"! {run_name(s)}: INCOMPLETE, scores {s.get('scores', '')}" for s in summaries if s.get("complete") is False]
+    return [
+        f"! {run_name(s)}: INCOMPLETE, scores {s.get('scores', '')}" for s in summaries if s.get("complete") is False
+    ]
 
 
 def _compare_generic(suite: str, summaries: list[dict]) -> str:
@@ -250,6 +274,9 @@ def _compare_generic(suite: str, summaries: list[dict]) -> str:
     lines = [f"suite {suite}", head, "-" * len(head)]
     for s in summaries:
         for cond, m in s["conditions"].items():
-            lines.append(f"{run_name(s):<48} {cond:<12}" + "".join(f" {fmt(m.get(n), 4):>{widths[n]}}" for n in names)
-                         + f" {errors_cell(s, cond):>10}")
+            lines.append(
+                f"{run_name(s):<48} {cond:<12}"
+                + "".join(f" {fmt(m.get(n), 4):>{widths[n]}}" for n in names)
+                + f" {errors_cell(s, cond):>10}"
+            )
     return "\n".join(lines + incomplete_notes(summaries))

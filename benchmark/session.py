@@ -56,8 +56,15 @@ def _pdeathsig_prefix() -> tuple[str, ...]:
 
 
 class ServerSession:
-    def __init__(self, backends: list[dict], *, log_file: Path | None = None, command: list[str] | None = None,
-                 request_timeout_s: float = 900.0, start_timeout_s: float = 60.0) -> None:
+    def __init__(
+        self,
+        backends: list[dict],
+        *,
+        log_file: Path | None = None,
+        command: list[str] | None = None,
+        request_timeout_s: float = 900.0,
+        start_timeout_s: float = 60.0,
+    ) -> None:
         self.request_timeout_s = request_timeout_s
         self.start_timeout_s = start_timeout_s
         self.options = {"editFidelity": {"backends": backends, "observeChanges": False}}
@@ -88,12 +95,19 @@ class ServerSession:
         args += ["--log-file", str(self.log_file or os.devnull), "--log-level", "WARNING"]
         await self.client.start_io(*args, env={**os.environ})
         try:
-            await self._answer(self.client.initialize_async(types.InitializeParams(
-                capabilities=types.ClientCapabilities(
-                    workspace=types.WorkspaceClientCapabilities(apply_edit=True),
-                    window=types.WindowClientCapabilities(work_done_progress=False)),
-                initialization_options=self.options,
-            )), self.start_timeout_s, "initialize")
+            await self._answer(
+                self.client.initialize_async(
+                    types.InitializeParams(
+                        capabilities=types.ClientCapabilities(
+                            workspace=types.WorkspaceClientCapabilities(apply_edit=True),
+                            window=types.WindowClientCapabilities(work_done_progress=False),
+                        ),
+                        initialization_options=self.options,
+                    )
+                ),
+                self.start_timeout_s,
+                "initialize",
+            )
         except BaseException:
             await self.client.stop()
             raise
@@ -140,7 +154,8 @@ class ServerSession:
         what = what or command
         try:
             request = self.client.workspace_execute_command_async(
-                types.ExecuteCommandParams(command=command, arguments=[args]))
+                types.ExecuteCommandParams(command=command, arguments=[args])
+            )
         except Exception as exc:  # pygls: "Client has been stopped."
             raise self._gone(what, exc) from exc
         try:
@@ -155,8 +170,11 @@ class ServerSession:
         self._seq += 1
         uri = f"file:///edit-fidelity-bench/{self._seq}/{name}{EXTENSIONS.get(language, '.txt')}"
         try:
-            self.client.text_document_did_open(types.DidOpenTextDocumentParams(
-                types.TextDocumentItem(uri=uri, language_id=language, version=1, text=text)))
+            self.client.text_document_did_open(
+                types.DidOpenTextDocumentParams(
+                    types.TextDocumentItem(uri=uri, language_id=language, version=1, text=text)
+                )
+            )
         except Exception as exc:  # the server is gone
             raise self._gone("didOpen", exc) from exc
         return uri
@@ -167,22 +185,47 @@ class ServerSession:
         except Exception as err:  # noqa: BLE001  # the server is gone; the request's error says so
             logger.debug("didClose: %s", err)
 
-    async def request_edit(self, text: str, instruction: str, backend: str, *, name: str,
-                           gold: str | None = None, style: str | None = None, language: str = "python") -> dict:
+    async def request_edit(
+        self,
+        text: str,
+        instruction: str,
+        backend: str,
+        *,
+        name: str,
+        gold: str | None = None,
+        style: str | None = None,
+        language: str = "python",
+    ) -> dict:
         """Open `text` as a fresh document, send requestEdit to one backend, close it; the proposal.
 
         `gold` is the benchmark-only reference edit: the server then reports excess over it.
         """
-        return (await self.request_edits(text, instruction, backend, name=name, gold=gold, style=style,
-                                         language=language))[0]
+        return (
+            await self.request_edits(text, instruction, backend, name=name, gold=gold, style=style, language=language)
+        )[0]
 
-    async def request_edits(self, text: str, instruction: str, backend: str, *, name: str, n: int = 1,
-                            gold: str | None = None, style: str | None = None, language: str = "python",
-                            answer_language: str | None = None) -> list[dict]:
+    async def request_edits(
+        self,
+        text: str,
+        instruction: str,
+        backend: str,
+        *,
+        name: str,
+        n: int = 1,
+        gold: str | None = None,
+        style: str | None = None,
+        language: str = "python",
+        answer_language: str | None = None,
+    ) -> list[dict]:
         """`n` samples from one backend in one request (the endpoint's `n`): n proposals, or one error proposal."""
         uri = self.open(text, name=name, language=language)
-        args: dict[str, Any] = {"uri": uri, "version": 1, "instruction": instruction, "backends": [backend],
-                                "gold": gold}
+        args: dict[str, Any] = {
+            "uri": uri,
+            "version": 1,
+            "instruction": instruction,
+            "backends": [backend],
+            "gold": gold,
+        }
         if style is not None:
             args["style"] = style
         if n > 1:

@@ -37,8 +37,9 @@ def read_config(run_dir: Path) -> RunConfig:
     try:
         return msgspec.json.decode(path.read_bytes(), type=RunConfig)
     except (msgspec.DecodeError, OSError) as exc:
-        raise RunDirError(f"{path} is damaged ({' '.join(str(exc).split())[:200]}): restore it, or start the "
-                          "run again in a new --out") from None
+        raise RunDirError(
+            f"{path} is damaged ({' '.join(str(exc).split())[:200]}): restore it, or start the run again in a new --out"
+        ) from None
 
 
 def _short(value: object) -> str:
@@ -81,8 +82,20 @@ def read_records(path: Path) -> list[SampleRecord]:
 
 # backend failures that another attempt can cure (the server's errorKind values); a recorded run that
 # lacks a sample or a task that cannot be asked (a suite's bad input) stays as it is
-TRANSIENT_KINDS = frozenset({"timeout", "connection", "http", "rate_limited", "bad_response", "internal",
-                             "missing_key", "unsupported", "too_large", None})
+TRANSIENT_KINDS = frozenset(
+    {
+        "timeout",
+        "connection",
+        "http",
+        "rate_limited",
+        "bad_response",
+        "internal",
+        "missing_key",
+        "unsupported",
+        "too_large",
+        None,
+    }
+)
 
 
 def retryable(rec: SampleRecord) -> bool:
@@ -106,17 +119,26 @@ class ResultsStore:
         cfg_path = run_dir / CONFIG
         if cfg_path.exists():
             if not resume:
-                raise RunDirError(f"{run_dir} already holds a run: pass --resume to continue it, or choose another --out")
+                raise RunDirError(
+                    f"{run_dir} already holds a run: pass --resume to continue it, or choose another --out"
+                )
             old = read_config(run_dir)
             if not old.tasks_digest:  # written before the identity covered tasks, recorded bytes, sandbox
-                old = msgspec.structs.replace(old, tasks_digest=config.tasks_digest, planned=config.planned,
-                                              backend_digest=config.backend_digest, sandbox=config.sandbox)
+                old = msgspec.structs.replace(
+                    old,
+                    tasks_digest=config.tasks_digest,
+                    planned=config.planned,
+                    backend_digest=config.backend_digest,
+                    sandbox=config.sandbox,
+                )
                 if identity_mismatch(old, config) is None:
                     _atomic_write(cfg_path, msgspec.json.format(msgspec.json.encode(old)) + b"\n")
             mismatch = identity_mismatch(old, config)
             if mismatch:
-                raise RunDirError(f"{run_dir} holds a different run ({mismatch}); --resume needs what decides its "
-                                  "verdicts unchanged: repeat its options, or choose another --out")
+                raise RunDirError(
+                    f"{run_dir} holds a different run ({mismatch}); --resume needs what decides its "
+                    "verdicts unchanged: repeat its options, or choose another --out"
+                )
             self.config = old
         else:
             if self.path.exists() and self.path.stat().st_size:

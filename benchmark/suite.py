@@ -147,15 +147,24 @@ class Suite(Generic[T]):
         """The code-fence tag a replayed answer is served in; None: served as it is (not code)."""
         return self.task_language(task)
 
-    async def ask(self, session: ServerSession, task: T, condition: str, backend: str, *, name: str,
-                  style: str | None, n: int = 1) -> Answer | list[Answer]:
+    async def ask(
+        self, session: ServerSession, task: T, condition: str, backend: str, *, name: str, style: str | None, n: int = 1
+    ) -> Answer | list[Answer]:
         """One request through the server for `n` samples (an Answer each, or one Answer holding the error);
         edit suites send `editFidelity.requestEdit` with the gold."""
         from server.fidelity import apply_text_edits
 
-        proposals = await session.request_edits(task.before, task.instruction(condition), backend, name=name, n=n,
-                                                gold=task.after, style=style, language=self.task_language(task),
-                                                answer_language=self.answer_language(task))
+        proposals = await session.request_edits(
+            task.before,
+            task.instruction(condition),
+            backend,
+            name=name,
+            n=n,
+            gold=task.after,
+            style=style,
+            language=self.task_language(task),
+            answer_language=self.answer_language(task),
+        )
         answers = []
         for proposal in proposals:
             completion = None

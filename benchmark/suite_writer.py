@@ -81,8 +81,10 @@ class SuiteWriter:
             raise DataError(f"{state}: not a make-suite progress file; {again}") from None
         if header.make_suite != FORMAT or header.identity != identity:
             changed = sorted(k for k in {*header.identity, *identity} if header.identity.get(k) != identity.get(k))
-            raise DataError(f"--resume: {out} was made with other settings ({', '.join(changed) or 'format'} "
-                            f"differ); give the same arguments, another --out, or {again}")
+            raise DataError(
+                f"--resume: {out} was made with other settings ({', '.join(changed) or 'format'} "
+                f"differ); give the same arguments, another --out, or {again}"
+            )
         done: list[SourceDone] = []
         for line in lines[1:-1]:  # the last element is b"" or a torn line
             try:
@@ -102,15 +104,16 @@ class SuiteWriter:
             except msgspec.DecodeError:
                 raise DataError(f"{out}: a damaged task line; {again}") from None
             if task.task_id != task_id:
-                raise DataError(f"{out} does not match its progress file (task {task.task_id}, expected "
-                                f"{task_id}); {again}")
+                raise DataError(
+                    f"{out} does not match its progress file (task {task.task_id}, expected {task_id}); {again}"
+                )
             tasks.append(task)
-        keep = sum(len(r) + 1 for r in rows[:len(want)])
+        keep = sum(len(r) + 1 for r in rows[: len(want)])
         if keep != len(data):
             with open(out, "r+b") as fh:
                 fh.truncate(keep)
                 os.fsync(fh.fileno())
-        state.write_bytes(b"".join(line + b"\n" for line in lines[:1 + len(done)]))  # drop a torn line
+        state.write_bytes(b"".join(line + b"\n" for line in lines[: 1 + len(done)]))  # drop a torn line
         return cls(out, done, tasks)
 
     def add(self, source: str, tasks: Sequence[Task], notes: Sequence[str]) -> None:
@@ -118,8 +121,9 @@ class SuiteWriter:
         if tasks:
             self._out.write(b"".join(msgspec.json.encode(t) + b"\n" for t in tasks))
             _fsync(self._out)
-        self._state.write(msgspec.json.encode(SourceDone(source=source, kept=[t.task_id for t in tasks],
-                                                         notes=list(notes))) + b"\n")
+        self._state.write(
+            msgspec.json.encode(SourceDone(source=source, kept=[t.task_id for t in tasks], notes=list(notes))) + b"\n"
+        )
         _fsync(self._state)
 
     def close(self) -> None:
@@ -135,8 +139,9 @@ class Progress:
     """Source tasks done, tasks kept, elapsed and ETA on stderr: redrawn in place on a terminal, else a
     plain line every `every_s` seconds (CI logs, `2> log`)."""
 
-    def __init__(self, total: int, *, already: int = 0, kept: int = 0, every_s: float = 5.0,
-                 stream: IO[str] | None = None) -> None:
+    def __init__(
+        self, total: int, *, already: int = 0, kept: int = 0, every_s: float = 5.0, stream: IO[str] | None = None
+    ) -> None:
         self.stream = stream or sys.stderr
         self.tty = self.stream.isatty()
         self.total, self.already, self.done, self.kept = total, already, already, kept
@@ -148,8 +153,10 @@ class Progress:
         fresh = self.done - self.already
         left = self.total - self.done
         eta = f"ETA {_clock(elapsed / fresh * left)}" if fresh and left else "ETA -"
-        return (f"make-suite: {self.done}/{self.total} source tasks, {self.kept} tasks kept, "
-                f"{_clock(elapsed)} elapsed, {eta}")
+        return (
+            f"make-suite: {self.done}/{self.total} source tasks, {self.kept} tasks kept, "
+            f"{_clock(elapsed)} elapsed, {eta}"
+        )
 
     def update(self, kept: int) -> None:
         self.done += 1

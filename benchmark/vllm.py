@@ -35,28 +35,75 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def command(executable: str, model: str, port: int, *, tensor_parallel: int = 1, data_parallel: int = 1,
-            seed: int = 0, max_num_seqs: int = 256, extra: list[str] | None = None) -> list[str]:
+def command(
+    executable: str,
+    model: str,
+    port: int,
+    *,
+    tensor_parallel: int = 1,
+    data_parallel: int = 1,
+    seed: int = 0,
+    max_num_seqs: int = 256,
+    extra: list[str] | None = None,
+) -> list[str]:
     # data parallel: vLLM runs N replicas behind its one endpoint and balances them itself
     dp = ["--data-parallel-size", str(data_parallel)] if data_parallel > 1 else []
-    return [executable, "serve", model, "--host", "127.0.0.1", "--port", str(port),
-            "--tensor-parallel-size", str(tensor_parallel), *dp, "--seed", str(seed), "--enable-prefix-caching",
-            "--max-num-seqs", str(max_num_seqs), "--generation-config", "vllm", "--served-model-name", model,
-            *(extra or [])]
+    return [
+        executable,
+        "serve",
+        model,
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--tensor-parallel-size",
+        str(tensor_parallel),
+        *dp,
+        "--seed",
+        str(seed),
+        "--enable-prefix-caching",
+        "--max-num-seqs",
+        str(max_num_seqs),
+        "--generation-config",
+        "vllm",
+        "--served-model-name",
+        model,
+        *(extra or []),
+    ]
 
 
 class VllmServer:
-    def __init__(self, model: str, log_path: Path, *, tensor_parallel: int = 1, data_parallel: int = 1, seed: int = 0,
-                 max_num_seqs: int = 256, extra: list[str] | None = None, startup_timeout_s: float = 1800.0,
-                 executable: str | None = None) -> None:
+    def __init__(
+        self,
+        model: str,
+        log_path: Path,
+        *,
+        tensor_parallel: int = 1,
+        data_parallel: int = 1,
+        seed: int = 0,
+        max_num_seqs: int = 256,
+        extra: list[str] | None = None,
+        startup_timeout_s: float = 1800.0,
+        executable: str | None = None,
+    ) -> None:
         exe = executable or os.environ.get(EXECUTABLE_ENV) or shutil.which("vllm")
         if not exe:
-            raise VllmError("--serve-vllm needs the `vllm` executable on PATH (pip install 'edit-fidelity[vllm]' on a "
-                            f"GPU machine) or {EXECUTABLE_ENV}=/path/to/vllm")
+            raise VllmError(
+                "--serve-vllm needs the `vllm` executable on PATH (pip install 'edit-fidelity[vllm]' on a "
+                f"GPU machine) or {EXECUTABLE_ENV}=/path/to/vllm"
+            )
         self.model = model
         self.port = free_port()
-        self.cmd = command(exe, model, self.port, tensor_parallel=tensor_parallel, data_parallel=data_parallel, seed=seed,
-                           max_num_seqs=max_num_seqs, extra=extra)
+        self.cmd = command(
+            exe,
+            model,
+            self.port,
+            tensor_parallel=tensor_parallel,
+            data_parallel=data_parallel,
+            seed=seed,
+            max_num_seqs=max_num_seqs,
+            extra=extra,
+        )
         self.log_path = log_path
         self.startup_timeout_s = startup_timeout_s
         self.proc: subprocess.Popen[bytes] | None = None
@@ -83,13 +130,16 @@ class VllmServer:
     def start(self) -> Self:
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
         with open(self.log_path, "ab") as log:
-            self.proc = subprocess.Popen(self.cmd, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-                                         start_new_session=True)
+            self.proc = subprocess.Popen(
+                self.cmd, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+            )
         deadline = time.monotonic() + self.startup_timeout_s
         while True:
             code = self.proc.poll()
             if code is not None:
-                raise VllmError(f"vLLM exited with status {code} before it was ready; {self.log_path}:\n{self._log_tail()}")
+                raise VllmError(
+                    f"vLLM exited with status {code} before it was ready; {self.log_path}:\n{self._log_tail()}"
+                )
             status, _ = self._get("/health")
             if status == 200:
                 status, body = self._get("/v1/models")
@@ -97,7 +147,9 @@ class VllmServer:
                     return self
             if time.monotonic() > deadline:
                 self.stop()
-                raise VllmError(f"vLLM not ready after {self.startup_timeout_s:.0f} s; {self.log_path}:\n{self._log_tail()}")
+                raise VllmError(
+                    f"vLLM not ready after {self.startup_timeout_s:.0f} s; {self.log_path}:\n{self._log_tail()}"
+                )
             time.sleep(0.2)
 
     def stop(self, grace_s: float = 30.0) -> None:

@@ -9,14 +9,26 @@ See `sandbox.core.Sandbox` for pools, async use and the isolation levels.
 
 from sandbox.config import Limits
 from sandbox.core import (
-           IsolationUnavailable,
-           Sandbox,
-           arun,
-           default_sandbox,
-           detect,
-           run,
+    IsolationUnavailable,
+    Sandbox,
+    arun,
+    default_sandbox,
+    detect,
+    run,
 )
 from sandbox.result import LEVELS, ExecResult, FileCoverage, Level, Status
 
-__all__ = ["LEVELS", "ExecResult", "FileCoverage", "IsolationUnavailable", "Level", "Limits", "Sandbox",
-           "Status", "arun", "default_sandbox", "detect", "run"]
+__all__ = [
+    "LEVELS",
+    "ExecResult",
+    "FileCoverage",
+    "IsolationUnavailable",
+    "Level",
+    "Limits",
+    "Sandbox",
+    "Status",
+    "arun",
+    "default_sandbox",
+    "detect",
+    "run",
+]

@@ -30,14 +30,27 @@ def register(sub: argparse._SubParsersAction) -> None:  # server/cli.py's signat
     run.set_defaults(handler=_run)
 
     prep = commands.add_parser("prepare", help="build a suite's environment or the docker image (idempotent)")
-    prep.add_argument("--suite", action="append", help="suite name, e.g. canitedit or base (with --docker: "
-                      "repeat for each suite to put in the image; default canitedit)")
+    prep.add_argument(
+        "--suite",
+        action="append",
+        help="suite name, e.g. canitedit or base (with --docker: "
+        "repeat for each suite to put in the image; default canitedit)",
+    )
     prep.add_argument("--docker", action="store_true", help="build the docker level's image instead")
-    prep.add_argument("--base-image", default=None, help="with --docker: a Debian bookworm base image "
-                      "(default debian:bookworm-slim; without a registry, one made with debootstrap)")
+    prep.add_argument(
+        "--base-image",
+        default=None,
+        help="with --docker: a Debian bookworm base image "
+        "(default debian:bookworm-slim; without a registry, one made with debootstrap)",
+    )
     prep.add_argument("--build-network", default=None, help="with --docker: network for the build, e.g. host")
-    prep.add_argument("--wheels", action="append", type=Path, help="with --docker: a folder of wheels to "
-                      "install from (e.g. a CPU torch wheel; default: the find-links folders of pip's config)")
+    prep.add_argument(
+        "--wheels",
+        action="append",
+        type=Path,
+        help="with --docker: a folder of wheels to "
+        "install from (e.g. a CPU torch wheel; default: the find-links folders of pip's config)",
+    )
     prep.add_argument("--index-url", help="with --docker: the package index (default $PIP_INDEX_URL or PyPI)")
     prep.set_defaults(handler=_prepare)
 
@@ -64,9 +77,17 @@ def _run(args: argparse.Namespace) -> int:
     except (IsolationUnavailable, ValueError) as exc:
         return _fail(str(exc))
     with box:
-        result = box.run({args.file.name: source}, args.file.name, language=args.language,
-                         stdin=stdin, timeout_s=args.timeout, memory_mb=args.memory,
-                         output_limit=args.output_limit, coverage=args.coverage, suite=args.suite)
+        result = box.run(
+            {args.file.name: source},
+            args.file.name,
+            language=args.language,
+            stdin=stdin,
+            timeout_s=args.timeout,
+            memory_mb=args.memory,
+            output_limit=args.output_limit,
+            coverage=args.coverage,
+            suite=args.suite,
+        )
     sys.stdout.buffer.write(msgspec.json.format(result.to_json()) + b"\n")
     return 0 if result.status == "ok" else 1
 
@@ -85,7 +106,9 @@ def _prepare(args: argparse.Namespace) -> int:
     envs.prepare(suites[0])
     for module, reason in envs.SUITES[suites[0]].stubs.items():
         print(f"note: {module} is an import stub: {reason}")
-    for module, reason in envs.missing_modules(suites[0]).items():  # the suite's tasks that need it are listed by the suite
+    for module, reason in envs.missing_modules(
+        suites[0]
+    ).items():  # the suite's tasks that need it are listed by the suite
         print(f"missing: {module}: {reason}")
     return 0
 
@@ -104,9 +127,14 @@ def _prepare_docker(args: argparse.Namespace, suites: tuple[str, ...]) -> int:
     except Exception as exc:  # noqa: BLE001 - any failure means no engine
         return _fail(f"no docker engine answers ({type(exc).__name__}); start one or set DOCKER_HOST")
     try:
-        docker_image.prepare(client, suites=suites or docker_image.DEFAULT_SUITES,
-                             base=args.base_image or docker_image.DEFAULT_BASE, network=args.build_network,
-                             wheel_dirs=args.wheels, index_url=args.index_url)
+        docker_image.prepare(
+            client,
+            suites=suites or docker_image.DEFAULT_SUITES,
+            base=args.base_image or docker_image.DEFAULT_BASE,
+            network=args.build_network,
+            wheel_dirs=args.wheels,
+            index_url=args.index_url,
+        )
     except docker_image.ImageError as exc:
         print(f"edit-fidelity sandbox: {exc}", file=sys.stderr)
         return 1

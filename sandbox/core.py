@@ -57,8 +57,14 @@ def _make_backend(level: Level, slots: int, limits: Limits) -> Backend:
 
 
 class Sandbox:
-    def __init__(self, level: Level | None = None, *, workers: int | None = None,
-                 require_isolation: bool | None = None, limits: Limits | None = None) -> None:
+    def __init__(
+        self,
+        level: Level | None = None,
+        *,
+        workers: int | None = None,
+        require_isolation: bool | None = None,
+        limits: Limits | None = None,
+    ) -> None:
         self.limits = limits or Limits()
         self.workers = workers or os.cpu_count() or 1
         if require_isolation is None:
@@ -76,8 +82,9 @@ class Sandbox:
             if reason is not None:
                 raise IsolationUnavailable(f"docker level asked for but not usable: {reason}")
         if level == "none" and require_isolation:
-            raise IsolationUnavailable("isolation required but no level works here: "
-                                       + "; ".join(f"{k}: {v}" for k, v in self.skipped.items()))
+            raise IsolationUnavailable(
+                "isolation required but no level works here: " + "; ".join(f"{k}: {v}" for k, v in self.skipped.items())
+            )
         self.level: Level = level
         self.backend = _make_backend(level, self.workers, self.limits)
         self._lease = UidLease(self.workers)
@@ -90,8 +97,11 @@ class Sandbox:
         if level == "none":
             import warnings
 
-            warnings.warn("edit-fidelity sandbox: running WITHOUT isolation (level 'none'): only limits "
-                          "and timeouts apply", RuntimeWarning, stacklevel=2)
+            warnings.warn(
+                "edit-fidelity sandbox: running WITHOUT isolation (level 'none'): only limits and timeouts apply",
+                RuntimeWarning,
+                stacklevel=2,
+            )
 
     def _choose(self) -> Level:
         for level in LEVELS:
@@ -101,18 +111,30 @@ class Sandbox:
             self.skipped[level] = reason
         return "none"  # unreachable in practice: `none` only needs prlimit
 
-    def run(self, files: dict[str, str | bytes], entry: str | None = None, *, language: str | None = None,
-            command: list[str] | None = None, stdin: str | bytes | None = None, timeout_s: float | None = None,
-            memory_mb: int | None = None, output_limit: int | None = None, coverage: bool = False,
-            suite: str | None = None) -> ExecResult:
+    def run(
+        self,
+        files: dict[str, str | bytes],
+        entry: str | None = None,
+        *,
+        language: str | None = None,
+        command: list[str] | None = None,
+        stdin: str | bytes | None = None,
+        timeout_s: float | None = None,
+        memory_mb: int | None = None,
+        output_limit: int | None = None,
+        coverage: bool = False,
+        suite: str | None = None,
+    ) -> ExecResult:
         """Run `entry` (default: the only file) from `files` in a fresh work dir; never raises for
         a bad program or request, returns status `error` for the latter."""
         try:
-            req = self._request(files, entry, language, command, stdin, timeout_s, memory_mb,
-                                output_limit, coverage, suite)
+            req = self._request(
+                files, entry, language, command, stdin, timeout_s, memory_mb, output_limit, coverage, suite
+            )
         except (ValueError, FileNotFoundError) as exc:
-            return error_result(str(exc), level=self.level, isolated=self.backend.isolated,
-                                language=language or "python")
+            return error_result(
+                str(exc), level=self.level, isolated=self.backend.isolated, language=language or "python"
+            )
         slot = self._slots.get()
         try:
             return self.backend.execute(req, slot)
@@ -144,10 +166,19 @@ class Sandbox:
             close()
         self._lease.release()
 
-    def _request(self, files: dict[str, str | bytes], entry: str | None, language: str | None,
-                 command: list[str] | None, stdin: str | bytes | None, timeout_s: float | None,
-                 memory_mb: int | None, output_limit: int | None, coverage: bool,
-                 suite: str | None) -> Request:
+    def _request(
+        self,
+        files: dict[str, str | bytes],
+        entry: str | None,
+        language: str | None,
+        command: list[str] | None,
+        stdin: str | bytes | None,
+        timeout_s: float | None,
+        memory_mb: int | None,
+        output_limit: int | None,
+        coverage: bool,
+        suite: str | None,
+    ) -> Request:
         if not files:
             raise ValueError("no files to run")
         encoded = {check_path(k): v.encode() if isinstance(v, str) else v for k, v in files.items()}
@@ -171,8 +202,16 @@ class Sandbox:
         if limits.timeout_s <= 0 or limits.memory_mb <= 0 or limits.output_limit <= 0:
             raise ValueError("timeout, memory and output limit must be positive")
         data = stdin.encode() if isinstance(stdin, str) else stdin
-        return Request(files=encoded, entry=entry, language=lang, limits=limits, command=command,
-                       stdin=data, coverage=coverage, suite=suite)
+        return Request(
+            files=encoded,
+            entry=entry,
+            language=lang,
+            limits=limits,
+            command=command,
+            stdin=data,
+            coverage=coverage,
+            suite=suite,
+        )
 
 
 _default: Sandbox | None = None

@@ -47,12 +47,14 @@ KEEPALIVE = ["/bin/sh", "-c", "read _ ; exit 0"]  # ends when the owner's attach
 # kill(-1) reports success while any process is merely not ours (the root keep-alive), so the loop
 # checks /proc for a live (not zombie) process of this uid other than itself and its own helpers;
 # forks racing the kill get another round.
-SWEEP = ('i=0; while :; do kill -9 -1 2>/dev/null; left=0; for p in /proc/[0-9]*; do '
-         '[ "$p" = /proc/$$ ] && continue; [ -O "$p" ] || continue; '
-         '{{ read -r st < "$p/stat"; }} 2>/dev/null || continue; st=${{st##*) }}; rest=${{st#* }}; '
-         '[ "${{st%% *}}" = Z ] || [ "${{rest%% *}}" = $$ ] && continue; '
-         'left=1; break; done; [ $left = 0 ] && break; '
-         'i=$((i+1)); [ $i -ge 300 ] && exit 1; [ $i -ge 3 ] && sleep 0.01; done; rm -rf {dir}')
+SWEEP = (
+    "i=0; while :; do kill -9 -1 2>/dev/null; left=0; for p in /proc/[0-9]*; do "
+    '[ "$p" = /proc/$$ ] && continue; [ -O "$p" ] || continue; '
+    '{{ read -r st < "$p/stat"; }} 2>/dev/null || continue; st=${{st##*) }}; rest=${{st#* }}; '
+    '[ "${{st%% *}}" = Z ] || [ "${{rest%% *}}" = $$ ] && continue; '
+    "left=1; break; done; [ $left = 0 ] && break; "
+    "i=$((i+1)); [ $i -ge 300 ] && exit 1; [ $i -ge 3 ] && sleep 0.01; done; rm -rf {dir}"
+)
 _REPORT_CAP = 8 << 20
 SETUP_FAILED = 125
 SETUP_MARKER = "edit-fidelity: could not write the run's files"
@@ -65,8 +67,10 @@ def host_config(limits: Limits, cpus: float = 1.0) -> dict[str, Any]:
         "auto_remove": True,
         "network_mode": "none",
         "read_only": True,
-        "tmpfs": {WORK: f"rw,exec,nosuid,nodev,size={limits.work_mb}m,mode=1777",
-                  "/tmp": f"rw,nosuid,nodev,size={limits.tmp_mb}m,mode=1777"},
+        "tmpfs": {
+            WORK: f"rw,exec,nosuid,nodev,size={limits.work_mb}m,mode=1777",
+            "/tmp": f"rw,nosuid,nodev,size={limits.tmp_mb}m,mode=1777",
+        },
         "cap_drop": ["ALL"],
         "security_opt": ["no-new-privileges"],
         "pids_limit": limits.nproc,
@@ -75,9 +79,11 @@ def host_config(limits: Limits, cpus: float = 1.0) -> dict[str, Any]:
         "mem_limit": f"{max(limits.memory_mb, CONTAINER_MIN_MB) + 256}m",
         "memswap_limit": f"{max(limits.memory_mb, CONTAINER_MIN_MB) + 256}m",
         "nano_cpus": int(cpus * 1e9),
-        "ulimits": [{"Name": "core", "Soft": 0, "Hard": 0},
-                    {"Name": "nofile", "Soft": limits.open_files, "Hard": limits.open_files},
-                    {"Name": "fsize", "Soft": limits.file_size_mb << 20, "Hard": limits.file_size_mb << 20}],
+        "ulimits": [
+            {"Name": "core", "Soft": 0, "Hard": 0},
+            {"Name": "nofile", "Soft": limits.open_files, "Hard": limits.open_files},
+            {"Name": "fsize", "Soft": limits.file_size_mb << 20, "Hard": limits.file_size_mb << 20},
+        ],
         "init": True,
     }
 
@@ -116,8 +122,16 @@ def reap_stale(client: Any) -> int:
     return removed
 
 
-def exec_command(cmd: list[str], run_dir: str, timeout_s: float, as_mb: int, limits: Limits, *,
-                 setup: bool = False, stdin_file: str | None = None) -> list[str]:
+def exec_command(
+    cmd: list[str],
+    run_dir: str,
+    timeout_s: float,
+    as_mb: int,
+    limits: Limits,
+    *,
+    setup: bool = False,
+    stdin_file: str | None = None,
+) -> list[str]:
     """The shell line run by `exec`: with `setup`, first the run's files from the tar on the exec's
     stdin (one exec fewer per run); then per-run rlimits and `timeout -s KILL` around the command,
     its stdin a file (like the local levels) or /dev/null."""
@@ -126,11 +140,15 @@ def exec_command(cmd: list[str], run_dir: str, timeout_s: float, as_mb: int, lim
         ulimits += f" && ulimit -v {as_mb * 1024}"
     prefix = ""
     if setup:
-        prefix = (f"{{ mkdir -m 700 {shlex.quote(run_dir)} && tar -x -o -m -C {WORK} -f - ; }} || "
-                  f"{{ echo {shlex.quote(SETUP_MARKER)} >&2; exit {SETUP_FAILED}; }}; ")
+        prefix = (
+            f"{{ mkdir -m 700 {shlex.quote(run_dir)} && tar -x -o -m -C {WORK} -f - ; }} || "
+            f"{{ echo {shlex.quote(SETUP_MARKER)} >&2; exit {SETUP_FAILED}; }}; "
+        )
     source = shlex.quote(stdin_file) if stdin_file else "/dev/null"
-    inner = (f"{prefix}cd {shlex.quote(run_dir)} && {ulimits} && "
-             f"exec timeout -s KILL {timeout_s:.3f} {shlex.join(cmd)} < {source}")
+    inner = (
+        f"{prefix}cd {shlex.quote(run_dir)} && {ulimits} && "
+        f"exec timeout -s KILL {timeout_s:.3f} {shlex.join(cmd)} < {source}"
+    )
     return ["/bin/sh", "-c", inner]
 
 
@@ -227,13 +245,26 @@ class DockerBackend:
     def _start(self, slot: int) -> _Box:
         api = self.client.api
         cid = api.create_container(
-            self.image, command=KEEPALIVE, user="0:0", stdin_open=True, detach=False,
+            self.image,
+            command=KEEPALIVE,
+            user="0:0",
+            stdin_open=True,
+            detach=False,
             name=f"edit-fidelity-sandbox-{slot}-{uuid.uuid4().hex[:8]}",
-            environment={"HOME": WORK, "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8", "TMPDIR": "/tmp",
-                         "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
-                         "MPLBACKEND": "Agg", "PATH": "/usr/local/bin:/usr/bin:/bin"},
+            environment={
+                "HOME": WORK,
+                "LANG": "C.UTF-8",
+                "LC_ALL": "C.UTF-8",
+                "TMPDIR": "/tmp",
+                "OMP_NUM_THREADS": "1",
+                "OPENBLAS_NUM_THREADS": "1",
+                "MKL_NUM_THREADS": "1",
+                "MPLBACKEND": "Agg",
+                "PATH": "/usr/local/bin:/usr/bin:/bin",
+            },
             labels={LABEL: "1", OWNER_LABEL: self.owner},
-            host_config=api.create_host_config(**host_config(self.limits)))["Id"]
+            host_config=api.create_host_config(**host_config(self.limits)),
+        )["Id"]
         keepalive = api.attach_socket(cid, params={"stdin": 1, "stream": 1})
         api.start(cid)
         return _Box(cid, keepalive)
@@ -251,9 +282,13 @@ class DockerBackend:
         slot = uid  # one container per leased slot
         lang = req.language.name
         if req.suite and req.suite not in self.suites:
-            return error_result(f"suite {req.suite!r} is not in image {self.image} (it has {', '.join(sorted(self.suites))}): "
-                                f"run `edit-fidelity sandbox prepare --docker --suite {req.suite}`",
-                                level="docker", isolated=True, language=lang)
+            return error_result(
+                f"suite {req.suite!r} is not in image {self.image} (it has {', '.join(sorted(self.suites))}): "
+                f"run `edit-fidelity sandbox prepare --docker --suite {req.suite}`",
+                level="docker",
+                isolated=True,
+                language=lang,
+            )
         if req.coverage and lang != "python":
             return error_result("coverage is only available for Python", level="docker", isolated=True, language=lang)
         run_id = uuid.uuid4().hex[:12]
@@ -271,8 +306,9 @@ class DockerBackend:
                         raise
             raise AssertionError("unreachable")
         except Exception as exc:  # noqa: BLE001 - engine errors become error results, never hangs
-            return error_result(f"docker: {type(exc).__name__}: {str(exc)[:300]}", level="docker",
-                                isolated=True, language=lang)
+            return error_result(
+                f"docker: {type(exc).__name__}: {str(exc)[:300]}", level="docker", isolated=True, language=lang
+            )
         finally:
             if box is not None:
                 self._sweep(slot, box, run_dir)
@@ -283,28 +319,61 @@ class DockerBackend:
         if req.command:
             plan = Plan(run=[python if a == "python" else a for a in req.command], run_as_mb=plan.run_as_mb)
         if req.coverage:
-            plan = Plan(run=[python, *PYTHON_FLAGS, f"{ROOT}/covdriver.py", COVERAGE_REPORT, req.entry],
-                        run_as_mb=plan.run_as_mb)
+            plan = Plan(
+                run=[python, *PYTHON_FLAGS, f"{ROOT}/covdriver.py", COVERAGE_REPORT, req.entry],
+                run_as_mb=plan.run_as_mb,
+            )
         lang = req.language.name
         stdin_file = f"{run_dir}.in" if req.stdin is not None else None
         if plan.compile:
             compile_s = max(req.limits.timeout_s, 30.0)
-            out = self._exec(box, exec_command(plan.compile, run_dir, compile_s, plan.compile_as_mb, req.limits,
-                                               setup=True), files, compile_s + 5.0, req.limits.output_limit)
+            out = self._exec(
+                box,
+                exec_command(plan.compile, run_dir, compile_s, plan.compile_as_mb, req.limits, setup=True),
+                files,
+                compile_s + 5.0,
+                req.limits.output_limit,
+            )
             self._check_setup(out)
             files = b""
             if out.timed_out or out.returncode != 0:
-                return to_result(out, level="docker", isolated=True, language=lang, phase="compile",
-                                 signal_from_code=True, cpu_limit_s=compile_s)
-        out = self._exec(box, exec_command(plan.run, run_dir, req.limits.timeout_s, plan.run_as_mb, req.limits,
-                                           setup=bool(files), stdin_file=stdin_file),
-                         files or None, req.limits.timeout_s + 5.0, req.limits.output_limit)
+                return to_result(
+                    out,
+                    level="docker",
+                    isolated=True,
+                    language=lang,
+                    phase="compile",
+                    signal_from_code=True,
+                    cpu_limit_s=compile_s,
+                )
+        out = self._exec(
+            box,
+            exec_command(
+                plan.run,
+                run_dir,
+                req.limits.timeout_s,
+                plan.run_as_mb,
+                req.limits,
+                setup=bool(files),
+                stdin_file=stdin_file,
+            ),
+            files or None,
+            req.limits.timeout_s + 5.0,
+            req.limits.output_limit,
+        )
         if files:
             self._check_setup(out)
         # `timeout -s KILL` exits 137 when it had to kill.
         out.timed_out = out.timed_out or (out.returncode == 137 and out.wall_s >= req.limits.timeout_s)
-        result = to_result(out, level="docker", isolated=True, language=lang, phase="run",
-                           signal_from_code=True, cpu_limit_s=req.limits.timeout_s)
+        result = to_result(
+            out,
+            level="docker",
+            isolated=True,
+            language=lang,
+            phase="run",
+            signal_from_code=True,
+            cpu_limit_s=req.limits.timeout_s,
+        )
         if req.coverage and result.status in ("ok", "failed"):
             report = self._exec(box, ["cat", f"{run_dir}/{COVERAGE_REPORT}"], None, 30.0, _REPORT_CAP)
             coverage = parse_coverage(report.stdout) if report.returncode == 0 else None
@@ -321,8 +390,13 @@ class DockerBackend:
         so forks racing the kill are caught too) and remove the run dir. A container where that
         fails, or where the exec cannot even start (pids exhausted), is replaced."""
         try:
-            out = self._exec(box, ["/bin/sh", "-c", SWEEP.format(dir=f"{shlex.quote(run_dir)} {shlex.quote(run_dir)}.in")],
-                             None, 15.0, 1 << 16)
+            out = self._exec(
+                box,
+                ["/bin/sh", "-c", SWEEP.format(dir=f"{shlex.quote(run_dir)} {shlex.quote(run_dir)}.in")],
+                None,
+                15.0,
+                1 << 16,
+            )
             if out.returncode == 0:
                 return
         except Exception:  # noqa: BLE001 - handled by replacing the container
@@ -363,7 +437,7 @@ class DockerBackend:
                 events = sel.select(left)
                 if any(mask & selectors.EVENT_WRITE for _, mask in events):
                     try:
-                        pending = pending[raw.send(pending[:1 << 16]):]
+                        pending = pending[raw.send(pending[: 1 << 16]) :]
                     except (BlockingIOError, InterruptedError):
                         pass
                     except OSError:  # the program closed its stdin
@@ -392,7 +466,7 @@ class DockerBackend:
                             pending_header.clear()
                         continue
                     piece = view[:frame_left]
-                    view, frame_left = view[len(piece):], frame_left - len(piece)
+                    view, frame_left = view[len(piece) :], frame_left - len(piece)
                     keep = max(0, cap - total)
                     buffers[2 if frame_stream == 2 else 1] += piece[:keep]
                     total += len(piece)

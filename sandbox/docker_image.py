@@ -53,11 +53,16 @@ def suites_json(suites: tuple[str, ...]) -> bytes:
     spec = {
         "coverage": f"coverage=={coverage.__version__}",
         "unneeded_pth": list(envs.UNNEEDED_PTH),
-        "suites": {name: {"requirements": list(envs.SUITES[name].requirements),
-                          "optional": list(envs.SUITES[name].optional),
-                          "imports": list(envs.SUITES[name].imports),
-                          "stub_sources": {m: envs.VLLM_STUB for m in envs.SUITES[name].stubs if m == "vllm"}}
-                   for name in ("base", *suites) if name in envs.SUITES},
+        "suites": {
+            name: {
+                "requirements": list(envs.SUITES[name].requirements),
+                "optional": list(envs.SUITES[name].optional),
+                "imports": list(envs.SUITES[name].imports),
+                "stub_sources": {m: envs.VLLM_STUB for m in envs.SUITES[name].stubs if m == "vllm"},
+            }
+            for name in ("base", *suites)
+            if name in envs.SUITES
+        },
     }
     return json.dumps(spec, indent=1, sort_keys=True).encode()
 
@@ -86,8 +91,10 @@ def host_ca_bundle() -> Path:
     for name in (os.environ.get("SSL_CERT_FILE") or "", os.environ.get("PIP_CERT") or "", *HOST_CA_FILES):
         if name and os.path.isfile(name):
             return Path(name)
-    raise ImageError("no CA bundle found on this host (looked at SSL_CERT_FILE, PIP_CERT and "
-                     f"{', '.join(HOST_CA_FILES)}); pip inside the image needs one")
+    raise ImageError(
+        "no CA bundle found on this host (looked at SSL_CERT_FILE, PIP_CERT and "
+        f"{', '.join(HOST_CA_FILES)}); pip inside the image needs one"
+    )
 
 
 def _norm(name: str) -> str:
@@ -98,8 +105,12 @@ def default_wheel_dirs() -> list[Path]:
     """Local find-links directories of the host's pip configuration (where a CPU torch wheel lies)."""
     value = os.environ.get("PIP_FIND_LINKS", "")
     if not value:
-        done = subprocess.run([sys.executable, "-m", "pip", "config", "get", "global.find-links"],
-                              capture_output=True, text=True, check=False)
+        done = subprocess.run(
+            [sys.executable, "-m", "pip", "config", "get", "global.find-links"],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
         value = done.stdout.strip() if done.returncode == 0 else ""
     dirs = [Path(v.removeprefix("file://")) for v in value.split()]
     return [d for d in dirs if d.is_dir()]
@@ -107,8 +118,11 @@ def default_wheel_dirs() -> list[Path]:
 
 def wheels_for(suites: tuple[str, ...], dirs: list[Path]) -> list[Path]:
     """The wheels in `dirs` for projects the suites require (others would only bloat the context)."""
-    wanted = {_norm(re.split(r"[=<>!~\[ ;]", r, maxsplit=1)[0])
-              for s in suites for r in (*envs.SUITES[s].requirements, *envs.SUITES[s].optional)}
+    wanted = {
+        _norm(re.split(r"[=<>!~\[ ;]", r, maxsplit=1)[0])
+        for s in suites
+        for r in (*envs.SUITES[s].requirements, *envs.SUITES[s].optional)
+    }
     found = []
     for d in dirs:
         for whl in sorted(d.glob("*.whl")):
@@ -168,9 +182,17 @@ def unusable_reason(client: Any, image: str) -> str | None:
     return None
 
 
-def prepare(client: Any, *, suites: tuple[str, ...] = DEFAULT_SUITES, base: str = DEFAULT_BASE,
-            network: str | None = None, wheel_dirs: list[Path] | None = None, index_url: str | None = None,
-            image: str | None = None, log: Callable[[str], object] = print) -> bool:
+def prepare(
+    client: Any,
+    *,
+    suites: tuple[str, ...] = DEFAULT_SUITES,
+    base: str = DEFAULT_BASE,
+    network: str | None = None,
+    wheel_dirs: list[Path] | None = None,
+    index_url: str | None = None,
+    image: str | None = None,
+    log: Callable[[str], object] = print,
+) -> bool:
     """Build `image` unless one built from the same inputs is there; True when it built."""
     image = image or image_name()
     unknown = [s for s in suites if s not in envs.SUITES]
@@ -185,23 +207,36 @@ def prepare(client: Any, *, suites: tuple[str, ...] = DEFAULT_SUITES, base: str 
     if labels is not None and labels.get(CONTEXT_LABEL) == digest:
         log(f"image {image}: up to date (context {digest[:12]})")
         return False
-    log(f"image {image}: building from {base} with suites {', '.join(suites) or 'none'}"
-        + (f", wheels {', '.join(w.name for w in wheels)}" if wheels else "") + (f", network {network}" if network else ""))
+    log(
+        f"image {image}: building from {base} with suites {', '.join(suites) or 'none'}"
+        + (f", wheels {', '.join(w.name for w in wheels)}" if wheels else "")
+        + (f", network {network}" if network else "")
+    )
     started = time.monotonic()
     with tempfile.TemporaryFile() as ctx:
         write_context(ctx, suites, wheels, ca)
         ctx.seek(0)
         stream = client.api.build(
-            fileobj=ctx, custom_context=True, tag=image, rm=True, forcerm=True, decode=True, network_mode=network,
+            fileobj=ctx,
+            custom_context=True,
+            tag=image,
+            rm=True,
+            forcerm=True,
+            decode=True,
+            network_mode=network,
             buildargs={"BASE_IMAGE": base, "PIP_INDEX_URL": index_url},
-            labels={CODE_LABEL: code_digest(suites), CONTEXT_LABEL: digest, SUITES_LABEL: ",".join(suites)})
+            labels={CODE_LABEL: code_digest(suites), CONTEXT_LABEL: digest, SUITES_LABEL: ",".join(suites)},
+        )
         tail: list[str] = []
         for chunk in stream:
             if "error" in chunk:
                 detail = "".join(tail[-15:]) + str(chunk.get("error"))
-                hint = ("" if "pull access denied" not in detail and "not found" not in detail else
-                        f"\nthe base image {base} is not here and could not be pulled: without a registry make one "
-                        "with debootstrap (see sandbox/README.md) and pass --base-image")
+                hint = (
+                    ""
+                    if "pull access denied" not in detail and "not found" not in detail
+                    else f"\nthe base image {base} is not here and could not be pulled: without a registry make one "
+                    "with debootstrap (see sandbox/README.md) and pass --base-image"
+                )
                 if "network" in detail and not network:
                     hint += "\nan engine without a default bridge (dockerd --bridge=none) needs --build-network host"
                 raise ImageError(f"docker build failed:\n{detail.strip()}{hint}")
@@ -217,4 +252,3 @@ def prepare(client: Any, *, suites: tuple[str, ...] = DEFAULT_SUITES, base: str 
 def _default_index() -> str:
     value = os.environ.get("PIP_INDEX_URL", "")
     return value if value.startswith(("http://", "https://")) else DEFAULT_INDEX
-

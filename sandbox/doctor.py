@@ -13,8 +13,8 @@ from sandbox.result import LEVELS, Level
 HELLO = {
     "python": ("main.py", "print('hello')\n"),
     "javascript": ("main.js", "console.log('hello')\n"),
-    "cpp": ("main.cpp", "#include <cstdio>\nint main(){std::puts(\"hello\");}\n"),
-    "java": ("Main.java", "public class Main{public static void main(String[] a){System.out.println(\"hello\");}}\n"),
+    "cpp": ("main.cpp", '#include <cstdio>\nint main(){std::puts("hello");}\n'),
+    "java": ("Main.java", 'public class Main{public static void main(String[] a){System.out.println("hello");}}\n'),
 }
 
 
@@ -61,23 +61,42 @@ def diagnose() -> Report:
                 continue
             res = box.run({entry: source}, timeout_s=30)
             ok = res.status == "ok" and res.stdout.strip() == "hello"
-            langs.append(LanguageReport(name, ok, f"{res.wall_s * 1000:.0f} ms" if ok else
-                                        f"{res.status}: {(res.error or res.stderr)[-300:]}"))
-    suites = [SuiteReport(name, envs.is_prepared(name), str(envs.env_dir(name)), dict(s.stubs),
-                          envs.pth_files(name) if envs.is_prepared(name) else [])
-              for name, s in envs.SUITES.items() if s.requirements]
+            langs.append(
+                LanguageReport(
+                    name,
+                    ok,
+                    f"{res.wall_s * 1000:.0f} ms" if ok else f"{res.status}: {(res.error or res.stderr)[-300:]}",
+                )
+            )
+    suites = [
+        SuiteReport(
+            name,
+            envs.is_prepared(name),
+            str(envs.env_dir(name)),
+            dict(s.stubs),
+            envs.pth_files(name) if envs.is_prepared(name) else [],
+        )
+        for name, s in envs.SUITES.items()
+        if s.requirements
+    ]
     return Report(
-        chosen=chosen, root=os.geteuid() == 0, home=str(config.home()), uid_base=config.uid_base(),
+        chosen=chosen,
+        root=os.geteuid() == 0,
+        home=str(config.home()),
+        uid_base=config.uid_base(),
         base_python=config.base_python(),
         levels=[LevelReport(lvl, found[lvl] is None, found[lvl] or "") for lvl in LEVELS],
-        languages=langs, suites=suites,
+        languages=langs,
+        suites=suites,
     )
 
 
 def render(report: Report) -> str:
-    lines = [f"isolation chosen: {report.chosen}" + ("  (NOT ISOLATED)" if report.chosen == "none" else ""),
-             f"running as root: {report.root}; sandbox uids from {report.uid_base}; home {report.home}",
-             f"base interpreter: {report.base_python}"]
+    lines = [
+        f"isolation chosen: {report.chosen}" + ("  (NOT ISOLATED)" if report.chosen == "none" else ""),
+        f"running as root: {report.root}; sandbox uids from {report.uid_base}; home {report.home}",
+        f"base interpreter: {report.base_python}",
+    ]
     docker = next((r for r in report.levels if r.level == "docker"), None)
     if docker is not None and report.chosen != "docker":
         lines.append(f"docker not used: {docker.reason}")
@@ -87,8 +106,10 @@ def render(report: Report) -> str:
     lines += [f"  {'ok ' if r.works else 'no '} {r.language:10} {r.detail}" for r in report.languages]
     lines.append("suites:")
     for s in report.suites:
-        lines.append(f"  {'ok ' if s.prepared else 'no '} {s.suite:10} {s.path}"
-                     + ("" if s.prepared else f"  (run: edit-fidelity sandbox prepare --suite {s.suite})"))
+        lines.append(
+            f"  {'ok ' if s.prepared else 'no '} {s.suite:10} {s.path}"
+            + ("" if s.prepared else f"  (run: edit-fidelity sandbox prepare --suite {s.suite})")
+        )
         lines += [f"      stub {mod}: {why}" for mod, why in s.stubs.items()]
         if s.pth_files:
             lines.append(f"      .pth files run at start-up: {', '.join(s.pth_files)}")

@@ -61,21 +61,75 @@ VLLM_STUB_REASON = (
 # (python 3.11, its requirements as they resolved in mid-2025), pinned; its gensim 4.3 held numpy < 2
 # and scipy < 1.14, and some reference solutions fail under numpy 2 (BigCodeBench/495).
 OVEREDIT_REQUIREMENTS = (
-    "numpy==1.26.4", "pandas==2.3.1", "matplotlib==3.10.3", "scikit-learn==1.7.1", "scipy==1.13.1",
-    "seaborn==0.13.2", "statsmodels==0.14.5", "Faker==37.4.2", "pytz==2025.2", "nltk==3.9.1",
-    "requests==2.32.4", "flask==3.1.1", "werkzeug==3.1.3", "python-dateutil==2.9.0.post0",
-    "regex==2024.11.6", "Flask-Mail==0.10.0", "Flask-Login==0.6.3", "Flask-WTF==1.2.2", "WTForms==3.2.1",
-    "openpyxl==3.1.5", "xlwt==1.3.0", "xlrd==2.0.2", "wordcloud==1.9.4", "beautifulsoup4==4.13.4",
-    "pyquery==2.0.1", "lxml==6.0.0", "sympy==1.14.0", "python-docx==1.2.0", "pycryptodome==3.23.0",
-    "rsa==4.9.1", "soundfile==0.13.1",
+    "numpy==1.26.4",
+    "pandas==2.3.1",
+    "matplotlib==3.10.3",
+    "scikit-learn==1.7.1",
+    "scipy==1.13.1",
+    "seaborn==0.13.2",
+    "statsmodels==0.14.5",
+    "Faker==37.4.2",
+    "pytz==2025.2",
+    "nltk==3.9.1",
+    "requests==2.32.4",
+    "flask==3.1.1",
+    "werkzeug==3.1.3",
+    "python-dateutil==2.9.0.post0",
+    "regex==2024.11.6",
+    "Flask-Mail==0.10.0",
+    "Flask-Login==0.6.3",
+    "Flask-WTF==1.2.2",
+    "WTForms==3.2.1",
+    "openpyxl==3.1.5",
+    "xlwt==1.3.0",
+    "xlrd==2.0.2",
+    "wordcloud==1.9.4",
+    "beautifulsoup4==4.13.4",
+    "pyquery==2.0.1",
+    "lxml==6.0.0",
+    "sympy==1.14.0",
+    "python-docx==1.2.0",
+    "pycryptodome==3.23.0",
+    "rsa==4.9.1",
+    "soundfile==0.13.1",
 )
 # Heavy, one task each: a failed install only loses that task (listed by prepare and by the suite).
 OVEREDIT_OPTIONAL = ("librosa==0.11.0", "gensim==4.3.3", "tensorflow-cpu==2.19.0")
 OVEREDIT_IMPORTS = (
-    "numpy", "pandas", "matplotlib", "sklearn", "scipy", "seaborn", "statsmodels", "faker", "pytz", "nltk",
-    "requests", "flask", "werkzeug", "dateutil", "regex", "flask_mail", "flask_login", "flask_wtf", "wtforms",
-    "openpyxl", "xlwt", "xlrd", "wordcloud", "bs4", "pyquery", "lxml", "sympy", "docx", "Crypto", "rsa",
-    "soundfile", "librosa", "gensim", "tensorflow",
+    "numpy",
+    "pandas",
+    "matplotlib",
+    "sklearn",
+    "scipy",
+    "seaborn",
+    "statsmodels",
+    "faker",
+    "pytz",
+    "nltk",
+    "requests",
+    "flask",
+    "werkzeug",
+    "dateutil",
+    "regex",
+    "flask_mail",
+    "flask_login",
+    "flask_wtf",
+    "wtforms",
+    "openpyxl",
+    "xlwt",
+    "xlrd",
+    "wordcloud",
+    "bs4",
+    "pyquery",
+    "lxml",
+    "sympy",
+    "docx",
+    "Crypto",
+    "rsa",
+    "soundfile",
+    "librosa",
+    "gensim",
+    "tensorflow",
 )
 # .pth files that only patch `import distutils`; each costs an import at every interpreter start.
 UNNEEDED_PTH = ("distutils-precedence.pth",)
@@ -159,8 +213,9 @@ def ensure_lib() -> Path:
         tmp = config.home() / f"lib.tmp{os.getpid()}"
         shutil.rmtree(tmp, ignore_errors=True)
         config.ensure_dir(tmp / "site")
-        shutil.copytree(Path(coverage.__file__).parent, tmp / "site" / "coverage",
-                        ignore=shutil.ignore_patterns("__pycache__"))
+        shutil.copytree(
+            Path(coverage.__file__).parent, tmp / "site" / "coverage", ignore=shutil.ignore_patterns("__pycache__")
+        )
         shutil.copy(_HERE / "covdriver.py", tmp / "covdriver.py")
         _build_reaper(tmp)
         _make_readable(tmp)
@@ -180,11 +235,18 @@ def _build_reaper(lib: Path) -> None:
     """Compile the rusage helper; without a C compiler runs still work, minus CPU/peak figures."""
     compiler = shutil.which("cc") or shutil.which("gcc")
     if compiler and (_HERE / "reaper.c").exists():
-        built = subprocess.run([compiler, "-O2", "-o", str(lib / "reaper"), str(_HERE / "reaper.c")],
-                               check=False, capture_output=True, text=True)
+        built = subprocess.run(
+            [compiler, "-O2", "-o", str(lib / "reaper"), str(_HERE / "reaper.c")],
+            check=False,
+            capture_output=True,
+            text=True,
+        )
         if built.returncode != 0:
-            warnings.warn(f"sandbox: could not build the reaper helper, using prlimit + setpriv: "
-                          f"{built.stderr[-500:]}", RuntimeWarning, stacklevel=2)
+            warnings.warn(
+                f"sandbox: could not build the reaper helper, using prlimit + setpriv: {built.stderr[-500:]}",
+                RuntimeWarning,
+                stacklevel=2,
+            )
 
 
 def _suite_hash(suite: Suite) -> str:
@@ -220,11 +282,29 @@ def prepare(name: str, *, log: Callable[[str], object] = print) -> Path:
         python = str(target / "bin" / "python")
         if suite.requirements:
             log(f"suite {name}: installing {len(suite.requirements)} requirements into {target}")
-            subprocess.run([sys.executable, "-m", "pip", "--python", python, "install", "-q",
-                            "--disable-pip-version-check", *suite.requirements], check=True)
+            subprocess.run(
+                [
+                    sys.executable,
+                    "-m",
+                    "pip",
+                    "--python",
+                    python,
+                    "install",
+                    "-q",
+                    "--disable-pip-version-check",
+                    *suite.requirements,
+                ],
+                check=True,
+            )
         missing = _install_optional(suite, target, python, log)
-        site = Path(subprocess.run([python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-                                   check=True, capture_output=True, text=True).stdout.strip())
+        site = Path(
+            subprocess.run(
+                [python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                check=True,
+                capture_output=True,
+                text=True,
+            ).stdout.strip()
+        )
         # setuptools (pulled in by torch) ships a .pth that imports a module at every start-up.
         for pth in UNNEEDED_PTH:
             (site / pth).unlink(missing_ok=True)
@@ -247,9 +327,24 @@ def _install_optional(suite: Suite, target: Path, python: str, log: Callable[[st
     failed: dict[str, str] = {}
     for req in suite.optional:
         log(f"suite {suite.name}: installing optional {req}")
-        done = subprocess.run([sys.executable, "-m", "pip", "--python", python, "install", "-q",
-                               "--disable-pip-version-check", "-c", str(pins), req],
-                              check=False, capture_output=True, text=True)
+        done = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "pip",
+                "--python",
+                python,
+                "install",
+                "-q",
+                "--disable-pip-version-check",
+                "-c",
+                str(pins),
+                req,
+            ],
+            check=False,
+            capture_output=True,
+            text=True,
+        )
         if done.returncode != 0:
             lines = [ln for ln in done.stderr.splitlines() if ln.strip() and not ln.startswith("WARNING")]
             failed[req] = f"pip install failed: {(lines or ['no message'])[-1][:300]}"
@@ -273,8 +368,13 @@ def _failed_imports(python: str, modules: tuple[str, ...]) -> dict[str, str]:
     """The modules that do not import in the venv (one interpreter, each import guarded)."""
     if not modules:
         return {}
-    done = subprocess.run([python, "-c", _IMPORT_PROBE, *modules], check=False, capture_output=True, text=True,
-                          env={**os.environ, "MPLBACKEND": "Agg", "TF_CPP_MIN_LOG_LEVEL": "3"})
+    done = subprocess.run(
+        [python, "-c", _IMPORT_PROBE, *modules],
+        check=False,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "MPLBACKEND": "Agg", "TF_CPP_MIN_LOG_LEVEL": "3"},
+    )
     try:
         return dict(json.loads(done.stdout.strip().splitlines()[-1]))
     except (ValueError, IndexError):

@@ -65,8 +65,12 @@ class LocalBackend:
         from sandbox.config import Limits
         from sandbox.languages import LANGUAGES
 
-        req = Request(files={"probe.py": b"print('ok')\n"}, entry="probe.py", language=LANGUAGES["python"],
-                      limits=Limits(timeout_s=10))
+        req = Request(
+            files={"probe.py": b"print('ok')\n"},
+            entry="probe.py",
+            language=LANGUAGES["python"],
+            limits=Limits(timeout_s=10),
+        )
         lease = UidLease(1)
         try:
             res = self.execute(req, lease.uids[0])
@@ -84,8 +88,9 @@ class LocalBackend:
         try:
             return self._execute(req, uid, work)
         except (OSError, ValueError, subprocess.SubprocessError) as exc:
-            return error_result(f"{type(exc).__name__}: {exc}", level=self.level, isolated=self.isolated,
-                                language=req.language.name)
+            return error_result(
+                f"{type(exc).__name__}: {exc}", level=self.level, isolated=self.isolated, language=req.language.name
+            )
         finally:
             if self.level == "none":
                 # No pid namespace: the reaper kills and reaps the uid's survivors; this sweep
@@ -104,12 +109,14 @@ class LocalBackend:
             config.ensure_dir(path, 0o711)
             if os.geteuid() == 0:
                 options = f"size={size_mb}m,mode=0711,nosuid,nodev"
-                cmd = ["mount", "-o", f"remount,{options}", str(path)] if os.path.ismount(path) else \
-                    ["mount", "-t", "tmpfs", "-o", options, "edit-fidelity-sandbox", str(path)]
+                cmd = (
+                    ["mount", "-o", f"remount,{options}", str(path)]
+                    if os.path.ismount(path)
+                    else ["mount", "-t", "tmpfs", "-o", options, "edit-fidelity-sandbox", str(path)]
+                )
                 done = subprocess.run(cmd, capture_output=True, text=True)
                 if done.returncode != 0:  # e.g. no CAP_SYS_ADMIN in a container: plain dir, RLIMIT_FSIZE only
-                    warnings.warn(f"sandbox: no tmpfs for {path}: {done.stderr.strip()}", RuntimeWarning,
-                                  stacklevel=3)
+                    warnings.warn(f"sandbox: no tmpfs for {path}: {done.stderr.strip()}", RuntimeWarning, stacklevel=3)
             self._mounted[uid] = size_mb
         return path
 
@@ -136,18 +143,27 @@ class LocalBackend:
             if req.language.name != "python":
                 raise ValueError("coverage is only available for Python")
             driver = envs.lib_dir() / "covdriver.py"
-            plan = Plan(run=[python, *PYTHON_FLAGS, str(driver), COVERAGE_REPORT, req.entry],
-                        run_as_mb=plan.run_as_mb)
+            plan = Plan(run=[python, *PYTHON_FLAGS, str(driver), COVERAGE_REPORT, req.entry], run_as_mb=plan.run_as_mb)
         env = dict(SAFE_ENV, HOME=str(inside))
         if plan.compile:
-            out = self._spawn(plan.compile, plan.compile_as_mb, max(req.limits.timeout_s, 30.0), req,
-                              uid, work, ro_paths, env, stdin=None)
+            out = self._spawn(
+                plan.compile,
+                plan.compile_as_mb,
+                max(req.limits.timeout_s, 30.0),
+                req,
+                uid,
+                work,
+                ro_paths,
+                env,
+                stdin=None,
+            )
             if isinstance(out, ExecResult):
                 return out
             if out.timed_out or out.returncode != 0 or out.signal is not None:
                 return self._result(out, req, "compile", max(req.limits.timeout_s, 30.0))
-        out = self._spawn(plan.run, plan.run_as_mb, req.limits.timeout_s, req, uid, work, ro_paths, env,
-                          stdin=req.stdin)
+        out = self._spawn(
+            plan.run, plan.run_as_mb, req.limits.timeout_s, req, uid, work, ro_paths, env, stdin=req.stdin
+        )
         if isinstance(out, ExecResult):
             return out
         result = self._result(out, req, "run", req.limits.timeout_s)
@@ -158,12 +174,28 @@ class LocalBackend:
         return result
 
     def _result(self, out: Outcome, req: Request, phase: Phase, timeout_s: float) -> ExecResult:
-        return to_result(out, level=self.level, isolated=self.isolated, language=req.language.name,
-                         phase=phase, signal_from_code=self.level in ("bwrap", "unshare"),
-                         cpu_limit_s=timeout_s)
+        return to_result(
+            out,
+            level=self.level,
+            isolated=self.isolated,
+            language=req.language.name,
+            phase=phase,
+            signal_from_code=self.level in ("bwrap", "unshare"),
+            cpu_limit_s=timeout_s,
+        )
 
-    def _spawn(self, cmd: list[str], as_mb: int, timeout_s: float, req: Request, uid: int, work: Path,
-               ro_paths: list[Path], env: dict[str, str], stdin: bytes | None) -> Outcome | ExecResult:
+    def _spawn(
+        self,
+        cmd: list[str],
+        as_mb: int,
+        timeout_s: float,
+        req: Request,
+        uid: int,
+        work: Path,
+        ro_paths: list[Path],
+        env: dict[str, str],
+        stdin: bytes | None,
+    ) -> Outcome | ExecResult:
         reaper = envs.reaper_path()
         netns = self._slot_netns(uid) if reaper and self.level == "bwrap" else None
         opened: list[int] = []  # every fd made here, closed in `finally`
@@ -192,17 +224,31 @@ class LocalBackend:
                     stdin_file.seek(0)
                     opened.append(os.dup(stdin_file.fileno()))
             passed = tuple(fd for fd in (usage_w, status_w, netns_fd) if fd is not None and fd >= 0)
-            out = execute(argv, cwd=str(work), env=env,
-                          stdin=opened[-1] if stdin is not None else subprocess.DEVNULL,
-                          timeout_s=timeout_s, output_limit=req.limits.output_limit, pass_fds=passed)
+            out = execute(
+                argv,
+                cwd=str(work),
+                env=env,
+                stdin=opened[-1] if stdin is not None else subprocess.DEVNULL,
+                timeout_s=timeout_s,
+                output_limit=req.limits.output_limit,
+                pass_fds=passed,
+            )
             setup_error = _apply_usage(out, _read_ready(usage_r)) if reaper else None
             if setup_error:
-                return error_result(f"sandbox set-up failed: {setup_error}", level=self.level,
-                                    isolated=self.isolated, language=req.language.name)
+                return error_result(
+                    f"sandbox set-up failed: {setup_error}",
+                    level=self.level,
+                    isolated=self.isolated,
+                    language=req.language.name,
+                )
             # bwrap writes {"child-pid": N} once the sandbox is built; without it, setup failed.
             if status_r >= 0 and b"child-pid" not in _read_ready(status_r) and not out.timed_out:
-                return error_result(f"bwrap could not build the sandbox: {out.stderr.decode(errors='replace')[-500:]}",
-                                    level=self.level, isolated=self.isolated, language=req.language.name)
+                return error_result(
+                    f"bwrap could not build the sandbox: {out.stderr.decode(errors='replace')[-500:]}",
+                    level=self.level,
+                    isolated=self.isolated,
+                    language=req.language.name,
+                )
             return out
         finally:
             for fd in opened:
@@ -263,5 +309,3 @@ def _read_coverage(path: Path) -> dict[str, FileCoverage] | None:
         return None
     with os.fdopen(fd, "rb") as fh:
         return parse_coverage(fh.read(_REPORT_CAP))
-
-

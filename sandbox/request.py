@@ -14,8 +14,14 @@ from sandbox.process import Outcome
 from sandbox.result import ExecResult, FileCoverage, Level, Phase, Status
 
 # Messages runtimes print when an allocation fails under the address-space limit.
-OOM_MARKERS = (b"MemoryError", b"std::bad_alloc", b"JavaScript heap out of memory",
-               b"Fatal process out of memory", b"java.lang.OutOfMemoryError", b"Cannot allocate memory")
+OOM_MARKERS = (
+    b"MemoryError",
+    b"std::bad_alloc",
+    b"JavaScript heap out of memory",
+    b"Fatal process out of memory",
+    b"java.lang.OutOfMemoryError",
+    b"Cannot allocate memory",
+)
 COVERAGE_REPORT = ".edit-fidelity-coverage.json"
 
 
@@ -43,8 +49,16 @@ def _decode(data: bytes) -> str:
     return data.decode("utf-8", errors="replace")
 
 
-def to_result(out: Outcome, *, level: Level, isolated: bool, language: str, phase: Phase,
-              signal_from_code: bool, cpu_limit_s: float) -> ExecResult:
+def to_result(
+    out: Outcome,
+    *,
+    level: Level,
+    isolated: bool,
+    language: str,
+    phase: Phase,
+    signal_from_code: bool,
+    cpu_limit_s: float,
+) -> ExecResult:
     code, sig = out.returncode, out.signal
     # bwrap and unshare report a child killed by signal N as exit code 128 + N.
     if signal_from_code and code is not None and code > 128 and (code - 128) in _signal.valid_signals():
@@ -63,10 +77,19 @@ def to_result(out: Outcome, *, level: Level, isolated: bool, language: str, phas
     else:
         status = "failed"
     return ExecResult(
-        status=status, exit_code=code, signal=sig, stdout=_decode(out.stdout), stderr=_decode(out.stderr),
-        truncated=out.output_exceeded, wall_s=round(out.wall_s, 4), cpu_s=round(out.cpu_s, 4),
-        peak_memory_mb=round(out.peak_kb / 1024, 1), isolation=level, isolated=isolated,
-        language=language, phase=phase,
+        status=status,
+        exit_code=code,
+        signal=sig,
+        stdout=_decode(out.stdout),
+        stderr=_decode(out.stderr),
+        truncated=out.output_exceeded,
+        wall_s=round(out.wall_s, 4),
+        cpu_s=round(out.cpu_s, 4),
+        peak_memory_mb=round(out.peak_kb / 1024, 1),
+        isolation=level,
+        isolated=isolated,
+        language=language,
+        phase=phase,
     )
 
 
@@ -78,7 +101,7 @@ def parse_coverage(raw: bytes) -> dict[str, FileCoverage] | None:
         return None
 
 
-def error_result(message: str, *, level: Level, isolated: bool, language: str = "python",
-                 phase: Phase = "run") -> ExecResult:
-    return ExecResult(status="error", error=message, isolation=level, isolated=isolated,
-                      language=language, phase=phase)
+def error_result(
+    message: str, *, level: Level, isolated: bool, language: str = "python", phase: Phase = "run"
+) -> ExecResult:
+    return ExecResult(status="error", error=message, isolation=level, isolated=isolated, language=language, phase=phase)

@@ -28,8 +28,18 @@ INSIDE_WORK = "/work"
 UNLIMITED = 2**64 - 1  # RLIM_INFINITY as the reaper parses it
 # /etc entries programs need: alternatives (java, javac links), the JDK's conf, the loader cache,
 # user and time databases. Nothing with secrets (shadow, ssh keys) is ever bound.
-ETC_ENTRIES = ("alternatives", "ld.so.cache", "ld.so.conf", "ld.so.conf.d", "localtime",
-               "passwd", "group", "nsswitch.conf", "java-*-openjdk", "ssl")
+ETC_ENTRIES = (
+    "alternatives",
+    "ld.so.cache",
+    "ld.so.conf",
+    "ld.so.conf.d",
+    "localtime",
+    "passwd",
+    "group",
+    "nsswitch.conf",
+    "java-*-openjdk",
+    "ssl",
+)
 # Top-level directories the `unshare` level hides behind empty tmpfs (it cannot build a fresh root).
 HIDDEN_BY_UNSHARE = ("/root", "/home", "/srv", "/mnt", "/media", "/opt", "/work", "/run/user")
 PRIVATE_TMP = ("/tmp", "/var/tmp", "/dev/shm")
@@ -48,8 +58,9 @@ def rlimits(limits: Limits, as_mb: int, cpu_s: float) -> dict[int, int]:
     }
 
 
-def reaper_args(reaper: str, usage_fd: int, limits: Limits, as_mb: int, cpu_s: float, uid: int,
-                netns_fd: int | None = None) -> list[str]:
+def reaper_args(
+    reaper: str, usage_fd: int, limits: Limits, as_mb: int, cpu_s: float, uid: int, netns_fd: int | None = None
+) -> list[str]:
     """The C helper does limits, the uid drop and the rusage report in one exec (see reaper.c)."""
     args = [reaper, str(usage_fd)]
     if netns_fd is not None:
@@ -79,8 +90,16 @@ def drop_privileges(uid: int) -> list[str]:
     """Fallback when the reaper could not be built: util-linux setpriv."""
     if os.geteuid() != 0:
         return []
-    return [SETPRIV, f"--reuid={uid}", f"--regid={uid}", "--clear-groups",
-            "--bounding-set=-all", "--inh-caps=-all", "--no-new-privs", "--"]
+    return [
+        SETPRIV,
+        f"--reuid={uid}",
+        f"--regid={uid}",
+        "--clear-groups",
+        "--bounding-set=-all",
+        "--inh-caps=-all",
+        "--no-new-privs",
+        "--",
+    ]
 
 
 def _parents(paths: list[str]) -> list[str]:
@@ -117,17 +136,43 @@ def _root_fs_args(extra: tuple[str, ...]) -> tuple[str, ...]:
 
 def bwrap(work: Path, ro_paths: list[Path], limits: Limits, status_fd: int, own_netns: bool = True) -> list[str]:
     """`own_netns=False` only when the reaper joins the slot's empty network namespace itself."""
-    args = [BWRAP, "--unshare-ipc", "--unshare-pid", "--unshare-uts", "--unshare-cgroup-try",
-            "--die-with-parent", "--new-session", "--hostname", "sandbox", "--json-status-fd", str(status_fd)]
+    args = [
+        BWRAP,
+        "--unshare-ipc",
+        "--unshare-pid",
+        "--unshare-uts",
+        "--unshare-cgroup-try",
+        "--die-with-parent",
+        "--new-session",
+        "--hostname",
+        "sandbox",
+        "--json-status-fd",
+        str(status_fd),
+    ]
     if own_netns:
         args.append("--unshare-net")
     if os.geteuid() != 0:  # unprivileged callers get uid separation from a user namespace
         args += ["--unshare-user", "--uid", "65534", "--gid", "65534"]
     args += _root_fs_args(tuple(str(p) for p in ro_paths))
     tmp_size = str(limits.tmp_mb << 20)  # /dev/shm too: multiprocessing's semaphores live there
-    args += ["--proc", "/proc", "--dev", "/dev",
-             "--perms", "01777", "--size", tmp_size, "--tmpfs", "/tmp",
-             "--perms", "01777", "--size", tmp_size, "--tmpfs", "/dev/shm"]
+    args += [
+        "--proc",
+        "/proc",
+        "--dev",
+        "/dev",
+        "--perms",
+        "01777",
+        "--size",
+        tmp_size,
+        "--tmpfs",
+        "/tmp",
+        "--perms",
+        "01777",
+        "--size",
+        tmp_size,
+        "--tmpfs",
+        "/dev/shm",
+    ]
     args += ["--bind", str(work), INSIDE_WORK, "--chdir", INSIDE_WORK, "--"]
     return args
 
@@ -138,8 +183,19 @@ def unshare(work: Path, keep_visible: list[Path], limits: Limits, fstab_dir: Pat
     outside its work dir). One mount exec from a generated fstab instead of one per mount."""
     fstab = _unshare_fstab(tuple(str(p.resolve()) for p in (work.parent, *keep_visible)), limits.tmp_mb, fstab_dir)
     script = f'mount --all --fstab {shlex.quote(str(fstab))} && cd "$0" && exec "$@"'
-    args = [UNSHARE, "--pid", "--fork", "--kill-child", "--mount-proc", "--net", "--ipc", "--uts",
-            "--mount", "--propagation", "private"]
+    args = [
+        UNSHARE,
+        "--pid",
+        "--fork",
+        "--kill-child",
+        "--mount-proc",
+        "--net",
+        "--ipc",
+        "--uts",
+        "--mount",
+        "--propagation",
+        "private",
+    ]
     if os.geteuid() != 0:
         args += ["--user", "--map-root-user"]
     return [*args, "--", "/bin/sh", "-c", script, str(work)]
@@ -147,8 +203,7 @@ def unshare(work: Path, keep_visible: list[Path], limits: Limits, fstab_dir: Pat
 
 @functools.lru_cache(maxsize=64)
 def _unshare_fstab(keep: tuple[str, ...], tmp_mb: int, fstab_dir: Path) -> Path:
-    hide = [d for d in HIDDEN_BY_UNSHARE
-            if os.path.isdir(d) and not any(k.startswith(d + "/") or k == d for k in keep)]
+    hide = [d for d in HIDDEN_BY_UNSHARE if os.path.isdir(d) and not any(k.startswith(d + "/") or k == d for k in keep)]
     lines = [f"tmpfs {t} tmpfs mode=1777,size={tmp_mb}m,nosuid,nodev 0 0" for t in PRIVATE_TMP if os.path.isdir(t)]
     lines += [f"tmpfs {d} tmpfs mode=0755,size=4k,ro 0 0" for d in hide]
     text = "\n".join(lines) + "\n"

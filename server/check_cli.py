@@ -37,9 +37,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("paths", nargs="*", default=[], help=argparse.SUPPRESS)
     parser.add_argument("--example", action="store_true", help="run on the embedded example edit")
     parser.add_argument("--format", choices=("text", "json"), default="text")
-    parser.add_argument("--language", metavar="ID",
-                        help="the language (python, javascript, typescript, tsx, java, c, cpp, go, rust); "
-                             "default: from the file extension, Python for a file without one")
+    parser.add_argument(
+        "--language",
+        metavar="ID",
+        help="the language (python, javascript, typescript, tsx, java, c, cpp, go, rust); "
+        "default: from the file extension, Python for a file without one",
+    )
     parser.set_defaults(handler=run)
 
 
@@ -92,8 +95,11 @@ def _run(args: argparse.Namespace) -> int:
     edited = read_text(args.edited)
     gold = read_text(args.gold) if args.gold else None
     language = language_of(args.edited, args.language)
-    _emit(measure(original, edited, gold=gold, target=target, language=language), args.format,
-          title=f"{args.original} -> {args.edited}" + _as(language))
+    _emit(
+        measure(original, edited, gold=gold, target=target, language=language),
+        args.format,
+        title=f"{args.original} -> {args.edited}" + _as(language),
+    )
     return 0
 
 
@@ -149,8 +155,13 @@ def _emit(report: FidelityReport, fmt: str, *, title: str) -> None:
 def _git(args: list[str], cwd: Path | None = None, *, what: str | None = None, fix: str = "") -> bytes:
     """git's output; on failure a CheckError with what git said (its last stderr line) and `fix`."""
     try:
-        done = subprocess.run(["git", *args], cwd=cwd, capture_output=True, check=False,
-                              env={**os.environ, "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C"})
+        done = subprocess.run(
+            ["git", *args],
+            cwd=cwd,
+            capture_output=True,
+            check=False,
+            env={**os.environ, "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C"},
+        )
     except FileNotFoundError:
         raise CheckError("git is not installed (--git needs it); install git or compare two files instead") from None
     if done.returncode != 0:
@@ -170,10 +181,16 @@ class Change(msgspec.Struct, frozen=True, kw_only=True):
 
 
 def _check_git(rev: str, paths: list[str], fmt: str, target: range | None, language: str | None = None) -> int:
-    top = Path(_git(["rev-parse", "--show-toplevel"], what="--git",
-                    fix="run it inside a git work tree, or compare two files").decode().strip())
-    _git(["rev-parse", "--verify", "--end-of-options", f"{rev}^{{commit}}"], what=f"--git {rev}: no such commit",
-         fix="name a commit, branch or tag of this repository (e.g. HEAD)")
+    top = Path(
+        _git(["rev-parse", "--show-toplevel"], what="--git", fix="run it inside a git work tree, or compare two files")
+        .decode()
+        .strip()
+    )
+    _git(
+        ["rev-parse", "--verify", "--end-of-options", f"{rev}^{{commit}}"],
+        what=f"--git {rev}: no such commit",
+        fix="name a commit, branch or tag of this repository (e.g. HEAD)",
+    )
     changes = git_changes(rev, paths, top)
     results: list[dict] = []
     for ch in changes:
@@ -183,8 +200,12 @@ def _check_git(rev: str, paths: list[str], fmt: str, target: range | None, langu
         try:
             before = b"" if ch.status == "A" else _git(["show", f"{rev}:{ch.old_path or ch.path}"], cwd=top)
             after = b"" if ch.status == "D" else _read_worktree(top / ch.path, ch.path)
-            entry["report"] = measure(decode(before, f"{rev}:{ch.old_path or ch.path}"), decode(after, ch.path),
-                                      target=target, language=language_of(ch.path, language))
+            entry["report"] = measure(
+                decode(before, f"{rev}:{ch.old_path or ch.path}"),
+                decode(after, ch.path),
+                target=target,
+                language=language_of(ch.path, language),
+            )
         except CheckError as exc:
             entry["error"] = str(exc)
         results.append(entry)
@@ -198,8 +219,9 @@ def _check_git(rev: str, paths: list[str], fmt: str, target: range | None, langu
         if "error" in item:
             print(f"{item['path']}: skipped: {renamed}{item['error']}")
         else:
-            render_report(item["report"], title=f"{item['path']} ({renamed}{rev} -> working tree)"
-                          + _as(item["report"].language))
+            render_report(
+                item["report"], title=f"{item['path']} ({renamed}{rev} -> working tree)" + _as(item["report"].language)
+            )
     return 0
 
 
@@ -292,5 +314,9 @@ def _pair_renames(rev: str, top: Path, changes: list[Change], added: list[Change
             used.add(d)
             renamed[a] = (d, int(-neg * 100))
     kept = [c for c in changes if c.path not in used or c.status != "D"]
-    return kept, [Change(status="R", path=c.path, old_path=renamed[c.path][0], similarity=renamed[c.path][1])
-                  if c.path in renamed else c for c in added]
+    return kept, [
+        Change(status="R", path=c.path, old_path=renamed[c.path][0], similarity=renamed[c.path][1])
+        if c.path in renamed
+        else c
+        for c in added
+    ]

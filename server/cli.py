@@ -41,13 +41,16 @@ def _registrars(command: str | None) -> list[Register]:
     """The `register` of `command` alone when it is a known name, else of every command (in order)."""
     if command in BUILTIN:
         return [importlib.import_module(BUILTIN[command]).register]
-    contributed = sorted((ep for ep in entry_points(group="edit_fidelity.commands") if ep.name not in BUILTIN),
-                         key=lambda e: e.name)
+    contributed = sorted(
+        (ep for ep in entry_points(group="edit_fidelity.commands") if ep.name not in BUILTIN), key=lambda e: e.name
+    )
     chosen = [ep for ep in contributed if ep.name == command]
     if chosen:
         return [chosen[0].load()]
-    return [*(importlib.import_module(module).register for module in BUILTIN.values()),
-            *(ep.load() for ep in contributed)]
+    return [
+        *(importlib.import_module(module).register for module in BUILTIN.values()),
+        *(ep.load() for ep in contributed),
+    ]
 
 
 def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
@@ -82,8 +85,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as exc:  # a bug: a last resort, so a user never reads a traceback they cannot act on
         if os.environ.get(DEBUG_ENV):
             raise
-        print(f"{parser.prog} {args.command}: internal error: {type(exc).__name__}: {_one_line(exc)} "
-              f"(please report it; {DEBUG_ENV}=1 shows the traceback)", file=sys.stderr)
+        print(
+            f"{parser.prog} {args.command}: internal error: {type(exc).__name__}: {_one_line(exc)} "
+            f"(please report it; {DEBUG_ENV}=1 shows the traceback)",
+            file=sys.stderr,
+        )
         return 1
 
 

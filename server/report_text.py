@@ -64,4 +64,6 @@ def render_report(report: FidelityReport, *, title: str, console: Console | None
         marker = "[red]![/red]" if hunk.unrequested else " "
         console.print(f" {marker} {where}: {', '.join(hunk.kinds)}: {hunk.message}")
     if report.functions:
-        console.print("functions: " + ", ".join(f"{f.name} ({f.status}, {f.tokens_changed} tokens)" for f in report.functions))
+        console.print(
+            "functions: " + ", ".join(f"{f.name} ({f.status}, {f.tokens_changed} tokens)" for f in report.functions)
+        )

@@ -37,8 +37,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--clientProcessId", help=argparse.SUPPRESS)
     p.add_argument("--log-file", metavar="PATH", help="write the server log here (stdout is the protocol)")
     p.add_argument("--log-level", default="WARNING", choices=["DEBUG", "INFO", "WARNING", "ERROR"])
-    p.add_argument("--offline", action="store_true",
-                   help="local models: use only the Hugging Face cache, never download (HF_HUB_OFFLINE=1)")
+    p.add_argument(
+        "--offline",
+        action="store_true",
+        help="local models: use only the Hugging Face cache, never download (HF_HUB_OFFLINE=1)",
+    )
     p.set_defaults(handler=run)
 
 

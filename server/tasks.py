@@ -19,8 +19,7 @@ class TaskSet:
         self._tasks: set[asyncio.Task[Any]] = set()
         self._keep: set[asyncio.Task[Any]] = set()  # never cancelled: their result must be released
 
-    def spawn(self, coro: Coroutine[Any, Any, T], *, name: str | None = None,
-              cancel: bool = True) -> asyncio.Task[T]:
+    def spawn(self, coro: Coroutine[Any, Any, T], *, name: str | None = None, cancel: bool = True) -> asyncio.Task[T]:
         """Start `coro` on the running loop and hold it until it is done. `cancel=False`: `cancel()`
         leaves it running (it makes something its done-callback must close)."""
         task = asyncio.get_running_loop().create_task(coro, name=name)

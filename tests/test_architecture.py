@@ -20,8 +20,24 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("server", "benchmark", "sandbox")  # what pyproject ships
 # I/O and editor-protocol modules the pure core must not reach for (COMMON standards, SPEC 2)
-IMPURE = ("pygls", "lsprotocol", "subprocess", "socket", "http", "urllib", "httpx", "openai", "docker",
-          "requests", "os", "pathlib", "shutil", "tempfile", "sandbox", "benchmark")
+IMPURE = (
+    "pygls",
+    "lsprotocol",
+    "subprocess",
+    "socket",
+    "http",
+    "urllib",
+    "httpx",
+    "openai",
+    "docker",
+    "requests",
+    "os",
+    "pathlib",
+    "shutil",
+    "tempfile",
+    "sandbox",
+    "benchmark",
+)
 # what `benchmark` may take from `server`: the pure core, the dependency-free wire contract, and the
 # one error type the console script reports (everything else goes over LSP)
 BENCHMARK_MAY_USE = ("server.fidelity", "server.protocol", "server.errors")
@@ -62,9 +78,13 @@ def imports_of(name: str) -> frozenset[str]:
                 target = node.module or ""
             found.add(target)
             found.update(f"{target}.{a.name}" for a in node.names if f"{target}.{a.name}" in modules())
-        elif (isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Constant)
-              and isinstance(node.args[0].value, str)
-              and (getattr(node.func, "attr", None) or getattr(node.func, "id", None)) in ("import_module", "__import__")):
+        elif (
+            isinstance(node, ast.Call)
+            and node.args
+            and isinstance(node.args[0], ast.Constant)
+            and isinstance(node.args[0].value, str)
+            and (getattr(node.func, "attr", None) or getattr(node.func, "id", None)) in ("import_module", "__import__")
+        ):
             found.add(node.args[0].value)
     return frozenset(found)
 
@@ -82,8 +102,11 @@ def test_the_scan_sees_deferred_relative_and_typing_imports():
     TYPE_CHECKING and through a relative import."""
     assert "server.lsp.server" in imports_of("server.lsp.views")  # `if TYPE_CHECKING:`
     assert "sandbox" in imports_of("server.lsp.necessity")  # inside a function
-    relative = [n for n in modules() if any(isinstance(x, ast.ImportFrom) and x.level
-                                            for x in ast.walk(ast.parse(modules()[n].read_text())))]
+    relative = [
+        n
+        for n in modules()
+        if any(isinstance(x, ast.ImportFrom) and x.level for x in ast.walk(ast.parse(modules()[n].read_text())))
+    ]
     for name in relative:  # resolved to absolute names (none starts with a dot or is empty)
         assert all(t and not t.startswith(".") for t in imports_of(name)), name
     assert len(modules()) > 100
@@ -100,14 +123,23 @@ def test_sandbox_imports_nothing_from_server_or_benchmark():
 def test_the_fidelity_core_is_pure():
     """server/fidelity: nothing from the LSP layer, the backends, the wire contract, benchmark or
     sandbox, and no I/O or editor-protocol library."""
-    assert _violations("server.fidelity", lambda t: (_within(t, "server") and not _within(t, "server.fidelity"))
-                       or any(_within(t, m) for m in IMPURE)) == []
+    assert (
+        _violations(
+            "server.fidelity",
+            lambda t: (
+                (_within(t, "server") and not _within(t, "server.fidelity")) or any(_within(t, m) for m in IMPURE)
+            ),
+        )
+        == []
+    )
 
 
 def test_benchmark_drives_the_server_over_lsp():
     """benchmark takes from server only the pure core, the wire contract and the error type."""
-    assert _violations("benchmark", lambda t: _within(t, "server")
-                       and not any(_within(t, ok) for ok in BENCHMARK_MAY_USE)) == []
+    assert (
+        _violations("benchmark", lambda t: _within(t, "server") and not any(_within(t, ok) for ok in BENCHMARK_MAY_USE))
+        == []
+    )
 
 
 def test_nothing_shipped_imports_the_tools():
@@ -129,8 +161,11 @@ def test_no_import_cycle_between_packages():
 
 def test_views_import_no_handler():
     """Handlers use the views; a view reaching back into a handler makes a cycle between them."""
-    views = [n for n in modules() if _within(n, "server.lsp") and not _within(n, "server.lsp.handlers")
-             and n != "server.lsp.server"]  # create_server() registers the handlers: the one way in
+    views = [
+        n
+        for n in modules()
+        if _within(n, "server.lsp") and not _within(n, "server.lsp.handlers") and n != "server.lsp.server"
+    ]  # create_server() registers the handlers: the one way in
     assert _violations_in(views, lambda t: _within(t, "server.lsp.handlers")) == []
 
 
@@ -142,14 +177,19 @@ def _violations_in(names, forbidden) -> list[str]:
 def test_serve_starts_without_benchmark_or_the_sandbox_cli(entry: str):
     """What `edit-fidelity serve` loads before its first message: parse `serve` the way the console
     script (or `python -m server.lsp`) does, build the server, and list `sys.modules`."""
-    parse = ("from server.cli import build_parser; build_parser(['serve']).parse_args(['serve'])"
-             if entry == "console script" else
-             "import argparse; from server import serve_cli; p = argparse.ArgumentParser(); "
-             "serve_cli.register(p.add_subparsers()); p.parse_args(['serve'])")
-    code = f"import json, sys; {parse}; from server.lsp import create_server; create_server(); " \
-           "print(json.dumps(sorted(sys.modules)))"
-    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120,
-                          check=False)
+    parse = (
+        "from server.cli import build_parser; build_parser(['serve']).parse_args(['serve'])"
+        if entry == "console script"
+        else "import argparse; from server import serve_cli; p = argparse.ArgumentParser(); "
+        "serve_cli.register(p.add_subparsers()); p.parse_args(['serve'])"
+    )
+    code = (
+        f"import json, sys; {parse}; from server.lsp import create_server; create_server(); "
+        "print(json.dumps(sorted(sys.modules)))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120, check=False
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     loaded = json.loads(done.stdout)
     assert "server.lsp.server" in loaded and "server.serve_cli" in loaded  # it did build the server

@@ -75,7 +75,13 @@ def test_bad_input_is_one_line_and_nonzero(tmp_path: Path, args, message):
 
 
 def test_git_mode(tmp_path: Path):
-    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t"}
+    env = {
+        **os.environ,
+        "GIT_AUTHOR_NAME": "t",
+        "GIT_AUTHOR_EMAIL": "t@t",
+        "GIT_COMMITTER_NAME": "t",
+        "GIT_COMMITTER_EMAIL": "t@t",
+    }
 
     def git(*args: str) -> None:
         subprocess.run(["git", *args], cwd=tmp_path, check=True, capture_output=True, env=env)
@@ -98,8 +104,13 @@ def test_git_mode(tmp_path: Path):
     assert bad.returncode == 2 and "git" in bad.stderr
 
 
-GIT_ENV = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
-           "GIT_COMMITTER_EMAIL": "t@t"}
+GIT_ENV = {
+    **os.environ,
+    "GIT_AUTHOR_NAME": "t",
+    "GIT_AUTHOR_EMAIL": "t@t",
+    "GIT_COMMITTER_NAME": "t",
+    "GIT_COMMITTER_EMAIL": "t@t",
+}
 
 
 def _repo(root: Path, files: dict[str, str]) -> Callable[..., None]:
@@ -138,9 +149,14 @@ def test_git_untracked_files_count_and_gitignore_is_respected(tmp_path: Path):
     # from a subdirectory: the whole work tree, paths from its top
     (tmp_path / "pkg").mkdir()
     (tmp_path / "pkg" / "inner.py").write_text("y = 2\n")
-    assert set(_files(run("check", "--git", "HEAD", "--format", "json", cwd=tmp_path / "pkg"))) == {"new.py", "pkg/inner.py"}
+    assert set(_files(run("check", "--git", "HEAD", "--format", "json", cwd=tmp_path / "pkg"))) == {
+        "new.py",
+        "pkg/inner.py",
+    }
     # a path limits the listing, untracked files included
-    assert set(_files(run("check", "--git", "HEAD", "inner.py", "--format", "json", cwd=tmp_path / "pkg"))) == {"pkg/inner.py"}
+    assert set(_files(run("check", "--git", "HEAD", "inner.py", "--format", "json", cwd=tmp_path / "pkg"))) == {
+        "pkg/inner.py"
+    }
 
 
 def test_git_mv_and_plain_mv_are_renames(tmp_path: Path):
@@ -152,7 +168,11 @@ def test_git_mv_and_plain_mv_are_renames(tmp_path: Path):
     (tmp_path / "other.py").write_text("completely = 'different'\n")
     files = _files(run("check", "--git", "HEAD", "--format", "json", cwd=tmp_path))
     assert {p: (f["status"], f.get("old_path")) for p, f in files.items()} == {
-        "a2.py": ("R", "a.py"), "b2.py": ("R", "b.py"), "gone.py": ("D", None), "other.py": ("A", None)}
+        "a2.py": ("R", "a.py"),
+        "b2.py": ("R", "b.py"),
+        "gone.py": ("D", None),
+        "other.py": ("A", None),
+    }
     assert files["a2.py"]["similarity"] == 100 and 50 <= files["b2.py"]["similarity"] < 100
     assert files["a2.py"]["report"]["distance"]["raw"]["tokens"] == 0  # measured against the old path's text
     assert files["b2.py"]["report"]["distance"]["raw"]["tokens"] == 1

@@ -22,8 +22,13 @@ EDITED = """function area(w, h) {
 
 
 def run(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([str(Path(sys.executable).parent / "edit-fidelity"), *args], capture_output=True, text=True, cwd=cwd,
-                          timeout=120)
+    return subprocess.run(
+        [str(Path(sys.executable).parent / "edit-fidelity"), *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        timeout=120,
+    )
 
 
 def _kinds(report: dict) -> list[list[str]]:
@@ -55,21 +60,35 @@ def test_language_flag_and_unsupported(tmp_path: Path):
     report = json.loads(run("check", str(tmp_path / "a.txt"), str(tmp_path / "b.txt"), "--format", "json").stdout)
     assert report["language"] == "unsupported:txt" and [h["kinds"] for h in report["hunks"]] == [["logic"]]
     assert report["distance"]["raw"] == {"tokens": 1, "normalized": 1 / 3}
-    report = json.loads(run("check", str(tmp_path / "a.txt"), str(tmp_path / "b.txt"), "--language", "python",
-                            "--format", "json").stdout)
+    report = json.loads(
+        run(
+            "check", str(tmp_path / "a.txt"), str(tmp_path / "b.txt"), "--language", "python", "--format", "json"
+        ).stdout
+    )
     assert report["language"] == "python" and report["hunks"]
     done = run("check", str(tmp_path / "a.txt"), str(tmp_path / "b.txt"), "--language", "cobol")
     assert done.returncode == 2 and "Traceback" not in done.stderr
     assert len(done.stderr.strip().splitlines()) == 1 and "not a supported language" in done.stderr
 
 
-GIT_ENV = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@e", "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@e",
-           "GIT_CONFIG_GLOBAL": "/dev/null", "PATH": "/usr/bin:/bin:/usr/local/bin", "HOME": "/tmp"}
+GIT_ENV = {
+    "GIT_AUTHOR_NAME": "t",
+    "GIT_AUTHOR_EMAIL": "t@e",
+    "GIT_COMMITTER_NAME": "t",
+    "GIT_COMMITTER_EMAIL": "t@e",
+    "GIT_CONFIG_GLOBAL": "/dev/null",
+    "PATH": "/usr/bin:/bin:/usr/local/bin",
+    "HOME": "/tmp",
+}
 
 
 def test_git_mixed_languages(tmp_path: Path):
-    files = {"web/area.js": ORIGINAL, "lib/m.py": "def f(x):\n    # one\n    return x + 1\n",
-             "src/Main.java": "class Main {\n  int f(int x) {\n    return x + 1;\n  }\n}\n", "notes.txt": "a b c\n"}
+    files = {
+        "web/area.js": ORIGINAL,
+        "lib/m.py": "def f(x):\n    # one\n    return x + 1\n",
+        "src/Main.java": "class Main {\n  int f(int x) {\n    return x + 1;\n  }\n}\n",
+        "notes.txt": "a b c\n",
+    }
     for name, text in files.items():
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / name).write_text(text)
@@ -83,7 +102,11 @@ def test_git_mixed_languages(tmp_path: Path):
     assert done.returncode == 0, done.stderr
     reports = {f["path"]: f["report"] for f in json.loads(done.stdout)["files"]}
     assert {p: r["language"] for p, r in reports.items()} == {
-        "web/area.js": "javascript", "lib/m.py": "python", "src/Main.java": "java", "notes.txt": "unsupported:txt"}
+        "web/area.js": "javascript",
+        "lib/m.py": "python",
+        "src/Main.java": "java",
+        "notes.txt": "unsupported:txt",
+    }
     assert {k for ks in _kinds(reports["web/area.js"]) for k in ks} == {"rename", "comment_removed", "defensive"}
     assert _kinds(reports["lib/m.py"]) == [["comment_removed"]]
     assert _kinds(reports["src/Main.java"]) == [["rename"]]

@@ -34,7 +34,9 @@ EXE = Path(sys.executable).parent / "edit-fidelity"
 CASE_TIMEOUT_S = 90  # a bad input is refused in seconds; one that runs on is a failure too
 
 
-def walk(parser: argparse.ArgumentParser, path: tuple[str, ...] = ()) -> Iterator[tuple[tuple[str, ...], argparse.ArgumentParser, bool]]:
+def walk(
+    parser: argparse.ArgumentParser, path: tuple[str, ...] = ()
+) -> Iterator[tuple[tuple[str, ...], argparse.ArgumentParser, bool]]:
     """(command path, its parser, is a leaf) for every node under `parser`."""
     subs = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
     yield path, parser, not subs
@@ -74,9 +76,13 @@ class Case:
 
 
 def _value_actions(parser: argparse.ArgumentParser) -> list[argparse.Action]:
-    return [a for a in parser._actions
-            if not isinstance(a, (argparse._HelpAction, argparse._SubParsersAction)) and a.nargs != 0
-            and a.help != argparse.SUPPRESS]
+    return [
+        a
+        for a in parser._actions
+        if not isinstance(a, (argparse._HelpAction, argparse._SubParsersAction))
+        and a.nargs != 0
+        and a.help != argparse.SUPPRESS
+    ]
 
 
 def _filled(action: argparse.Action, garbage: str) -> list[str]:
@@ -88,8 +94,22 @@ def _filled(action: argparse.Action, garbage: str) -> list[str]:
 
 
 PATHS = ["{missing}", "{dir}", "{garbage}", "{json}"]
-PATHLIKE = ("file", "dir", "data", "path", "out", "from", "gold", "html", "stdin", "wheels", "original", "edited",
-            "paths", "suite")
+PATHLIKE = (
+    "file",
+    "dir",
+    "data",
+    "path",
+    "out",
+    "from",
+    "gold",
+    "html",
+    "stdin",
+    "wheels",
+    "original",
+    "edited",
+    "paths",
+    "suite",
+)
 
 
 def _takes_a_path(a: argparse.Action) -> bool:
@@ -142,7 +162,7 @@ def _without(argv: list[str], flag: str) -> list[str]:
     if flag not in argv:
         return list(argv)
     i = argv.index(flag)
-    return argv[:i] + argv[i + 2:]
+    return argv[:i] + argv[i + 2 :]
 
 
 @pytest.fixture(scope="module")
@@ -165,9 +185,21 @@ class Done:
 
 
 # what the handlers import when they run: imported once here, so each forked case costs its own work only
-PREIMPORT = ("benchmark.engine", "benchmark.backends", "benchmark.report", "benchmark.store", "benchmark.suites",
-             "benchmark.make_suite", "benchmark.html", "benchmark.session", "sandbox", "sandbox.core",
-             "sandbox.doctor", "sandbox.envs", "server.lsp")
+PREIMPORT = (
+    "benchmark.engine",
+    "benchmark.backends",
+    "benchmark.report",
+    "benchmark.store",
+    "benchmark.suites",
+    "benchmark.make_suite",
+    "benchmark.html",
+    "benchmark.session",
+    "sandbox",
+    "sandbox.core",
+    "sandbox.doctor",
+    "sandbox.envs",
+    "server.lsp",
+)
 
 
 def _child(argv: list[str], own: Path, cache: Path, out: Path, err: Path) -> NoReturn:
@@ -185,8 +217,14 @@ def _child(argv: list[str], own: Path, cache: Path, out: Path, err: Path) -> NoR
         logging.root.handlers.clear()  # pytest's capture handlers: a real process has none
         os.chdir(own)
         os.environ.pop("EDIT_FIDELITY_DEBUG", None)
-        os.environ.update({"EDIT_FIDELITY_DATA": str(own / "data"), "XDG_CACHE_HOME": str(cache),
-                           "HF_HUB_OFFLINE": "1", "NO_COLOR": "1"})
+        os.environ.update(
+            {
+                "EDIT_FIDELITY_DATA": str(own / "data"),
+                "XDG_CACHE_HOME": str(cache),
+                "HF_HUB_OFFLINE": "1",
+                "NO_COLOR": "1",
+            }
+        )
         sys.argv = ["edit-fidelity", *argv]
         from server.cli import main
 
@@ -238,12 +276,19 @@ def run_all(cases_: list[Case], root: Path, parallel: int) -> list[Done | None]:
         if code == -signal.SIGKILL:
             continue  # timed out: stays None
         own = Path(case_dirs[n])
-        results[n] = Done(code, (own / "stdout").read_text(errors="replace"), (own / "stderr").read_text(errors="replace"))
+        results[n] = Done(
+            code, (own / "stdout").read_text(errors="replace"), (own / "stderr").read_text(errors="replace")
+        )
     return results
 
 
-FIXTURES = {"{a}": "a.py", "{b}": "b.py", "{garbage}": "garbage.bin", "{empty}": "empty.txt",
-            "{json}": "malformed.json"}
+FIXTURES = {
+    "{a}": "a.py",
+    "{b}": "b.py",
+    "{garbage}": "garbage.bin",
+    "{empty}": "empty.txt",
+    "{json}": "malformed.json",
+}
 
 
 def _expand(argv: list[str], root: Path) -> tuple[list[str], Path]:
@@ -251,7 +296,12 @@ def _expand(argv: list[str], root: Path) -> tuple[list[str], Path]:
     to what it is given (`--out garbage.bin`), and the cases run side by side."""
     (root / "cases").mkdir(exist_ok=True)
     own = Path(tempfile.mkdtemp(dir=root / "cases"))
-    fixed = {"{data}": own / "data", "{dir}": own / "empty-dir", "{out}": own / "out", "{missing}": own / "nowhere" / "m.py"}
+    fixed = {
+        "{data}": own / "data",
+        "{dir}": own / "empty-dir",
+        "{out}": own / "out",
+        "{missing}": own / "nowhere" / "m.py",
+    }
     (own / "data").mkdir()
     (own / "empty-dir").mkdir()
     for key, name in FIXTURES.items():
@@ -282,8 +332,18 @@ def _problem(case: Case, done: Done | None) -> str | None:
 
 def test_the_walk_finds_every_subcommand():
     names = {" ".join(p) for p in LEAVES}
-    assert {"check", "serve", "bench run", "bench report", "bench compare", "bench download", "bench make-suite",
-            "sandbox run", "sandbox prepare", "sandbox doctor"} <= names
+    assert {
+        "check",
+        "serve",
+        "bench run",
+        "bench report",
+        "bench compare",
+        "bench download",
+        "bench make-suite",
+        "sandbox run",
+        "sandbox prepare",
+        "sandbox doctor",
+    } <= names
 
 
 def test_every_subcommand_survives_bad_input(inputs: Path):
@@ -334,11 +394,18 @@ def test_serve_on_a_port_in_use_is_one_line(tmp_path: Path):
         held.bind(("127.0.0.1", 0))
         held.listen()
         port = held.getsockname()[1]
-        done = subprocess.run([str(EXE), "serve", "--tcp", f"127.0.0.1:{port}"], capture_output=True, text=True,
-                              timeout=60, stdin=subprocess.DEVNULL)
+        done = subprocess.run(
+            [str(EXE), "serve", "--tcp", f"127.0.0.1:{port}"],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            stdin=subprocess.DEVNULL,
+        )
     assert done.returncode == 2 and "Traceback" not in done.stderr
-    assert done.stderr.strip() == (f"edit-fidelity serve: error: cannot listen on 127.0.0.1:{port}: the address is "
-                                   "already in use; choose another port or stop the process holding it")
+    assert done.stderr.strip() == (
+        f"edit-fidelity serve: error: cannot listen on 127.0.0.1:{port}: the address is "
+        "already in use; choose another port or stop the process holding it"
+    )
 
 
 def test_the_last_resort_guard_is_one_line_and_debug_shows_the_traceback(tmp_path: Path, monkeypatch, capsys):
@@ -353,8 +420,10 @@ def test_the_last_resort_guard_is_one_line_and_debug_shows_the_traceback(tmp_pat
     monkeypatch.delenv("EDIT_FIDELITY_DEBUG", raising=False)
     assert cli.main(["check", "a.py", "b.py"]) == 1
     err = capsys.readouterr().err
-    assert err == ("edit-fidelity check: internal error: RuntimeError: a.py vanished (please report it; "
-                   "EDIT_FIDELITY_DEBUG=1 shows the traceback)\n")
+    assert err == (
+        "edit-fidelity check: internal error: RuntimeError: a.py vanished (please report it; "
+        "EDIT_FIDELITY_DEBUG=1 shows the traceback)\n"
+    )
     monkeypatch.setenv("EDIT_FIDELITY_DEBUG", "1")
     with pytest.raises(RuntimeError, match="vanished"):
         cli.main(["check", "a.py", "b.py"])

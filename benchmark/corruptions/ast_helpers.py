@@ -52,8 +52,12 @@ def _int_const(node: ast.AST | None) -> int | None:
     """The value of an int literal (not a bool), negative ones included (`-3` is a UnaryOp)."""
     if isinstance(node, ast.Constant) and type(node.value) is int:
         return node.value
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub) and isinstance(node.operand, ast.Constant) \
-            and type(node.operand.value) is int:
+    if (
+        isinstance(node, ast.UnaryOp)
+        and isinstance(node.op, ast.USub)
+        and isinstance(node.operand, ast.Constant)
+        and type(node.operand.value) is int
+    ):
         return -node.operand.value
     return None
 
@@ -78,13 +82,19 @@ def _renamer(mapping: dict[str, str]) -> Callable[[ast.AST, Chooser], ast.AST | 
     return lambda node, ch: _rename_call(node, mapping)
 
 
-def _calls(names: set[str], *, attr: bool | None = None, args: tuple[int, int] | None = None
-           ) -> Callable[[ast.AST], list[tuple[Steps, ast.AST]]]:
+def _calls(
+    names: set[str], *, attr: bool | None = None, args: tuple[int, int] | None = None
+) -> Callable[[ast.AST], list[tuple[Steps, ast.AST]]]:
     def pred(node: ast.AST) -> bool:
         return _plain_call(node, names, attr=attr) and (args is None or _positional(node, *args))  # type: ignore[arg-type]
+
     return _self_if(pred)
 
 
 def _is_range(node: ast.AST, lo: int, hi: int) -> bool:
-    return isinstance(node, ast.Call) and _plain_call(node, {"range"}, attr=False) and not node.keywords \
+    return (
+        isinstance(node, ast.Call)
+        and _plain_call(node, {"range"}, attr=False)
+        and not node.keywords
         and _positional(node, lo, hi)
+    )

@@ -68,11 +68,16 @@ class Family:
     mutate: Callable[[ast.AST, Chooser], ast.AST | None]
 
 
-
 # ---------------------------------------------------------------- in distribution (the paper's 14)
 
-_CMP_FLIP: dict[type, type] = {ast.Lt: ast.LtE, ast.LtE: ast.Lt, ast.Gt: ast.GtE, ast.GtE: ast.Gt,
-                               ast.Eq: ast.NotEq, ast.NotEq: ast.Eq}
+_CMP_FLIP: dict[type, type] = {
+    ast.Lt: ast.LtE,
+    ast.LtE: ast.Lt,
+    ast.Gt: ast.GtE,
+    ast.GtE: ast.Gt,
+    ast.Eq: ast.NotEq,
+    ast.NotEq: ast.Eq,
+}
 
 
 def _comparison(node: ast.AST, ch: Chooser) -> ast.AST | None:
@@ -139,8 +144,13 @@ def _accumulator(node: ast.AST, ch: Chooser) -> ast.AST | None:
     return node
 
 
-_ARITH: dict[type, type] = {ast.Add: ast.Sub, ast.Sub: ast.Add, ast.Mult: ast.FloorDiv, ast.FloorDiv: ast.Div,
-                            ast.Div: ast.Mult}
+_ARITH: dict[type, type] = {
+    ast.Add: ast.Sub,
+    ast.Sub: ast.Add,
+    ast.Mult: ast.FloorDiv,
+    ast.FloorDiv: ast.Div,
+    ast.Div: ast.Mult,
+}
 
 
 def _arithmetic(node: ast.AST, ch: Chooser) -> ast.AST | None:
@@ -175,8 +185,13 @@ def _index_slice(node: ast.AST) -> bool:
     s = node.slice
     if isinstance(s, ast.Constant) and type(s.value) is int and s.value >= 0:
         return True
-    return isinstance(s, ast.BinOp) and isinstance(s.op, (ast.Add, ast.Sub)) and isinstance(s.right, ast.Constant) \
-        and s.right.value == 1 and type(s.right.value) is int
+    return (
+        isinstance(s, ast.BinOp)
+        and isinstance(s.op, (ast.Add, ast.Sub))
+        and isinstance(s.right, ast.Constant)
+        and s.right.value == 1
+        and type(s.right.value) is int
+    )
 
 
 def _list_index(node: ast.AST, ch: Chooser) -> ast.AST | None:
@@ -212,8 +227,11 @@ def _numeric(node: ast.AST, ch: Chooser) -> ast.AST | None:
 
 
 def _slice_target(node: ast.AST) -> bool:
-    return isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Slice) and (
-        _int_const(node.slice.lower) is not None or _int_const(node.slice.upper) is not None)
+    return (
+        isinstance(node, ast.Subscript)
+        and isinstance(node.slice, ast.Slice)
+        and (_int_const(node.slice.lower) is not None or _int_const(node.slice.upper) is not None)
+    )
 
 
 def _shift(value: int, ch: Chooser) -> int:
@@ -281,67 +299,187 @@ def _flip_bool(node: ast.AST, ch: Chooser) -> ast.AST:
 
 FAMILIES: tuple[Family, ...] = (
     # in distribution
-    Family("mutate_comparison_operators", "in", "< with <=, > with >=, == with !=",
-           _self_if(lambda n: isinstance(n, ast.Compare) and any(type(o) in _CMP_FLIP for o in n.ops)), _comparison),
+    Family(
+        "mutate_comparison_operators",
+        "in",
+        "< with <=, > with >=, == with !=",
+        _self_if(lambda n: isinstance(n, ast.Compare) and any(type(o) in _CMP_FLIP for o in n.ops)),
+        _comparison,
+    ),
     Family("mutate_range_bounds", "in", "range bound +/- 1", _self_if(lambda n: _is_range(n, 1, 2)), _range_bounds),
     Family("mutate_sort_order", "in", "sort order flipped (reverse / ascending)", _self_if(_is_sort), _sort_order),
-    Family("mutate_accumulator_init", "in", "accumulator starts at 1 / [0] instead of 0 / []",
-           _self_if(_is_accumulator_init), _accumulator),
-    Family("mutate_arithmetic_operators", "in", "+ with -, * with //, // with /, / with *",
-           _self_if(lambda n: isinstance(n, ast.BinOp) and type(n.op) in _ARITH), _arithmetic),
-    Family("mutate_edge_case_guards", "in", "guard inverted (`if not x` -> `if x`, 0 <-> 1 in a test)",
-           _edge_guard_find, _guard),
-    Family("mutate_list_indexing", "in", "index shifted (x[0] -> x[1], x[i + 1] -> x[i])", _self_if(_index_slice),
-           _list_index),
-    Family("mutate_function_call_name", "in", "mean -> median, max -> min, sum -> len",
-           _calls(set(_NAME_SWAP)), _renamer(_NAME_SWAP)),
+    Family(
+        "mutate_accumulator_init",
+        "in",
+        "accumulator starts at 1 / [0] instead of 0 / []",
+        _self_if(_is_accumulator_init),
+        _accumulator,
+    ),
+    Family(
+        "mutate_arithmetic_operators",
+        "in",
+        "+ with -, * with //, // with /, / with *",
+        _self_if(lambda n: isinstance(n, ast.BinOp) and type(n.op) in _ARITH),
+        _arithmetic,
+    ),
+    Family(
+        "mutate_edge_case_guards",
+        "in",
+        "guard inverted (`if not x` -> `if x`, 0 <-> 1 in a test)",
+        _edge_guard_find,
+        _guard,
+    ),
+    Family(
+        "mutate_list_indexing",
+        "in",
+        "index shifted (x[0] -> x[1], x[i + 1] -> x[i])",
+        _self_if(_index_slice),
+        _list_index,
+    ),
+    Family(
+        "mutate_function_call_name",
+        "in",
+        "mean -> median, max -> min, sum -> len",
+        _calls(set(_NAME_SWAP)),
+        _renamer(_NAME_SWAP),
+    ),
     Family("mutate_remove_copy_calls", "in", "`.copy()` removed", _self_if(_remove_copy_target), _drop_copy),
-    Family("mutate_boolean_constants", "in", "True <-> False",
-           _self_if(lambda n: isinstance(n, ast.Constant) and isinstance(n.value, bool)), _flip_bool),
+    Family(
+        "mutate_boolean_constants",
+        "in",
+        "True <-> False",
+        _self_if(lambda n: isinstance(n, ast.Constant) and isinstance(n.value, bool)),
+        _flip_bool,
+    ),
     Family("mutate_numeric_constants", "in", "number +/- 1 (floats +/- 0.1)", _self_if(_numeric_target), _numeric),
     Family("mutate_slice_bounds", "in", "slice bound shifted by one", _self_if(_slice_target), _slice_bounds),
-    Family("mutate_conditional_inversion", "in", "one operand of an and/or chain negated", _self_if(_bool_chain),
-           _invert_operand),
-    Family("mutate_range_step", "in", "range step added (2) or grown by one", _self_if(_range_step_target),
-           _range_step),
+    Family(
+        "mutate_conditional_inversion",
+        "in",
+        "one operand of an and/or chain negated",
+        _self_if(_bool_chain),
+        _invert_operand,
+    ),
+    Family(
+        "mutate_range_step", "in", "range step added (2) or grown by one", _self_if(_range_step_target), _range_step
+    ),
     # held out
     Family("mutate_min_max", "ood", "min -> max", _calls({"min"}), _renamer({"min": "max"})),
     Family("mutate_abs_removal", "ood", "abs(x) -> x", _calls({"abs"}, args=(1, 1)), _abs_removal),
-    Family("mutate_append_extend", "ood", ".append <-> .extend", _calls({"append", "extend"}, attr=True, args=(1, 1)),
-           _renamer({"append": "extend", "extend": "append"})),
+    Family(
+        "mutate_append_extend",
+        "ood",
+        ".append <-> .extend",
+        _calls({"append", "extend"}, attr=True, args=(1, 1)),
+        _renamer({"append": "extend", "extend": "append"}),
+    ),
     Family("mutate_enumerate_start", "ood", "enumerate start + 1", _self_if(_enumerate_target), _enumerate_start),
-    Family("mutate_break_continue", "ood", "break <-> continue",
-           _self_if(lambda n: isinstance(n, (ast.Break, ast.Continue))), _break_continue),
-    Family("mutate_dict_get_default", "ood", "d.get(k, default) -> d.get(k)", _self_if(_get_default_target),
-           _drop_get_default),
-    Family("mutate_lower_upper", "ood", ".lower() <-> .upper()", _self_if(_no_arg_method({"lower", "upper"})),
-           _renamer({"lower": "upper", "upper": "lower"})),
-    Family("mutate_strip_variants", "ood", "strip -> lstrip/rstrip, lstrip <-> rstrip",
-           _calls({"strip", "lstrip", "rstrip"}, attr=True), _strip),
-    Family("mutate_join_separator", "ood", "join separator '' <-> ' ' (others -> '')", _self_if(_join_target),
-           _join_separator),
-    Family("mutate_sorted_key_len", "ood", "key=len added to / removed from a sort", _self_if(_sort_key_target),
-           _sort_key_len),
-    Family("mutate_set_list_cast", "ood", "set(...) <-> list(...)", _self_if(_cast_target),
-           _renamer({"set": "list", "list": "set"})),
-    Family("mutate_round_int", "ood", "round(x) <-> int(x)", _self_if(_round_int_target),
-           _renamer({"round": "int", "int": "round"})),
-    Family("mutate_comprehension_filter", "ood", "a comprehension's `if` filter removed", _self_if(_filter_target),
-           _remove_filter),
-    Family("mutate_find_index", "ood", ".find <-> .index", _calls({"find", "index"}, attr=True),
-           _renamer({"find": "index", "index": "find"})),
-    Family("mutate_any_all", "ood", "any <-> all", _calls({"any", "all"}, attr=False, args=(1, 1)),
-           _renamer({"any": "all", "all": "any"})),
+    Family(
+        "mutate_break_continue",
+        "ood",
+        "break <-> continue",
+        _self_if(lambda n: isinstance(n, (ast.Break, ast.Continue))),
+        _break_continue,
+    ),
+    Family(
+        "mutate_dict_get_default",
+        "ood",
+        "d.get(k, default) -> d.get(k)",
+        _self_if(_get_default_target),
+        _drop_get_default,
+    ),
+    Family(
+        "mutate_lower_upper",
+        "ood",
+        ".lower() <-> .upper()",
+        _self_if(_no_arg_method({"lower", "upper"})),
+        _renamer({"lower": "upper", "upper": "lower"}),
+    ),
+    Family(
+        "mutate_strip_variants",
+        "ood",
+        "strip -> lstrip/rstrip, lstrip <-> rstrip",
+        _calls({"strip", "lstrip", "rstrip"}, attr=True),
+        _strip,
+    ),
+    Family(
+        "mutate_join_separator",
+        "ood",
+        "join separator '' <-> ' ' (others -> '')",
+        _self_if(_join_target),
+        _join_separator,
+    ),
+    Family(
+        "mutate_sorted_key_len",
+        "ood",
+        "key=len added to / removed from a sort",
+        _self_if(_sort_key_target),
+        _sort_key_len,
+    ),
+    Family(
+        "mutate_set_list_cast",
+        "ood",
+        "set(...) <-> list(...)",
+        _self_if(_cast_target),
+        _renamer({"set": "list", "list": "set"}),
+    ),
+    Family(
+        "mutate_round_int",
+        "ood",
+        "round(x) <-> int(x)",
+        _self_if(_round_int_target),
+        _renamer({"round": "int", "int": "round"}),
+    ),
+    Family(
+        "mutate_comprehension_filter",
+        "ood",
+        "a comprehension's `if` filter removed",
+        _self_if(_filter_target),
+        _remove_filter,
+    ),
+    Family(
+        "mutate_find_index",
+        "ood",
+        ".find <-> .index",
+        _calls({"find", "index"}, attr=True),
+        _renamer({"find": "index", "index": "find"}),
+    ),
+    Family(
+        "mutate_any_all",
+        "ood",
+        "any <-> all",
+        _calls({"any", "all"}, attr=False, args=(1, 1)),
+        _renamer({"any": "all", "all": "any"}),
+    ),
     Family("mutate_zip_order", "ood", "zip(a, b) -> zip(b, a)", _self_if(_zip_target), _zip_order),
-    Family("mutate_range_len_endpoint", "ood", "range(len(x)) <-> range(len(x) - 1)", _self_if(_range_len_target),
-           _range_len_endpoint),
-    Family("mutate_negative_index", "ood", "negative index shifted (x[-1] -> x[-2])", _self_if(_negative_index_target),
-           _negative_index),
-    Family("mutate_dict_views", "ood", ".keys() <-> .values(), .items() -> .keys()",
-           _self_if(_no_arg_method({"keys", "values", "items"})),
-           _renamer({"keys": "values", "values": "keys", "items": "keys"})),
-    Family("mutate_none_comparison", "ood", "`== None` <-> `is None` (and the negations)", _self_if(_none_target),
-           _none_comparison),
+    Family(
+        "mutate_range_len_endpoint",
+        "ood",
+        "range(len(x)) <-> range(len(x) - 1)",
+        _self_if(_range_len_target),
+        _range_len_endpoint,
+    ),
+    Family(
+        "mutate_negative_index",
+        "ood",
+        "negative index shifted (x[-1] -> x[-2])",
+        _self_if(_negative_index_target),
+        _negative_index,
+    ),
+    Family(
+        "mutate_dict_views",
+        "ood",
+        ".keys() <-> .values(), .items() -> .keys()",
+        _self_if(_no_arg_method({"keys", "values", "items"})),
+        _renamer({"keys": "values", "values": "keys", "items": "keys"}),
+    ),
+    Family(
+        "mutate_none_comparison",
+        "ood",
+        "`== None` <-> `is None` (and the negations)",
+        _self_if(_none_target),
+        _none_comparison,
+    ),
 )
 BY_NAME: dict[str, Family] = {f.name: f for f in FAMILIES}
 IN_DISTRIBUTION: tuple[Family, ...] = tuple(f for f in FAMILIES if f.group == "in")
@@ -362,8 +500,10 @@ def select(spec: str) -> tuple[Family, ...]:
             continue
         fam = BY_NAME.get(raw) or BY_NAME.get(f"mutate_{raw}")
         if fam is None:
-            raise ValueError(f"unknown corruption family {raw!r}; use in, ood, all or names from: "
-                             + ", ".join(f.name for f in FAMILIES))
+            raise ValueError(
+                f"unknown corruption family {raw!r}; use in, ood, all or names from: "
+                + ", ".join(f.name for f in FAMILIES)
+            )
         chosen.append(fam)
     if not chosen:
         raise ValueError("no corruption family given")

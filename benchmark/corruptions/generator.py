@@ -120,8 +120,9 @@ def _overlaps(a: Steps, b: Steps) -> bool:
     return a[:n] == b[:n]
 
 
-def targets(func: Function, family: Family, taken: Sequence[Steps] = (), *, nested: bool = True
-            ) -> list[tuple[Steps, ast.AST]]:
+def targets(
+    func: Function, family: Family, taken: Sequence[Steps] = (), *, nested: bool = True
+) -> list[tuple[Steps, ast.AST]]:
     """The family's targets in the function, minus those inside (or around) an earlier corruption."""
     found = []
     for path, node in walk_body(func, nested=nested):
@@ -132,8 +133,14 @@ def targets(func: Function, family: Family, taken: Sequence[Steps] = (), *, nest
     return found
 
 
-def corrupt(source: str, families: Sequence[Family], *, max_corruptions: int, chooser: Chooser,
-            functions: Literal["first", "all"] = "first") -> Corrupted:
+def corrupt(
+    source: str,
+    families: Sequence[Family],
+    *,
+    max_corruptions: int,
+    chooser: Chooser,
+    functions: Literal["first", "all"] = "first",
+) -> Corrupted:
     """1 to `max_corruptions` corruptions of the first function (or of any function), families tried in a
     chosen order."""
     if max_corruptions < 1:
@@ -156,8 +163,11 @@ def corrupt(source: str, families: Sequence[Family], *, max_corruptions: int, ch
             break
         funcs = all_functions(tree)
         scope = range(len(funcs)) if functions == "all" else range(1)
-        found = [(fi, path, target) for fi in scope
-                 for path, target in targets(funcs[fi], family, taken.get(fi, ()), nested=functions == "first")]
+        found = [
+            (fi, path, target)
+            for fi in scope
+            for path, target in targets(funcs[fi], family, taken.get(fi, ()), nested=functions == "first")
+        ]
         if not found:
             not_applicable.append(family.name)
             continue
@@ -178,9 +188,17 @@ def corrupt(source: str, families: Sequence[Family], *, max_corruptions: int, ch
             except SyntaxError as exc:  # never expected: a mutation must stay valid Python
                 rejected.append(f"{family.name}: does not unparse to valid Python ({exc})")
                 continue
-            applied.append(Corruption(family=family.name, line=getattr(target, "lineno", None), function=fi,
-                                      path=list(path), kind="stmt" if isinstance(target, ast.stmt) else "expr",
-                                      before=before, after=after))
+            applied.append(
+                Corruption(
+                    family=family.name,
+                    line=getattr(target, "lineno", None),
+                    function=fi,
+                    path=list(path),
+                    kind="stmt" if isinstance(target, ast.stmt) else "expr",
+                    before=before,
+                    after=after,
+                )
+            )
             taken.setdefault(fi, []).append(path)
             tree = candidate
             break
@@ -189,8 +207,11 @@ def corrupt(source: str, families: Sequence[Family], *, max_corruptions: int, ch
     if not applied:
         tried = ", ".join(not_applicable) or "none"
         where = "the first function" if functions == "first" else "any function"
-        raise CorruptionError(f"no corruption family applies to {where} (no target for: {tried}"
-                              + (f"; rejected: {'; '.join(rejected)}" if rejected else "") + ")")
+        raise CorruptionError(
+            f"no corruption family applies to {where} (no target for: {tried}"
+            + (f"; rejected: {'; '.join(rejected)}" if rejected else "")
+            + ")"
+        )
     return Corrupted(source=ast.unparse(tree), corruptions=applied, not_applicable=not_applicable, rejected=rejected)
 
 
@@ -224,5 +245,8 @@ def invert(corrupted: str, corruptions: Sequence[Corruption]) -> str:
 
 def gold_patch(corrupted: str, fixed: str) -> str:
     """The inverse as a unified diff of the corrupted program against the fixed one."""
-    return "".join(difflib.unified_diff(corrupted.splitlines(keepends=True), fixed.splitlines(keepends=True),
-                                        "corrupted.py", "fixed.py"))
+    return "".join(
+        difflib.unified_diff(
+            corrupted.splitlines(keepends=True), fixed.splitlines(keepends=True), "corrupted.py", "fixed.py"
+        )
+    )

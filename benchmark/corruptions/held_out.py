@@ -62,14 +62,20 @@ def _no_arg_method(names: set[str]) -> Callable[[ast.AST], bool]:
 def _strip(node: ast.AST, ch: Chooser) -> ast.AST | None:
     assert isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
     attr = node.func.attr
-    node.func.attr = ("lstrip" if ch.coin() else "rstrip") if attr == "strip" else \
-        ("rstrip" if attr == "lstrip" else "lstrip")
+    node.func.attr = (
+        ("lstrip" if ch.coin() else "rstrip") if attr == "strip" else ("rstrip" if attr == "lstrip" else "lstrip")
+    )
     return node
 
 
 def _join_target(node: ast.AST) -> bool:
-    return isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "join" \
-        and isinstance(node.func.value, ast.Constant) and isinstance(node.func.value.value, str)
+    return (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "join"
+        and isinstance(node.func.value, ast.Constant)
+        and isinstance(node.func.value.value, str)
+    )
 
 
 def _join_separator(node: ast.AST, ch: Chooser) -> ast.AST | None:
@@ -133,8 +139,13 @@ def _is_len_call(node: ast.AST) -> bool:
 
 
 def _len_minus_one(node: ast.AST) -> bool:
-    return isinstance(node, ast.BinOp) and isinstance(node.op, ast.Sub) and _is_len_call(node.left) \
-        and isinstance(node.right, ast.Constant) and node.right.value == 1
+    return (
+        isinstance(node, ast.BinOp)
+        and isinstance(node.op, ast.Sub)
+        and _is_len_call(node.left)
+        and isinstance(node.right, ast.Constant)
+        and node.right.value == 1
+    )
 
 
 def _range_len_target(node: ast.AST) -> bool:
@@ -162,9 +173,12 @@ def _negative_index(node: ast.AST, ch: Chooser) -> ast.AST | None:
 
 
 def _none_target(node: ast.AST) -> bool:
-    return isinstance(node, ast.Compare) and len(node.ops) == 1 \
-        and isinstance(node.ops[0], (ast.Eq, ast.NotEq, ast.Is, ast.IsNot)) \
+    return (
+        isinstance(node, ast.Compare)
+        and len(node.ops) == 1
+        and isinstance(node.ops[0], (ast.Eq, ast.NotEq, ast.Is, ast.IsNot))
         and any(isinstance(x, ast.Constant) and x.value is None for x in (node.left, node.comparators[0]))
+    )
 
 
 _NONE_FLIP: dict[type, type] = {ast.Eq: ast.Is, ast.NotEq: ast.IsNot, ast.Is: ast.Eq, ast.IsNot: ast.NotEq}

@@ -21,7 +21,7 @@ TestKind = Literal["unittest", "script"]
 MARK = "@@edit-fidelity-tests@@"
 
 # Runs inside the sandbox (the suite's own interpreter); prints one marked JSON line at the end.
-RUNNER = r'''
+RUNNER = r"""
 import io, json, os, sys, time, types, unittest
 from contextlib import redirect_stderr, redirect_stdout
 
@@ -87,7 +87,7 @@ out.update(tests_run=result.testsRun, failures=len(result.failures), errors=len(
 out["problems"] = [[t.id().rsplit(".", 1)[-1], trace[-1500:]] for t, trace in (result.errors + result.failures)[:20]]
 out["ok"] = out["load_error"] is None and result.wasSuccessful() and result.testsRun > 0
 finish(0 if out["ok"] else 1)
-'''
+"""
 
 _NO_MODULE = re.compile(r"ModuleNotFoundError: No module named '([\w.]+)'")
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
@@ -145,7 +145,7 @@ def read_result(res: Any, kind: TestKind) -> TestRun:
     at = stdout.rfind(MARK)
     if at >= 0:
         try:
-            report = json.loads(stdout[at + len(MARK):].strip().splitlines()[0])
+            report = json.loads(stdout[at + len(MARK) :].strip().splitlines()[0])
         except (ValueError, IndexError):
             report = None
     if report is None:  # killed, crashed, or the program closed our stdout: no report
@@ -165,8 +165,16 @@ def read_result(res: Any, kind: TestKind) -> TestRun:
     return run
 
 
-async def run_tests(box: Any, solution: str, tests: str, *, kind: TestKind, env: str | None,
-                    timeout_s: float, memory_mb: int | None = None) -> TestRun:
+async def run_tests(
+    box: Any,
+    solution: str,
+    tests: str,
+    *,
+    kind: TestKind,
+    env: str | None,
+    timeout_s: float,
+    memory_mb: int | None = None,
+) -> TestRun:
     """Run `tests` against `solution` in the sandbox `box` with the suite environment `env`."""
     files, entry = files_for(solution, tests, kind)
     res = await box.arun(files, entry, suite=env, timeout_s=timeout_s, memory_mb=memory_mb)

@@ -10,8 +10,10 @@ from benchmark.overedits import make
 def main() -> int:
     argv = sys.argv[1:]
     if not argv or argv[0] != "make":
-        print("usage: python -m benchmark.overedits make --out FILE [--from overedit|canitedit|FILE.jsonl] ...",
-              file=sys.stderr)
+        print(
+            "usage: python -m benchmark.overedits make --out FILE [--from overedit|canitedit|FILE.jsonl] ...",
+            file=sys.stderr,
+        )
         return 2
     return make.main(argv[1:])
 

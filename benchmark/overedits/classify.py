@@ -38,8 +38,10 @@ def _views(c: Candidate, report: FidelityReport, judge: str) -> list[tuple[list[
     if judge == "core":
         return [(list(h.kinds), h.unrequested) for h in report.hunks]
     verdicts = judge_units(report, c.instruction, original=c.original, edited=c.candidate)
-    return [(list(h.kinds) if v.flagged else [k for k in h.kinds if k not in UNREQUESTED_KINDS], v.flagged)
-            for h, v in zip(report.hunks, verdicts, strict=True)]
+    return [
+        (list(h.kinds) if v.flagged else [k for k in h.kinds if k not in UNREQUESTED_KINDS], v.flagged)
+        for h, v in zip(report.hunks, verdicts, strict=True)
+    ]
 
 
 def _widen(text: str, spans: list[tuple[int, int]], slide: bool = False) -> list[tuple[int, int]]:
@@ -102,12 +104,29 @@ def evaluate(cands: list[Candidate], judge: str = "core") -> dict:
         views = _views(c, report, judge)
         unit_spans = [_widen(c.candidate, new_spans(c.original, report.edits, h.edits)) for h in report.hunks]
         whole = c.target[0] <= 1 and c.target[1] >= c.original.count("\n") + 2
-        lo, hi = (0, len(c.candidate)) if whole else _function_span(c.candidate, c.entry) if c.language == "python" \
+        lo, hi = (
+            (0, len(c.candidate))
+            if whole
+            else _function_span(c.candidate, c.entry)
+            if c.language == "python"
             else lang_make.function_span(c.candidate, c.language, c.entry)
+        )
         # a change that reaches outside the target function is outside the target (a deletion at the
         # function's first character removed its own first lines: a doc comment above it)
-        truth = [(tuple(ch.kinds) + (("outside_target",) if "outside_target" not in ch.kinds and ch.spans and any(
-                  (e <= lo if s < e else s < lo) or s >= hi for s, e in ch.spans) else ()), _widen(c.candidate, ch.spans, slide=True)) for ch in c.changes]
+        truth = [
+            (
+                tuple(ch.kinds)
+                + (
+                    ("outside_target",)
+                    if "outside_target" not in ch.kinds
+                    and ch.spans
+                    and any((e <= lo if s < e else s < lo) or s >= hi for s, e in ch.spans)
+                    else ()
+                ),
+                _widen(c.candidate, ch.spans, slide=True),
+            )
+            for ch in c.changes
+        ]
         fix = list(c.fix_spans)
         truth.append((("logic",), _widen(c.candidate, fix)))
         for h, (hkinds, _), spans in zip(report.hunks, views, unit_spans):
@@ -121,8 +140,10 @@ def evaluate(cands: list[Candidate], judge: str = "core") -> dict:
         for kinds, tsp in truth:
             for k in kinds:
                 total[k] += 1
-                if any(k in hkinds and any(_overlaps(u, t) for u in spans for t in tsp)
-                       for (hkinds, _), spans in zip(views, unit_spans)):
+                if any(
+                    k in hkinds and any(_overlaps(u, t) for u in spans for t in tsp)
+                    for (hkinds, _), spans in zip(views, unit_spans)
+                ):
                     found[k] += 1
                 else:
                     misses.append(f"{c.id}: change {kinds} not found")
@@ -132,18 +153,32 @@ def evaluate(cands: list[Candidate], judge: str = "core") -> dict:
         else:
             misses.append(f"{c.id}: a flagged unit holds part of the fix")
         reverted = apply_text_edits(c.original, [e for h, (_, f) in zip(report.hunks, views) if not f for e in h.edits])
-        if (paper_tokens(reverted) == paper_tokens(c.gold) if c.language == "python"
-                else lang_make.tokens_equal(reverted, c.gold, c.language)):
+        if (
+            paper_tokens(reverted) == paper_tokens(c.gold)
+            if c.language == "python"
+            else lang_make.tokens_equal(reverted, c.gold, c.language)
+        ):
             revert_gold += 1
         else:
             misses.append(f"{c.id}: revert unrequested is not the gold fix")
     all_kinds = sorted(set(total) | set(tp) | set(fp))
-    table = {k: {"precision": tp[k] / (tp[k] + fp[k]) if tp[k] + fp[k] else None,
-                 "recall": found[k] / total[k] if total[k] else None,
-                 "changes": total[k], "units": tp[k] + fp[k]} for k in all_kinds}
+    table = {
+        k: {
+            "precision": tp[k] / (tp[k] + fp[k]) if tp[k] + fp[k] else None,
+            "recall": found[k] / total[k] if total[k] else None,
+            "changes": total[k],
+            "units": tp[k] + fp[k],
+        }
+        for k in all_kinds
+    }
     n = len(cands)
-    return {"candidates": n, "kinds": table, "fix_kept": fix_kept / n if n else None,
-            "revert_gold": revert_gold / n if n else None, "misses": misses}
+    return {
+        "candidates": n,
+        "kinds": table,
+        "fix_kept": fix_kept / n if n else None,
+        "revert_gold": revert_gold / n if n else None,
+        "misses": misses,
+    }
 
 
 def _cell(x: float | None) -> str:
@@ -151,23 +186,35 @@ def _cell(x: float | None) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m benchmark.overedits.classify", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="python -m benchmark.overedits.classify",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.add_argument("corpus", type=Path)
     parser.add_argument("--misses", type=int, default=0, help="print the first N misclassified units/changes")
-    parser.add_argument("--judge", choices=JUDGES, default="core",
-                        help="aware: also judge units against each candidate's instruction, tables side by side")
+    parser.add_argument(
+        "--judge",
+        choices=JUDGES,
+        default="core",
+        help="aware: also judge units against each candidate's instruction, tables side by side",
+    )
     args = parser.parse_args(argv)
     if (cands := load_corpus(args.corpus)) is None:
         return 2
     if args.judge == "aware" and (missing := next((c.id for c in cands if c.instruction is None), None)):
-        print(f"error: {args.corpus}: candidate {missing} has no instruction (an older corpus); "
-              "regenerate it with `python -m benchmark.overedits make`", file=sys.stderr)
+        print(
+            f"error: {args.corpus}: candidate {missing} has no instruction (an older corpus); "
+            "regenerate it with `python -m benchmark.overedits make`",
+            file=sys.stderr,
+        )
         return 2
     judges = ("core",) if args.judge == "core" else ("core", "aware")
     results = {j: evaluate(cands, j) for j in judges}
     print(f"{len(cands)} candidates")
-    head = "".join(f" {j + ' P':>9} {j + ' R':>8}" if len(judges) > 1 else f" {'precision':>9} {'recall':>7}" for j in judges)
+    head = "".join(
+        f" {j + ' P':>9} {j + ' R':>8}" if len(judges) > 1 else f" {'precision':>9} {'recall':>7}" for j in judges
+    )
     print(f"{'kind':<18}{head} {'changes':>8} {'units':>6}")
     kinds = sorted({k for r in results.values() for k in r["kinds"]})
     for k in kinds:
@@ -177,18 +224,24 @@ def main(argv: list[str] | None = None) -> int:
         core = results["core"]["kinds"].get(k, {"changes": 0, "units": 0})
         print(f"{k:<18}{cells} {core['changes']:>8} {core['units']:>6}")
     for j, r in results.items():
-        print(f"{j + ': ' if len(judges) > 1 else ''}fix kept: {_cell(r['fix_kept'])}   "
-              f"revert unrequested = gold: {_cell(r['revert_gold'])}")
+        print(
+            f"{j + ': ' if len(judges) > 1 else ''}fix kept: {_cell(r['fix_kept'])}   "
+            f"revert unrequested = gold: {_cell(r['revert_gold'])}"
+        )
     languages = sorted({c.language for c in cands})
     if languages != ["python"]:  # the core's table per language
         print(f"\n{'language':<12}{'kind':<18} {'precision':>9} {'recall':>7} {'changes':>8} {'units':>6}")
         for lang in languages:
             r = evaluate([c for c in cands if c.language == lang], "core")
             for k, row in r["kinds"].items():
-                print(f"{lang:<12}{k:<18} {_cell(row['precision']):>9} {_cell(row['recall']):>7} {row['changes']:>8} "
-                      f"{row['units']:>6}")
-            print(f"{lang:<12}{r['candidates']} candidates, fix kept: {_cell(r['fix_kept'])}   "
-                  f"revert unrequested = gold: {_cell(r['revert_gold'])}")
+                print(
+                    f"{lang:<12}{k:<18} {_cell(row['precision']):>9} {_cell(row['recall']):>7} {row['changes']:>8} "
+                    f"{row['units']:>6}"
+                )
+            print(
+                f"{lang:<12}{r['candidates']} candidates, fix kept: {_cell(r['fix_kept'])}   "
+                f"revert unrequested = gold: {_cell(r['revert_gold'])}"
+            )
     for j, r in results.items():
         for line in r["misses"][: args.misses]:
             print(f"  {j + ': ' if len(judges) > 1 else ''}{line}")

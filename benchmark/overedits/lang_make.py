@@ -44,7 +44,10 @@ if TYPE_CHECKING:
     from sandbox import Sandbox
 
 # pairs that could not be told apart: a removed comment next to a placeholder comment just added
-_CONFLICTS = (frozenset(("comment_removed", "lazy_placeholder")), frozenset(("doc_comment_removed", "lazy_placeholder")))
+_CONFLICTS = (
+    frozenset(("comment_removed", "lazy_placeholder")),
+    frozenset(("doc_comment_removed", "lazy_placeholder")),
+)
 _TREE_KINDS = frozenset({"formatting_only", "comment_only", "comment_removed"})
 
 
@@ -94,7 +97,9 @@ def _entry(pair: LangPair, gold: str) -> tuple[LangFunction, tuple[int, int]] | 
     report = measure(pair.original, gold, language=pair.language)
     lines = [ln for h in report.hunks for ln in (h.start_line, h.end_line)]
     src = parse(pair.original, by_name(pair.language))
-    holding = [f for f in functions(src) if f.kind != "lambda" and lines and all(f.start <= ln <= f.end for ln in lines)]
+    holding = [
+        f for f in functions(src) if f.kind != "lambda" and lines and all(f.start <= ln <= f.end for ln in lines)
+    ]
     if not holding:
         return None
     fn = max(holding, key=lambda f: f.depth)
@@ -137,7 +142,8 @@ def candidates_for(pair: LangPair, source: str, seed: int, per_task: int) -> lis
                 continue
             taken = [span for g in spans[1:] for span in g]
             if any(s <= te and ts <= e for s, e, _ in reps for ts, te in taken) or any(
-                    s <= fe and fs <= e for s, e, _ in reps for fs, fe in spans[0]):
+                s <= fe and fs <= e for s, e, _ in reps for fs, fe in spans[0]
+            ):
                 continue  # on top of (or touching: `2` -> `1)`) an earlier change or the fix: one token run
             got = land(text, reps, spans, lambda t: not parse(t, lang).errors)
             if got is None:
@@ -147,15 +153,30 @@ def candidates_for(pair: LangPair, source: str, seed: int, per_task: int) -> lis
             changes.append((family, spans[-1]))
         if not changes:
             continue
-        out.append(Candidate(
-            id=f"{source}/{pair.task_id}#{n}", task_id=pair.task_id, source=source, original=pair.original, gold=gold,
-            candidate=text, tests=pair.tests, test_kind=pair.test_kind, env=None, target=target,
-            entry=entry.qualname, fix_spans=list(spans[0]), instruction=pair.instruction, language=pair.language,
-            changes=[Change(f, list(KINDS[f]), list(s)) for f, s in changes]))
+        out.append(
+            Candidate(
+                id=f"{source}/{pair.task_id}#{n}",
+                task_id=pair.task_id,
+                source=source,
+                original=pair.original,
+                gold=gold,
+                candidate=text,
+                tests=pair.tests,
+                test_kind=pair.test_kind,
+                env=None,
+                target=target,
+                entry=entry.qualname,
+                fix_spans=list(spans[0]),
+                instruction=pair.instruction,
+                language=pair.language,
+                changes=[Change(f, list(KINDS[f]), list(s)) for f, s in changes],
+            )
+        )
     return out
 
 
 # ------------------------------------------------------------------ tests (optional, cached)
+
 
 def _key(c: Candidate) -> str:
     return hashlib.sha256(json.dumps([c.language, c.candidate, c.tests, c.test_kind]).encode()).hexdigest()
@@ -213,6 +234,7 @@ async def run_tests(cands: list[Candidate], cache_path: Path, data: str | None, 
     runner = _Runner(data, box)
     gate = asyncio.Semaphore(workers)
     try:
+
         async def run(c: Candidate) -> bool | None:
             key = _key(c)
             if key not in cache:
@@ -225,6 +247,7 @@ async def run_tests(cands: list[Candidate], cache_path: Path, data: str | None, 
             # nothing about its candidates: they stay unjudged
             gold = await run(msgspec.structs.replace(c, candidate=c.gold))
             return msgspec.structs.replace(c, tests_passed=None if not gold else await run(c))
+
         done = await asyncio.gather(*(one(c) for c in cands))
     finally:
         box.close()
@@ -236,8 +259,11 @@ def main(args: argparse.Namespace) -> int:
     """The `make` command for a `lang_sources.SOURCES` source (arguments parsed by `make.main`)."""
     unknown = [s for s in args.source.split(",") if s not in lang_sources.SOURCES]
     if unknown:
-        print(f"error: unknown source {', '.join(map(repr, unknown))} next to the other languages' sources: "
-              f"choose from {', '.join(lang_sources.SOURCES)}", file=sys.stderr)
+        print(
+            f"error: unknown source {', '.join(map(repr, unknown))} next to the other languages' sources: "
+            f"choose from {', '.join(lang_sources.SOURCES)}",
+            file=sys.stderr,
+        )
         return 2
     cands: list[Candidate] = []
     pairs: list[LangPair] = []
@@ -249,13 +275,19 @@ def main(args: argparse.Namespace) -> int:
             return 2
         pairs += got
         cands += [c for p in got for c in candidates_for(p, source, args.seed, args.per_task)]
-    print(f"{len({(c.source, c.task_id) for c in cands})} of {len(pairs)} programs give candidates (the others: a gold edit "
-          "the core flags on its own, no named function around the fix)", file=sys.stderr)
+    print(
+        f"{len({(c.source, c.task_id) for c in cands})} of {len(pairs)} programs give candidates (the others: a gold edit "
+        "the core flags on its own, no named function around the fix)",
+        file=sys.stderr,
+    )
     if args.tests:
         cands = asyncio.run(run_tests(cands, args.out.with_suffix(".testcache.json"), args.data, args.workers))
         ran = [c for c in cands if c.tests_passed is not None]
-        print(f"{sum(bool(c.tests_passed) for c in ran)} of {len(ran)} candidates with tests pass them "
-              f"({len(cands) - len(ran)} have none here or a gold that fails them, kept unjudged)", file=sys.stderr)
+        print(
+            f"{sum(bool(c.tests_passed) for c in ran)} of {len(ran)} candidates with tests pass them "
+            f"({len(cands) - len(ran)} have none here or a gold that fails them, kept unjudged)",
+            file=sys.stderr,
+        )
         cands = [c for c in cands if c.tests_passed is not False]
     args.out.write_bytes(b"".join(msgspec.json.encode(c) + b"\n" for c in cands))
     print(f"wrote {len(cands)} candidates from {len(pairs)} programs to {args.out}", file=sys.stderr)

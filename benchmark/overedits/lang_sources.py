@@ -29,8 +29,12 @@ from benchmark.overedits.lang_transforms import JS_LIKE, nodes
 from server.fidelity.lang import by_name, comments, functions, parse
 
 SOURCES = ("codeeditorbench-cpp", "codeeditorbench-java", "canaicode-js", "canaicode-ts")
-LANGUAGE = {"codeeditorbench-cpp": "cpp", "codeeditorbench-java": "java", "canaicode-js": "javascript",
-            "canaicode-ts": "typescript"}
+LANGUAGE = {
+    "codeeditorbench-cpp": "cpp",
+    "codeeditorbench-java": "java",
+    "canaicode-js": "javascript",
+    "canaicode-ts": "typescript",
+}
 FIX_ASK = "What is wrong? Fix my function."
 
 
@@ -44,8 +48,18 @@ class LangPair(msgspec.Struct, frozen=True, kw_only=True):
     instruction: str
 
 
-_SWAPS = {"<": "<=", "<=": "<", ">": ">=", ">=": ">", "==": "!=", "!=": "==", "===": "!==", "!==": "===",
-          "+": "-", "-": "+"}
+_SWAPS = {
+    "<": "<=",
+    "<=": "<",
+    ">": ">=",
+    ">=": ">",
+    "==": "!=",
+    "!=": "==",
+    "===": "!==",
+    "!==": "===",
+    "+": "-",
+    "-": "+",
+}
 _NUMBERS = frozenset({"number", "number_literal", "decimal_integer_literal", "integer_literal"})
 
 
@@ -86,7 +100,7 @@ def documented(code: str, language: str, ch: Chooser) -> str:
         return code
     f = min(named, key=lambda f: f.start_char)
     at = code.rfind("\n", 0, f.start_char) + 1
-    indent = code[at:f.start_char] if not code[at:f.start_char].strip() else ""
+    indent = code[at : f.start_char] if not code[at : f.start_char].strip() else ""
     text = f"Computes {f.name}({', '.join(f.params)})."
     note = f"/// {text}" if language == "cpp" else f"/** {text} */"
     return code[:at] + indent + note + "\n" + code[at:]
@@ -97,8 +111,15 @@ def _typed(js: str) -> str | None:
     src = parse(js, by_name("typescript"))
     if src.errors:
         return None
-    at = sorted({src.char(c.end_byte) for n in nodes(src.tree.root_node) if n.type == "formal_parameters"
-                 for c in n.named_children if c.type == "required_parameter" and c.child_by_field_name("type") is None})
+    at = sorted(
+        {
+            src.char(c.end_byte)
+            for n in nodes(src.tree.root_node)
+            if n.type == "formal_parameters"
+            for c in n.named_children
+            if c.type == "required_parameter" and c.child_by_field_name("type") is None
+        }
+    )
     out, cursor = [], 0
     for pos in at:
         out.append(js[cursor:pos])
@@ -148,6 +169,7 @@ def canaicode_programs(data: str | None) -> list[tuple[str, str, str]]:
 def codeeditorbench_programs(data: str | None, language: str) -> list[tuple[str, str | None, str, str]]:
     """(task id, real original or None, program, which program) of one language."""
     from benchmark.suites import codeeditorbench
+
     out: list[tuple[str, str | None, str, str]] = []
     for t in codeeditorbench.load(data):
         sides = []
@@ -175,19 +197,36 @@ def load(source: str, data: str | None, limit: int | None, seed: int) -> list[La
             gold = documented(gold, language, Chooser(seed, f"{source}/{task_id}/doc"))
             original = inject_bug(gold, language, Chooser(seed, f"{source}/{task_id}/bug"))
             if original is not None:
-                pairs.append(LangPair(task_id=task_id, language=language, original=original, gold=gold,
-                                      tests=json.dumps({"question": question}),
-                                      test_kind="canaicode" if language == "javascript" else "none",
-                                      instruction=FIX_ASK))
+                pairs.append(
+                    LangPair(
+                        task_id=task_id,
+                        language=language,
+                        original=original,
+                        gold=gold,
+                        tests=json.dumps({"question": question}),
+                        test_kind="canaicode" if language == "javascript" else "none",
+                        instruction=FIX_ASK,
+                    )
+                )
         return pairs
     for task_id, before, code, side in codeeditorbench_programs(data, language)[:limit]:
         if before is None:  # (a real pair stays as published: both sides would need the same comment)
             code = documented(code, language, Chooser(seed, f"{source}/{task_id}/doc"))
-        original = before if before is not None else inject_bug(code, language, Chooser(seed, f"{source}/{task_id}/bug"))
+        original = (
+            before if before is not None else inject_bug(code, language, Chooser(seed, f"{source}/{task_id}/bug"))
+        )
         if original is not None:
-            pairs.append(LangPair(task_id=task_id, language=language, original=original, gold=code,
-                                  tests=json.dumps({"task": task_id.rsplit("/", 1)[0], "program": side}),
-                                  test_kind="codeeditorbench", instruction=FIX_ASK))
+            pairs.append(
+                LangPair(
+                    task_id=task_id,
+                    language=language,
+                    original=original,
+                    gold=code,
+                    tests=json.dumps({"task": task_id.rsplit("/", 1)[0], "program": side}),
+                    test_kind="codeeditorbench",
+                    instruction=FIX_ASK,
+                )
+            )
     return pairs
 
 

@@ -49,12 +49,20 @@ KINDS: dict[str, tuple[str, ...]] = {
 JS_LIKE = frozenset({"javascript", "typescript", "tsx"})
 _JAVA_PRIMITIVES = frozenset({"integral_type", "floating_point_type", "boolean_type", "void_type"})
 # (parent type, field) of an `identifier` leaf that names a member or method, not a variable
-_MEMBER_USES = frozenset({("method_invocation", "name"), ("field_access", "field"), ("method_declaration", "name"),
-                          ("qualified_identifier", "name"), ("scoped_identifier", "name")})
+_MEMBER_USES = frozenset(
+    {
+        ("method_invocation", "name"),
+        ("field_access", "field"),
+        ("method_declaration", "name"),
+        ("qualified_identifier", "name"),
+        ("scoped_identifier", "name"),
+    }
+)
 _DECLARATOR_WRAPPERS = frozenset({"init_declarator", "array_declarator", "pointer_declarator", "reference_declarator"})
 
 
 # ------------------------------------------------------------------ tree helpers
+
 
 def nodes(node: ts.Node) -> Iterator[ts.Node]:
     stack = [node]
@@ -85,8 +93,10 @@ def _within(src: Source, node: ts.Node, fn: LangFunction) -> bool:
 
 def _root_in(src: Source, fn: LangFunction) -> ts.Node:
     """The smallest node holding the whole function."""
-    return src.tree.root_node.descendant_for_byte_range(src.byte(fn.start_char), src.byte(fn.end_char) - 1) \
+    return (
+        src.tree.root_node.descendant_for_byte_range(src.byte(fn.start_char), src.byte(fn.end_char) - 1)
         or src.tree.root_node
+    )
 
 
 def body_block(src: Source, fn: LangFunction) -> ts.Node | None:
@@ -132,11 +142,11 @@ def _line_of(starts: list[int], pos: int) -> int:
 
 def _own_line(text: str, starts: list[int], s: int) -> bool:
     """Does only whitespace precede offset `s` on its line?"""
-    return not text[starts[_line_of(starts, s)]:s].strip()
+    return not text[starts[_line_of(starts, s)] : s].strip()
 
 
 def _indent_at(text: str, starts: list[int], s: int) -> str:
-    row = text[starts[_line_of(starts, s)]:]
+    row = text[starts[_line_of(starts, s)] :]
     return row[: len(row) - len(row.lstrip(" \t"))]
 
 
@@ -146,8 +156,11 @@ def _unit(lang: str) -> str:
 
 def _fresh(name: str, taken: set[str], ch: Chooser, lang: str) -> str:
     cap = name[:1].upper() + name[1:]
-    options = ([f"{name}_value", f"the_{name}", f"{name}_data", f"{name}2", f"my_{name}"] if lang == "cpp" else
-               [f"{name}Value", f"the{cap}", f"{name}Data", f"{name}2", f"my{cap}"])
+    options = (
+        [f"{name}_value", f"the_{name}", f"{name}_data", f"{name}2", f"my_{name}"]
+        if lang == "cpp"
+        else [f"{name}Value", f"the{cap}", f"{name}Data", f"{name}2", f"my{cap}"]
+    )
     for candidate in ch.shuffled(options):
         if candidate not in taken:
             return candidate
@@ -156,6 +169,7 @@ def _fresh(name: str, taken: set[str], ch: Chooser, lang: str) -> str:
 
 # ------------------------------------------------------------------ renames
 
+
 def _is_declaration(n: ts.Node) -> bool:
     """Is this identifier leaf where a local variable is declared?"""
     f, p = field_of(n), n.parent
@@ -163,10 +177,13 @@ def _is_declaration(n: ts.Node) -> bool:
         n, f, p = p, field_of(p), p.parent
     if p is None:
         return False
-    return ((p.type == "variable_declarator" and f == "name") or (p.type == "for_in_statement" and f == "left")
-            or (p.type in ("enhanced_for_statement", "catch_formal_parameter") and f == "name")
-            or (p.type in ("declaration", "for_range_loop") and f == "declarator")
-            or (p.type == "reference_declarator" and n.type == "identifier"))
+    return (
+        (p.type == "variable_declarator" and f == "name")
+        or (p.type == "for_in_statement" and f == "left")
+        or (p.type in ("enhanced_for_statement", "catch_formal_parameter") and f == "name")
+        or (p.type in ("declaration", "for_range_loop") and f == "declarator")
+        or (p.type == "reference_declarator" and n.type == "identifier")
+    )
 
 
 def _uses(src: Source, scope: ts.Node, name: str, fn: LangFunction | None) -> list[ts.Node] | None:
@@ -218,8 +235,14 @@ def _callee_or_definition(n: ts.Node) -> bool:
     p, f = n.parent, field_of(n)
     if p is None:
         return False
-    if (p.type, f) in (("call_expression", "function"), ("method_invocation", "name"), ("function_declarator", "declarator"),
-                       ("function_declaration", "name"), ("method_declaration", "name"), ("method_definition", "name")):
+    if (p.type, f) in (
+        ("call_expression", "function"),
+        ("method_invocation", "name"),
+        ("function_declarator", "declarator"),
+        ("function_declaration", "name"),
+        ("method_declaration", "name"),
+        ("method_definition", "name"),
+    ):
         obj = p.child_by_field_name("object")
         return p.type != "method_invocation" or obj is None or obj.type == "this"
     obj = p.child_by_field_name("object")
@@ -234,14 +257,24 @@ def rename_function(text: str, src: Source, fn: LangFunction, ch: Chooser) -> li
     # never the program's interface: the first function (what a harness or a test calls: can-ai-code
     # grades the first function, LeetCode's judge calls the solution's) or one the target lies in
     first = min((f for f in fs if f.kind != "lambda"), key=lambda f: f.start_char, default=None)
-    helpers = sorted({f.name for f in fs if f.kind in ("function", "method") and f.name not in (fn.name, "main")
-                      and names.count(f.name) == 1 and f is not first
-                      and not (f.start_char <= fn.start_char and fn.end_char <= f.end_char)})
+    helpers = sorted(
+        {
+            f.name
+            for f in fs
+            if f.kind in ("function", "method")
+            and f.name not in (fn.name, "main")
+            and names.count(f.name) == 1
+            and f is not first
+            and not (f.start_char <= fn.start_char and fn.end_char <= f.end_char)
+        }
+    )
     options = []
     for name in helpers:
         leaves = [n for n in nodes(src.tree.root_node) if n.child_count == 0 and src.node_text(n) == name]
-        if leaves and all(n.type in ("identifier", "field_identifier", "property_identifier") and _callee_or_definition(n)
-                          for n in leaves):
+        if leaves and all(
+            n.type in ("identifier", "field_identifier", "property_identifier") and _callee_or_definition(n)
+            for n in leaves
+        ):
             options.append((name, leaves))
     if not options:
         return None
@@ -274,10 +307,13 @@ def reformat(text: str, src: Source, fn: LangFunction, ch: Chooser) -> list[Repl
         return [(s, e, "\n" + inner + (",\n" + inner).join(pieces) + "\n" + indent)]
     found = []
     for n in nodes(src.tree.root_node):
-        if n.type == "=" and n.parent is not None and n.parent.type in (
-                "variable_declarator", "init_declarator", "assignment_expression"):
+        if (
+            n.type == "="
+            and n.parent is not None
+            and n.parent.type in ("variable_declarator", "init_declarator", "assignment_expression")
+        ):
             at = src.char(n.start_byte)
-            if text[at - 1:at + 2] == " = ":
+            if text[at - 1 : at + 2] == " = ":
                 found.append(at - 1)
     if not found:
         return None
@@ -292,8 +328,13 @@ def quotes(text: str, src: Source, fn: LangFunction, ch: Chooser) -> list[Replac
     for n in nodes(src.tree.root_node):
         if n.type == "string":
             s = src.node_text(n)
-            if len(s) >= 2 and s[0] in "'\"" and "\\" not in s and ("'" if s[0] == '"' else '"') not in s[1:-1] \
-                    and "\n" not in s:
+            if (
+                len(s) >= 2
+                and s[0] in "'\""
+                and "\\" not in s
+                and ("'" if s[0] == '"' else '"') not in s[1:-1]
+                and "\n" not in s
+            ):
                 other = "'" if s[0] == '"' else '"'
                 a, b = _chars(src, n)
                 options.append((a, b, other + s[1:-1] + other))
@@ -306,8 +347,11 @@ def parentheses(text: str, src: Source, fn: LangFunction, ch: Chooser) -> list[R
         if n.type != "binary_expression" or n.parent is None or n.start_point.row != n.end_point.row:
             continue
         p, f = n.parent, field_of(n)
-        if p.type == "return_statement" or (p.type in ("variable_declarator", "init_declarator") and f == "value") \
-                or (p.type == "assignment_expression" and f == "right"):
+        if (
+            p.type == "return_statement"
+            or (p.type in ("variable_declarator", "init_declarator") and f == "value")
+            or (p.type == "assignment_expression" and f == "right")
+        ):
             options.append(_chars(src, n))
     if not options:
         return None
@@ -317,9 +361,10 @@ def parentheses(text: str, src: Source, fn: LangFunction, ch: Chooser) -> list[R
 
 # ------------------------------------------------------------------ comments
 
+
 def _comment_removal(text: str, starts: list[int], s: int, e: int) -> Replacement | None:
     first, last = _line_of(starts, s), _line_of(starts, max(e - 1, s))
-    before = text[starts[first]:s]
+    before = text[starts[first] : s]
     end_of_line = starts[last + 1] if last + 1 < len(starts) else len(text)
     after = text[e:end_of_line]
     if after.strip():
@@ -332,14 +377,21 @@ def _comment_removal(text: str, starts: list[int], s: int, e: int) -> Replacemen
 def _comments(doc: bool) -> Transform:
     def run(text: str, src: Source, fn: LangFunction, ch: Chooser) -> list[Replacement] | None:
         starts = line_starts(text)
-        options = [r for c in comments(src) if c.doc == doc and not c.placeholder
-                   and (not doc or _own_line(text, starts, c.start))
-                   and (r := _comment_removal(text, starts, c.start, c.end)) is not None]
+        options = [
+            r
+            for c in comments(src)
+            if c.doc == doc
+            and not c.placeholder
+            and (not doc or _own_line(text, starts, c.start))
+            and (r := _comment_removal(text, starts, c.start, c.end)) is not None
+        ]
         return [ch.pick(options)] if options else None
+
     return run
 
 
 # ------------------------------------------------------------------ defensive additions
+
 
 def _params(src: Source, fn: LangFunction, *, references: bool) -> list[str]:
     """Parameter names a guard may test: plain identifiers (JS/TS); reference types only (Java)."""
@@ -383,17 +435,27 @@ def _guard(kind: str) -> Transform:
             return None
         p = ch.pick(params)
         if lang in JS_LIKE:
-            lines = {"null_guard": [f"if ({p} === null || {p} === undefined) {{", f"{u}return undefined;", "}"],
-                     "typeof_guard": [f"if (typeof {p} === 'undefined') {{", f"{u}throw new TypeError('{p} is required');", "}"],
-                     "instanceof_guard": [f"if ({p} instanceof Promise) {{",
-                                          f"{u}throw new TypeError('{p} must not be a Promise');", "}"]}[kind]
+            lines = {
+                "null_guard": [f"if ({p} === null || {p} === undefined) {{", f"{u}return undefined;", "}"],
+                "typeof_guard": [
+                    f"if (typeof {p} === 'undefined') {{",
+                    f"{u}throw new TypeError('{p} is required');",
+                    "}",
+                ],
+                "instanceof_guard": [
+                    f"if ({p} instanceof Promise) {{",
+                    f"{u}throw new TypeError('{p} must not be a Promise');",
+                    "}",
+                ],
+            }[kind]
         elif kind == "require_non_null":
             short = "import java.util.Objects;" in text or "import java.util.*;" in text
-            lines = [f"{'' if short else 'java.util.'}Objects.requireNonNull({p}, \"{p} must not be null\");"]
+            lines = [f'{"" if short else "java.util."}Objects.requireNonNull({p}, "{p} must not be null");']
         else:
             test = f"{p} == null" if kind == "null_guard" else f"!({p} instanceof Object)"
-            lines = [f"if ({test}) {{", f"{u}throw new IllegalArgumentException(\"{p} is invalid\");", "}"]
+            lines = [f"if ({test}) {{", f'{u}throw new IllegalArgumentException("{p} is invalid");', "}"]
         return _insert_at_body(text, src, fn, lines)
+
     return run
 
 
@@ -410,10 +472,12 @@ def try_catch(text: str, src: Source, fn: LangFunction, ch: Chooser) -> list[Rep
     if not _own_line(text, starts, s) or not _own_line(text, starts, close):
         return None
     first, last = _line_of(starts, s), _line_of(starts, e - 1)
-    if any(n.start_point.row != n.end_point.row and (n.type in src.lang.atomic or n.type in src.lang.comments)
-           for n in nodes(block)):
+    if any(
+        n.start_point.row != n.end_point.row and (n.type in src.lang.atomic or n.type in src.lang.comments)
+        for n in nodes(block)
+    ):
         return None  # indenting a multi-line literal would change its value
-    if text[e:starts[last + 1] if last + 1 < len(starts) else len(text)].strip():
+    if text[e : starts[last + 1] if last + 1 < len(starts) else len(text)].strip():
         return None
     indent, u = _indent_at(text, starts, s), _unit(src.lang.name)
     lang = src.lang.name
@@ -421,7 +485,7 @@ def try_catch(text: str, src: Source, fn: LangFunction, ch: Chooser) -> list[Rep
     # the first line's extra indent goes with `try {`: two insertions at one place would sort the other way
     reps: list[Replacement] = [(starts[first], starts[first], f"{indent}try {{\n{u}")]
     for line in range(first + 1, last + 1):
-        if text[starts[line]:starts[line + 1]].strip():
+        if text[starts[line] : starts[line + 1]].strip():
             reps.append((starts[line], starts[line], u))
     tail = f"{indent}}} catch ({handler[0]}) {{\n{indent}{u}{handler[1]}\n{indent}}}\n"
     reps.append((starts[last + 1], starts[last + 1], tail))
@@ -433,8 +497,13 @@ def try_catch(text: str, src: Source, fn: LangFunction, ch: Chooser) -> list[Rep
 _MODULES = {
     "javascript": ["util", "assert", "path", "events", "os"],
     "typescript": ["util", "assert", "path", "events", "os"],
-    "java": ["java.util.function.Function", "java.io.Serializable", "java.util.concurrent.TimeUnit",
-             "java.text.DecimalFormat", "java.util.stream.Collectors"],
+    "java": [
+        "java.util.function.Function",
+        "java.io.Serializable",
+        "java.util.concurrent.TimeUnit",
+        "java.text.DecimalFormat",
+        "java.util.stream.Collectors",
+    ],
     "cpp": ["cassert", "numeric", "functional", "iterator", "cstring"],
 }
 
@@ -446,17 +515,30 @@ def unused_import(text: str, src: Source, fn: LangFunction, ch: Chooser) -> list
     if not choices:
         return None
     m = ch.pick(choices)
-    line = {"javascript": f"const {m} = require('{m}');", "typescript": f"import * as {m} from '{m}';",
-            "java": f"import {m};", "cpp": f"#include <{m}>"}[lang]
+    line = {
+        "javascript": f"const {m} = require('{m}');",
+        "typescript": f"import * as {m} from '{m}';",
+        "java": f"import {m};",
+        "cpp": f"#include <{m}>",
+    }[lang]
     tops = src.tree.root_node.named_children
-    anchors = [n for n in tops if n.type in src.lang.imports or n.type == "package_declaration"
-               or (lang == "javascript" and "require(" in src.node_text(n) and n.type == "lexical_declaration")]
+    anchors = [
+        n
+        for n in tops
+        if n.type in src.lang.imports
+        or n.type == "package_declaration"
+        or (lang == "javascript" and "require(" in src.node_text(n) and n.type == "lexical_declaration")
+    ]
     if lang in ("java", "cpp") and not any(n.type in src.lang.imports for n in tops):
         return None  # a bare method (LeetCode's shape): the judge's harness supplies the imports around it
     starts = line_starts(text)
     if anchors:
         end = src.char(anchors[-1].end_byte)
-        at = starts[_line_of(starts, max(end - 1, 0)) + 1] if _line_of(starts, max(end - 1, 0)) + 1 < len(starts) else len(text)
+        at = (
+            starts[_line_of(starts, max(end - 1, 0)) + 1]
+            if _line_of(starts, max(end - 1, 0)) + 1 < len(starts)
+            else len(text)
+        )
     else:
         at = 0
     return [(at, at, line + "\n")]
@@ -467,7 +549,9 @@ def lazy_placeholder(text: str, src: Source, fn: LangFunction, ch: Chooser) -> l
     stmts = [s for s in statements(src, fn) if _own_line(text, starts, src.char(s.start_byte))]
     if not stmts:
         return None
-    note = ch.pick(["// ... existing code ...", "// ... rest of the function unchanged", "// (rest of the code unchanged)"])
+    note = ch.pick(
+        ["// ... existing code ...", "// ... rest of the function unchanged", "// (rest of the code unchanged)"]
+    )
     s = src.char(ch.pick(stmts).start_byte)
     at = starts[_line_of(starts, s)]
     return [(at, at, _indent_at(text, starts, s) + note + "\n")]
@@ -478,12 +562,15 @@ def outside_target(text: str, src: Source, fn: LangFunction, ch: Chooser) -> lis
     name = _fresh("helper", identifiers(src), ch, "cpp" if lang == "cpp" else lang)
     u = _unit(lang)
     in_class = any(n.type in src.lang.classes for n in src.tree.root_node.named_children)
-    code = {"java": f"class {name[:1].upper() + name[1:]} {{\n{u}static int {name}(int value) {{\n{u * 2}return value;\n"
-                    f"{u}}}\n}}\n" if in_class else  # a bare method: the harness puts it in a class
-                    f"static int {name}(int value) {{\n{u}return value;\n}}\n",
-            "cpp": f"static int {name}(int value) {{\n{u}return value;\n}}\n",
-            "typescript": f"function {name}(value: number): number {{\n{u}return value;\n}}\n"}.get(
-        lang, f"function {name}(value) {{\n{u}return value;\n}}\n")
+    code = {
+        "java": f"class {name[:1].upper() + name[1:]} {{\n{u}static int {name}(int value) {{\n{u * 2}return value;\n"
+        f"{u}}}\n}}\n"
+        if in_class
+        # a bare method: the harness puts it in a class
+        else f"static int {name}(int value) {{\n{u}return value;\n}}\n",
+        "cpp": f"static int {name}(int value) {{\n{u}return value;\n}}\n",
+        "typescript": f"function {name}(value: number): number {{\n{u}return value;\n}}\n",
+    }.get(lang, f"function {name}(value) {{\n{u}return value;\n}}\n")
     end = len(text)
     return [(end, end, ("" if text.endswith("\n") else "\n") + "\n" + code)]
 

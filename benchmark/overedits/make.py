@@ -67,15 +67,27 @@ def load_pairs(spec: str, data: str | None, limit: int | None) -> list[Pair]:
     if spec == "canitedit":
         from benchmark.suites import canitedit
 
-        return [Pair(p.full_name, p.before, p.after, p.tests, "script", "canitedit", p.instruction_descriptive)
-                for p in canitedit.load(data, limit)]
+        return [
+            Pair(p.full_name, p.before, p.after, p.tests, "script", "canitedit", p.instruction_descriptive)
+            for p in canitedit.load(data, limit)
+        ]
     from benchmark.suites import overedit
 
     tasks, errors = overedit.load(spec if spec.endswith(".jsonl") else data, limit)
     if errors and not tasks:
         raise SystemExit(f"error: {errors[0]}")
-    return [Pair(t.task_id, t.corrupted_solution, t.canonical_solution, t.test_code, t.kind, t.env or overedit.ENV,
-                 t.instruction("generic")) for t in tasks]
+    return [
+        Pair(
+            t.task_id,
+            t.corrupted_solution,
+            t.canonical_solution,
+            t.test_code,
+            t.kind,
+            t.env or overedit.ENV,
+            t.instruction("generic"),
+        )
+        for t in tasks
+    ]
 
 
 def _entry(tree: ast.Module, original: str, gold: str) -> tuple[str | None, tuple[int, int]]:
@@ -87,11 +99,20 @@ def _entry(tree: ast.Module, original: str, gold: str) -> tuple[str | None, tupl
         start = min([f.lineno, *(d.lineno for d in f.decorator_list)])
         if lines and all(start <= ln <= (f.end_lineno or f.lineno) for ln in lines):
             # a fix that inserts lines above the function (a new helper) reaches the line above it
-            above = start > 1 and any(e.range.start == e.range.end and (e.range.start.line, e.range.start.character)
-                                      == (start - 1, 0) and e.new_text.endswith("\n") for e in report.edits)
+            above = start > 1 and any(
+                e.range.start == e.range.end
+                and (e.range.start.line, e.range.start.character) == (start - 1, 0)
+                and e.new_text.endswith("\n")
+                for e in report.edits
+            )
             return f.name, (start - above, (f.end_lineno or f.lineno) + 1)
-    touched = [f for f in funcs if any(min([f.lineno, *(d.lineno for d in f.decorator_list)]) <= ln <= (f.end_lineno or f.lineno)
-                                       for ln in lines)]
+    touched = [
+        f
+        for f in funcs
+        if any(
+            min([f.lineno, *(d.lineno for d in f.decorator_list)]) <= ln <= (f.end_lineno or f.lineno) for ln in lines
+        )
+    ]
     if touched or funcs:  # the fix spans several statements: the whole file is the target
         return (touched or funcs)[0].name, (1, original.count("\n") + 2)
     return None, (1, original.count("\n") + 2)
@@ -124,8 +145,9 @@ def new_spans(original: str, all_edits: Sequence, unit_edits: Sequence) -> list[
         return starts[pos.line] + len(lines[pos.line].encode("utf-16-le")[: 2 * pos.character].decode("utf-16-le"))
 
     # stable on ties: inserts at one point land in the order of the edits (LSP's rule)
-    spans = sorted(((off(e.range.start), off(e.range.end), e.new_text, id(e)) for e in all_edits),
-                   key=lambda x: (x[0], x[1]))
+    spans = sorted(
+        ((off(e.range.start), off(e.range.end), e.new_text, id(e)) for e in all_edits), key=lambda x: (x[0], x[1])
+    )
     wanted = {id(e) for e in unit_edits}
     out, delta = [], 0
     for s, e, text, key in spans:
@@ -174,7 +196,8 @@ def candidates_for(pair: Pair, source: str, seed: int, per_task: int) -> list[Ca
                 continue
             taken = [span for g in spans[1:] for span in g]
             if any(s <= te and ts <= e for s, e, _ in reps for ts, te in taken) or any(
-                    s < fe and fs < e for s, e, _ in reps for fs, fe in spans[0]):
+                s < fe and fs < e for s, e, _ in reps for fs, fe in spans[0]
+            ):
                 continue  # on top of an earlier change or rewriting the fix: they could not be told apart
             got = land(text, reps, spans, _parses)
             if got is None:
@@ -184,15 +207,29 @@ def candidates_for(pair: Pair, source: str, seed: int, per_task: int) -> list[Ca
             changes.append((family, spans[-1]))
         if not changes:
             continue
-        out.append(Candidate(
-            id=f"{pair.task_id}#{n}", task_id=pair.task_id, source=source, original=pair.original, gold=gold,
-            candidate=text, tests=pair.tests, test_kind=pair.test_kind, env=pair.env, target=target, entry=entry,
-            fix_spans=list(spans[0]), instruction=pair.instruction,
-            changes=[Change(f, list(KINDS[f]), list(s)) for f, s in changes]))
+        out.append(
+            Candidate(
+                id=f"{pair.task_id}#{n}",
+                task_id=pair.task_id,
+                source=source,
+                original=pair.original,
+                gold=gold,
+                candidate=text,
+                tests=pair.tests,
+                test_kind=pair.test_kind,
+                env=pair.env,
+                target=target,
+                entry=entry,
+                fix_spans=list(spans[0]),
+                instruction=pair.instruction,
+                changes=[Change(f, list(KINDS[f]), list(s)) for f, s in changes],
+            )
+        )
     return out
 
 
 # ------------------------------------------------------------------ tests (optional, cached)
+
 
 def _key(c: Candidate) -> str:
     return hashlib.sha256(json.dumps([c.candidate, c.tests, c.test_kind, c.env]).encode()).hexdigest()
@@ -206,6 +243,7 @@ async def _run_all(cands: list[Candidate], cache_path: Path, workers: int, timeo
     box = Sandbox(workers=workers)
     gate = asyncio.Semaphore(workers * 2)
     try:
+
         async def one(c: Candidate) -> Candidate:
             key = _key(c)
             if key not in cache:
@@ -216,6 +254,7 @@ async def _run_all(cands: list[Candidate], cache_path: Path, workers: int, timeo
                     raise SystemExit(f"error: the sandbox could not run the tests: {run.sandbox_error}")
                 cache[key] = run.passed
             return msgspec.structs.replace(c, tests_passed=cache[key])
+
         done = await asyncio.gather(*(one(c) for c in cands))
     finally:
         box.close()
@@ -225,15 +264,24 @@ async def _run_all(cands: list[Candidate], cache_path: Path, workers: int, timeo
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmark.overedits make", description=__doc__)
-    parser.add_argument("--from", dest="source", default="overedit", help="overedit | canitedit | FILE.jsonl (a made suite) | "
-                        "codeeditorbench-cpp | codeeditorbench-java | canaicode-js | canaicode-ts (lang_make.py)")
+    parser.add_argument(
+        "--from",
+        dest="source",
+        default="overedit",
+        help="overedit | canitedit | FILE.jsonl (a made suite) | "
+        "codeeditorbench-cpp | codeeditorbench-java | canaicode-js | canaicode-ts (lang_make.py)",
+    )
     parser.add_argument("--data", help="benchmark data directory (default: EDIT_FIDELITY_DATA)")
     parser.add_argument("--out", required=True, type=Path)
     parser.add_argument("--limit", type=int)
     parser.add_argument("--seed", type=int, default=17)
     parser.add_argument("--per-task", type=int, default=2)
-    parser.add_argument("--tests", action=argparse.BooleanOptionalAction, default=False,
-                        help="run every candidate's tests in the sandbox and keep the passing ones")
+    parser.add_argument(
+        "--tests",
+        action=argparse.BooleanOptionalAction,
+        default=False,
+        help="run every candidate's tests in the sandbox and keep the passing ones",
+    )
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--timeout", type=float, default=60.0)
     args = parser.parse_args(argv)
@@ -249,8 +297,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     source = Path(args.source).stem if args.source.endswith(".jsonl") else args.source
     cands = [c for p in pairs for c in candidates_for(p, source, args.seed, args.per_task)]
     used = len({c.task_id for c in cands})
-    print(f"{used} of {len(pairs)} tasks give candidates (the others: a gold edit the core flags on its own, "
-          "code that does not parse, no function)", file=sys.stderr)
+    print(
+        f"{used} of {len(pairs)} tasks give candidates (the others: a gold edit the core flags on its own, "
+        "code that does not parse, no function)",
+        file=sys.stderr,
+    )
     if args.tests:
         cands = asyncio.run(_run_all(cands, args.out.with_suffix(".testcache.json"), args.workers, args.timeout))
         kept = [c for c in cands if c.tests_passed]

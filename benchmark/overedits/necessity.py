@@ -26,19 +26,22 @@ async def study(cands: list[Candidate], max_runs: int, workers: int, timeout_s: 
     box = Sandbox(workers=workers)
     gate = asyncio.Semaphore(workers)
     try:
+
         async def one(c: Candidate) -> tuple[float, float] | None:
             async def passes(text: str) -> bool | None:
                 async with gate:
                     run = await run_tests(box, text, c.tests, kind=c.test_kind, env=c.env, timeout_s=timeout_s)  # type: ignore[arg-type]
                 return None if run.sandbox_error else run.passed
 
-            m = await reference_free_metrics(c.original, c.candidate, passes, max_runs=max_runs, parallel=2,
-                                             full_passed=c.tests_passed)
+            m = await reference_free_metrics(
+                c.original, c.candidate, passes, max_runs=max_runs, parallel=2, full_passed=c.tests_passed
+            )
             if m["excess_ref_free"] is None:
                 return None
             gold = distances(c.original, c.gold)[VARIANT].normalized
             full = distances(c.original, c.candidate)[VARIANT].normalized
             return m["excess_ref_free"], full - gold
+
         done = await asyncio.gather(*(one(c) for c in cands))
     finally:
         box.close()
@@ -46,8 +49,11 @@ async def study(cands: list[Candidate], max_runs: int, workers: int, timeout_s: 
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m benchmark.overedits.necessity", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="python -m benchmark.overedits.necessity",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.add_argument("corpus", type=Path)
     parser.add_argument("--max-runs", type=int, default=32)
     parser.add_argument("--limit", type=int)
@@ -61,8 +67,10 @@ def main(argv: list[str] | None = None) -> int:
     ref, gold = [p[0] for p in pairs], [p[1] for p in pairs]
     rho = spearman(ref, gold)
     exact = sum(1 for r, g in pairs if abs(r - g) < 1e-9)
-    print(f"{len(pairs)} of {len(cands)} candidates analysed; Spearman(reference-free, gold-based excess) = "
-          f"{'-' if rho is None else f'{rho:.3f}'}; equal excess: {exact}/{len(pairs)}")
+    print(
+        f"{len(pairs)} of {len(cands)} candidates analysed; Spearman(reference-free, gold-based excess) = "
+        f"{'-' if rho is None else f'{rho:.3f}'}; equal excess: {exact}/{len(pairs)}"
+    )
     return 0
 
 

@@ -48,7 +48,7 @@ def _offsets(text: str) -> list[int]:
 def _pos(starts: list[int], line: int, col: int, text: str) -> int:
     # ast columns are UTF-8 byte offsets
     base = starts[line - 1]
-    line_text = text[base:starts[line] if line < len(starts) else len(text)]
+    line_text = text[base : starts[line] if line < len(starts) else len(text)]
     return base + len(line_text.encode()[:col].decode(errors="ignore"))
 
 
@@ -72,12 +72,14 @@ def _function(tree: ast.Module, name: str) -> ast.FunctionDef | None:
 def _body_start(fn: ast.FunctionDef) -> int:
     """Index of the first body statement after the docstring."""
     first = fn.body[0]
-    is_doc = isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(first.value.value, str)
+    is_doc = (
+        isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(first.value.value, str)
+    )
     return 1 if is_doc and len(fn.body) > 1 else 0
 
 
 def _indent(text: str, starts: list[int], line: int) -> str:
-    row = text[starts[line - 1]:]
+    row = text[starts[line - 1] :]
     return row[: len(row) - len(row.lstrip(" \t"))]
 
 
@@ -95,7 +97,7 @@ def _name_spans(tree: ast.AST, name: str, text: str, starts: list[int]) -> list[
             s = _pos(starts, node.lineno, node.col_offset, text)
             spans.append((s, s + len(name)))
         elif isinstance(node, ast.FunctionDef) and node.name == name:
-            line = text[starts[node.lineno - 1]:]
+            line = text[starts[node.lineno - 1] :]
             at = line.find("def " + name)
             if at >= 0:
                 s = starts[node.lineno - 1] + at + 4
@@ -127,8 +129,13 @@ def rename(kind: str) -> Callable[[str, ast.Module, str, Chooser], list[Replacem
                 names = [a.arg for a in fn.args.args + fn.args.kwonlyargs if a.arg not in ("self", "cls")]
             else:
                 params = {a.arg for a in fn.args.args + fn.args.kwonlyargs}
-                names = sorted({n.id for n in ast.walk(fn) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
-                                and n.id not in params})
+                names = sorted(
+                    {
+                        n.id
+                        for n in ast.walk(fn)
+                        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store) and n.id not in params
+                    }
+                )
             if not names:
                 return None
             old = ch.pick(names)
@@ -138,26 +145,36 @@ def rename(kind: str) -> Callable[[str, ast.Module, str, Chooser], list[Replacem
         new = _fresh(old, taken, ch)
         starts = _offsets(text)
         return [(s, e, new) for s, e in _name_spans(scope, old, text, starts)] or None
+
     return run
 
 
 def reformat(text: str, tree: ast.Module, entry: str, ch: Chooser) -> list[Replacement] | None:
     """Split the arguments of a one-line call over several lines, or drop the spaces around `=`."""
     starts = _offsets(text)
-    calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call) and len(n.args) >= 2 and n.lineno == n.end_lineno
-             and not n.keywords and all(a.lineno == n.lineno for a in n.args)]
+    calls = [
+        n
+        for n in ast.walk(tree)
+        if isinstance(n, ast.Call)
+        and len(n.args) >= 2
+        and n.lineno == n.end_lineno
+        and not n.keywords
+        and all(a.lineno == n.lineno for a in n.args)
+    ]
     if calls and ch.coin():
         call = ch.pick(sorted(calls, key=lambda n: (n.lineno, n.col_offset)))
         indent = _indent(text, starts, call.lineno)
         s = _pos(starts, call.args[0].lineno, call.args[0].col_offset, text)
         e = _end(starts, call.args[-1], text)
-        parts = [text[_pos(starts, a.lineno, a.col_offset, text):_end(starts, a, text)] for a in call.args]
+        parts = [text[_pos(starts, a.lineno, a.col_offset, text) : _end(starts, a, text)] for a in call.args]
         inner = indent + "    "
         return [(s, e, "\n" + inner + (",\n" + inner).join(parts) + ",\n" + indent)]
-    assigns = [n for n in ast.walk(tree) if isinstance(n, ast.Assign) and len(n.targets) == 1 and n.lineno == n.end_lineno]
+    assigns = [
+        n for n in ast.walk(tree) if isinstance(n, ast.Assign) and len(n.targets) == 1 and n.lineno == n.end_lineno
+    ]
     found = []
     for node in assigns:
-        line = text[starts[node.lineno - 1]:starts[node.lineno]]
+        line = text[starts[node.lineno - 1] : starts[node.lineno]]
         at = line.find(" = ")
         if at >= 0 and "#" not in line[:at]:
             found.append(starts[node.lineno - 1] + at)
@@ -214,7 +231,7 @@ def comment_removed(text: str, tree: ast.Module, entry: str, ch: Chooser) -> lis
     for t in tokens:
         if t.type == tokenize.COMMENT:
             line_start = starts[t.start[0] - 1]
-            line = text[line_start:starts[t.start[0]] if t.start[0] < len(starts) else len(text)]
+            line = text[line_start : starts[t.start[0]] if t.start[0] < len(starts) else len(text)]
             if not line[: t.start[1]].strip():  # a full-line comment: the whole line goes
                 options.append((line_start, line_start + len(line), ""))
             else:
@@ -260,6 +277,7 @@ def guard(kind: str) -> Callable[[str, ast.Module, str, Chooser], list[Replaceme
         else:
             lines = [f"if {p} is None:", f"    raise ValueError('{p} must not be None')"]
         return _insert_at_body(text, fn, lines)
+
     return run
 
 
@@ -277,7 +295,7 @@ def try_except(text: str, tree: ast.Module, entry: str, ch: Chooser) -> list[Rep
     reps: list[Replacement] = [(starts[first.lineno - 1], starts[first.lineno - 1], f"{indent}try:\n")]
     for line in range(first.lineno, end_line + 1):
         at = starts[line - 1]
-        if text[at:starts[line] if line < len(starts) else len(text)].strip():
+        if text[at : starts[line] if line < len(starts) else len(text)].strip():
             reps.append((at, at, "    "))
     exc = ch.pick(["Exception", "(ValueError, TypeError)", "KeyError"])
     tail = f"{indent}except {exc}:\n{indent}    raise\n"
@@ -303,8 +321,10 @@ def lazy_placeholder(text: str, tree: ast.Module, entry: str, ch: Chooser) -> li
     fn = _function(tree, entry)
     if fn is None:
         return None
-    note = ch.pick(["# ... existing code ...", "# ... rest of the function unchanged", "# (rest of the code unchanged)"])
-    stmts = fn.body[_body_start(fn):]
+    note = ch.pick(
+        ["# ... existing code ...", "# ... rest of the function unchanged", "# (rest of the code unchanged)"]
+    )
+    stmts = fn.body[_body_start(fn) :]
     starts = _offsets(text)
     stmt = ch.pick(stmts)
     at = starts[stmt.lineno - 1]
@@ -373,8 +393,9 @@ def apply(text: str, reps: list[Replacement], spans: list[list[tuple[int, int]]]
     return "".join(out), new_spans
 
 
-def land(text: str, reps: list[Replacement], spans: list[list[tuple[int, int]]],
-         parses: Callable[[str], bool]) -> tuple[str, list[tuple[int, int]]] | None:
+def land(
+    text: str, reps: list[Replacement], spans: list[list[tuple[int, int]]], parses: Callable[[str], bool]
+) -> tuple[str, list[tuple[int, int]]] | None:
     """One change's replacements put on the candidate so far, the spans recorded so far moved with them
     (in place); None, with nothing moved, when the result does not parse."""
     groups = [list(g) for g in spans]  # moved only if the change is kept

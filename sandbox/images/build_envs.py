@@ -15,9 +15,22 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 
 
 def pip(python: str, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([os.path.join(HERE, "pip", "bin", "pip"), "--python", python, "install", "-q",
-                           "--no-cache-dir", "--find-links", os.path.join(HERE, "wheels"), *args],
-                          check=False, capture_output=True, text=True)
+    return subprocess.run(
+        [
+            os.path.join(HERE, "pip", "bin", "pip"),
+            "--python",
+            python,
+            "install",
+            "-q",
+            "--no-cache-dir",
+            "--find-links",
+            os.path.join(HERE, "wheels"),
+            *args,
+        ],
+        check=False,
+        capture_output=True,
+        text=True,
+    )
 
 
 def must(done: subprocess.CompletedProcess, what: str) -> None:
@@ -42,8 +55,12 @@ def build_suite(root: str, name: str, suite: dict, unneeded_pth: list) -> None:
             if done.returncode != 0:
                 lines = [ln for ln in done.stderr.splitlines() if ln.strip() and not ln.startswith("WARNING")]
                 missing[req] = f"pip install failed: {(lines or ['no message'])[-1][:300]}"
-    site = subprocess.run([python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-                          check=True, capture_output=True, text=True).stdout.strip()
+    site = subprocess.run(
+        [python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout.strip()
     for pth in unneeded_pth:
         path = os.path.join(site, pth)
         if os.path.exists(path):
@@ -53,11 +70,17 @@ def build_suite(root: str, name: str, suite: dict, unneeded_pth: list) -> None:
         with open(os.path.join(site, module, "__init__.py"), "w") as fh:
             fh.write(source)
     if suite["imports"]:
-        probe = ("import importlib, json, sys\nfailed = {}\nfor n in sys.argv[1:]:\n    try:\n"
-                 "        importlib.import_module(n)\n    except BaseException as e:\n"
-                 "        failed[n] = f'{type(e).__name__}: {e}'[:300]\nprint(json.dumps(failed))\n")
-        done = subprocess.run([python, "-c", probe, *suite["imports"]], capture_output=True, text=True,
-                              env={**os.environ, "MPLBACKEND": "Agg", "TF_CPP_MIN_LOG_LEVEL": "3"})
+        probe = (
+            "import importlib, json, sys\nfailed = {}\nfor n in sys.argv[1:]:\n    try:\n"
+            "        importlib.import_module(n)\n    except BaseException as e:\n"
+            "        failed[n] = f'{type(e).__name__}: {e}'[:300]\nprint(json.dumps(failed))\n"
+        )
+        done = subprocess.run(
+            [python, "-c", probe, *suite["imports"]],
+            capture_output=True,
+            text=True,
+            env={**os.environ, "MPLBACKEND": "Agg", "TF_CPP_MIN_LOG_LEVEL": "3"},
+        )
         try:
             missing.update(json.loads(done.stdout.strip().splitlines()[-1]))
         except (ValueError, IndexError):
@@ -73,8 +96,19 @@ def main() -> None:
     # A pip of its own for the build only (ensurepip ships with Debian's python3-venv); removed after.
     subprocess.run([sys.executable, "-m", "venv", os.path.join(HERE, "pip")], check=True)
     site = os.path.join(root, "site")
-    done = subprocess.run([os.path.join(HERE, "pip", "bin", "pip"), "install", "-q", "--no-cache-dir",
-                           "--target", site, spec["coverage"]], capture_output=True, text=True)
+    done = subprocess.run(
+        [
+            os.path.join(HERE, "pip", "bin", "pip"),
+            "install",
+            "-q",
+            "--no-cache-dir",
+            "--target",
+            site,
+            spec["coverage"],
+        ],
+        capture_output=True,
+        text=True,
+    )
     must(done, "coverage")
     for name, suite in spec["suites"].items():
         build_suite(root, name, suite, spec["unneeded_pth"])

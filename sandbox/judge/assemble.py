@@ -44,7 +44,7 @@ def _defines(masked: str, name: str) -> bool:
 
 
 def _drop_span(source: str, span: tuple[int, int]) -> str:
-    return source[:span[0]] + source[span[1]:]
+    return source[: span[0]] + source[span[1] :]
 
 
 def _cpp_without_main(source: str) -> str:
@@ -57,8 +57,11 @@ def _cpp_without_main(source: str) -> str:
 
 def _java_without_main(source: str) -> str:
     masked = mask_c(source)
-    m = re.search(r"(?:(?:public|private|protected|static|final)\s+)*static\s+(?:public\s+)?void\s+main\s*\([^)]*\)"
-                  r"\s*(?:throws\s+[\w.,\s]+)?\{", masked)
+    m = re.search(
+        r"(?:(?:public|private|protected|static|final)\s+)*static\s+(?:public\s+)?void\s+main\s*\([^)]*\)"
+        r"\s*(?:throws\s+[\w.,\s]+)?\{",
+        masked,
+    )
     if m is None:
         return source
     return _drop_span(source, (m.start(), close_brace(masked, m.end() - 1)))
@@ -74,9 +77,11 @@ def _python_defs_only(source: str) -> str:
     lines = source.splitlines(keepends=True)
     drop: set[int] = set()
     for node in tree.body:
-        doing = isinstance(node, (ast.For, ast.AsyncFor, ast.While, ast.With, ast.AsyncWith)) or (
-            isinstance(node, ast.Expr) and not isinstance(node.value, ast.Constant)) or (
-            isinstance(node, ast.If) and "__name__" in ast.unparse(node.test))
+        doing = (
+            isinstance(node, (ast.For, ast.AsyncFor, ast.While, ast.With, ast.AsyncWith))
+            or (isinstance(node, ast.Expr) and not isinstance(node.value, ast.Constant))
+            or (isinstance(node, ast.If) and "__name__" in ast.unparse(node.test))
+        )
         if doing and node.end_lineno is not None:
             drop.update(range(node.lineno - 1, node.end_lineno))
     return "".join(line for i, line in enumerate(lines) if i not in drop)
@@ -87,8 +92,10 @@ def _java_types(masked: str) -> list[tuple[str, int, int, bool]]:
     out = []
     depth = 0
     i = 0
-    pattern = re.compile(r"(?P<mods>(?:(?:public|final|abstract|static|sealed|strictfp)\s+)*)"
-                         r"(?:class|interface|enum|record)\s+(?P<name>[A-Za-z_]\w*)[^;{]*\{")
+    pattern = re.compile(
+        r"(?P<mods>(?:(?:public|final|abstract|static|sealed|strictfp)\s+)*)"
+        r"(?:class|interface|enum|record)\s+(?P<name>[A-Za-z_]\w*)[^;{]*\{"
+    )
     while i < len(masked):
         ch = masked[i]
         if depth == 0:
@@ -127,7 +134,7 @@ def _java_unpublic(source: str) -> str:
             head = re.match(r"((?:(?:public|final|abstract|static|sealed|strictfp)\s+)*)", out[start:])
             assert head is not None
             mods = head.group(1)
-            out = out[:start] + re.sub(r"\bpublic\s+", "", mods, count=1) + out[start + len(mods):]
+            out = out[:start] + re.sub(r"\bpublic\s+", "", mods, count=1) + out[start + len(mods) :]
     return out
 
 
@@ -152,7 +159,7 @@ def assemble(program: Program) -> tuple[str, str, dict[str, str | bytes], str | 
         types = _java_types(masked)
         main_re = re.compile(r"\bstatic\s+(?:public\s+)?void\s+main\s*\(")
         public = [t for t in types if t[3]]
-        with_main = [t for t in types if main_re.search(masked[t[1]:t[2]])]
+        with_main = [t for t in types if main_re.search(masked[t[1] : t[2]])]
         chosen = public[0] if public else (with_main[0] if with_main else None)
         if chosen is None:
             raise SourceError("no class with a main method")
@@ -170,8 +177,14 @@ def assemble(program: Program) -> tuple[str, str, dict[str, str | bytes], str | 
         masked = mask_c(body)
         nodes = "".join(code for name, code in CPP_NODES.items() if not _defines(masked, name))
         target = f"&{info.owner}::{info.name}" if info.owner else f"&{info.name}"
-        text = (CPP_PRELUDE + nodes + CPP_IO + "\n" + body
-                + f"\n\nsigned main() {{\n    std::ios::sync_with_stdio(false);\n    efj::call({target});\n    return 0;\n}}\n")
+        text = (
+            CPP_PRELUDE
+            + nodes
+            + CPP_IO
+            + "\n"
+            + body
+            + f"\n\nsigned main() {{\n    std::ios::sync_with_stdio(false);\n    efj::call({target});\n    return 0;\n}}\n"
+        )
         return language, shape, {"main.cpp": text}, info.name
     imports, body = _java_split_imports(_java_without_main(source))
     masked = mask_c(body)
@@ -184,7 +197,8 @@ def assemble(program: Program) -> tuple[str, str, dict[str, str | bytes], str | 
     names = [t[0] for t in types]
     owners = ([info.owner] if info.owner else []) + [n for n in ["Solution", *names] if n != info.owner]
     nodes = "".join(code for name, code in JAVA_NODES.items() if name not in names)
-    harness = JAVA_HARNESS.replace("OWNERS", ", ".join(json.dumps(o) for o in dict.fromkeys(owners))) \
-                          .replace("ENTRY", json.dumps(info.name))
+    harness = JAVA_HARNESS.replace("OWNERS", ", ".join(json.dumps(o) for o in dict.fromkeys(owners))).replace(
+        "ENTRY", json.dumps(info.name)
+    )
     text = JAVA_IMPORTS + imports + nodes + body + "\n" + harness
     return language, shape, {f"{JAVA_MAIN_CLASS}.java": text}, info.name

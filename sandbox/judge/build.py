@@ -33,32 +33,52 @@ async def build(box: Sandbox, program: Program, on_compile: Callable[[], None] =
     try:
         language, shape, files, entry = assemble(program)
     except SourceError as exc:
-        return Build(language=language, shape=program.shape, verdict="compile_error",
-                     detail=wrong_language(program, str(exc)))
+        return Build(
+            language=language, shape=program.shape, verdict="compile_error", detail=wrong_language(program, str(exc))
+        )
     if language == "python":
         try:
             compile(files["main.py"], "main.py", "exec", dont_inherit=True)
         except SyntaxError as exc:
             shown = f"line {exc.lineno}: {exc.msg}"
-            return Build(language=language, shape=shape, entry=entry, verdict="compile_error",
-                         detail=wrong_language(program, f"SyntaxError: {shown}"), compile_output=shown)
+            return Build(
+                language=language,
+                shape=shape,
+                entry=entry,
+                verdict="compile_error",
+                detail=wrong_language(program, f"SyntaxError: {shown}"),
+                compile_output=shown,
+            )
         except (ValueError, RecursionError, MemoryError) as exc:
-            return Build(language=language, shape=shape, entry=entry, verdict="compile_error",
-                         detail=f"{type(exc).__name__}: {exc}")
+            return Build(
+                language=language,
+                shape=shape,
+                entry=entry,
+                verdict="compile_error",
+                detail=f"{type(exc).__name__}: {exc}",
+            )
         return Build(language=language, shape=shape, entry=entry, files=dict(files))
     on_compile()
     return await _compile(box, program, language, shape, files, entry)
 
 
-async def _compile(box: Sandbox, program: Program, language: str, shape: str, files: dict[str, str | bytes],
-                   entry: str | None) -> Build:
+async def _compile(
+    box: Sandbox, program: Program, language: str, shape: str, files: dict[str, str | bytes], entry: str | None
+) -> Build:
     source_name = next(iter(files))
     plan = languages.LANGUAGES[language].plan(source_name, Limits(), "python")
     assert plan.compile is not None
     outputs = "main.out" if language == "cpp" else "*.class"
     script = f"{shlex.join(plan.compile)} 1>&2 && tar -cf - {outputs} | base64 -w0"
-    res = await box.arun(files, source_name, language=language, command=["sh", "-c", script],
-                         timeout_s=COMPILE_TIMEOUT_S, memory_mb=plan.compile_as_mb, output_limit=64 << 20)
+    res = await box.arun(
+        files,
+        source_name,
+        language=language,
+        command=["sh", "-c", script],
+        timeout_s=COMPILE_TIMEOUT_S,
+        memory_mb=plan.compile_as_mb,
+        output_limit=64 << 20,
+    )
     base = Build(language=language, shape=shape, entry=entry)
     if res.status == "error":
         base.verdict, base.detail = "judge_error", f"sandbox: {res.error}"
@@ -103,6 +123,9 @@ def run_command(built: Build, limits: JudgeLimits) -> tuple[str, list[str] | Non
     if built.language == "cpp":
         run = ["./main.out"]
     else:
-        run = languages.LANGUAGES["java"].plan(f"{built.main_class}.java", Limits(memory_mb=limits.memory_mb),
-                                               "python").run
+        run = (
+            languages.LANGUAGES["java"]
+            .plan(f"{built.main_class}.java", Limits(memory_mb=limits.memory_mb), "python")
+            .run
+        )
     return ARTIFACT, ["sh", "-c", f"tar -xf {ARTIFACT} && exec {shlex.join(run)}"]

@@ -71,8 +71,10 @@ def check(checker: Checker, test_input: str, expected: str, output: str) -> tupl
         ok = expected.replace("\r\n", "\n") == output.replace("\r\n", "\n")
         return ok, "" if ok else "output differs"
     if checker == "lines":
+
         def norm(s: str) -> list[str]:
             return [ln.rstrip() for ln in s.replace("\r\n", "\n").rstrip().split("\n")]
+
         a, b = norm(expected), norm(output)
         if a == b:
             return True, ""

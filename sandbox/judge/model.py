@@ -8,10 +8,26 @@ from typing import Literal
 
 import msgspec
 
-Verdict = Literal["accepted", "wrong_answer", "time_limit", "memory_limit", "runtime_error", "compile_error",
-                  "output_limit", "judge_error"]
-VERDICTS: tuple[str, ...] = ("accepted", "wrong_answer", "time_limit", "memory_limit", "runtime_error",
-                             "compile_error", "output_limit", "judge_error")
+Verdict = Literal[
+    "accepted",
+    "wrong_answer",
+    "time_limit",
+    "memory_limit",
+    "runtime_error",
+    "compile_error",
+    "output_limit",
+    "judge_error",
+]
+VERDICTS: tuple[str, ...] = (
+    "accepted",
+    "wrong_answer",
+    "time_limit",
+    "memory_limit",
+    "runtime_error",
+    "compile_error",
+    "output_limit",
+    "judge_error",
+)
 Shape = Literal["auto", "program", "function"]
 # A checker name, or a special judge: (input, expected, output) -> ok, or (ok, why)
 Checker = str | Callable[[str, str, str], "bool | tuple[bool, str]"]

@@ -25,8 +25,9 @@ class Judge:
         self.box = box
         self.cache_size = cache_size
         # a sandbox hiccup (judge_error) is not remembered
-        self._builds: SingleFlight[str, Build] = SingleFlight(keep=lambda b: b.verdict != "judge_error",
-                                                              max_entries=cache_size)
+        self._builds: SingleFlight[str, Build] = SingleFlight(
+            keep=lambda b: b.verdict != "judge_error", max_entries=cache_size
+        )
         self.compiles = 0  # compile steps actually run (the rest came from the cache)
 
     # -- building --------------------------------------------------------------------------------
@@ -40,23 +41,35 @@ class Judge:
 
     # -- running ---------------------------------------------------------------------------------
 
-    async def run_one(self, built: Build, test: TestCase, limits: JudgeLimits, name: str = "", *,
-                      trusted_input: bool = False) -> TestResult:
+    async def run_one(
+        self, built: Build, test: TestCase, limits: JudgeLimits, name: str = "", *, trusted_input: bool = False
+    ) -> TestResult:
         """Run a built program on one input; `accepted` here means it ran cleanly (no comparison). When
         the harness cannot read the input as the function's arguments, that is the test's fault
         (`judge_error`), unless the input is `trusted_input` (a reference read it), then the program's:
         its signature does not fit the task (`runtime_error`)."""
         wall = limits.time_s * limits.wall_factor + 1.0
-        kwargs: dict[str, Any] = {"stdin": test.input, "timeout_s": wall, "memory_mb": limits.memory_mb,
-                                  "output_limit": limits.output_kb * 1024}
+        kwargs: dict[str, Any] = {
+            "stdin": test.input,
+            "timeout_s": wall,
+            "memory_mb": limits.memory_mb,
+            "output_limit": limits.output_kb * 1024,
+        }
         entry, command = run_command(built, limits)
         if command is not None:
             kwargs["command"] = command
         res = await self.box.arun(built.files, entry, language=built.language, **kwargs)
         return run_result(res, limits, name or test.name, trusted_input=trusted_input)
 
-    async def judge(self, program: Program, tests: Sequence[TestCase], limits: JudgeLimits | None = None, *,
-                    checker: Checker = "numbers", trusted_inputs: bool = False) -> Judgement:
+    async def judge(
+        self,
+        program: Program,
+        tests: Sequence[TestCase],
+        limits: JudgeLimits | None = None,
+        *,
+        checker: Checker = "numbers",
+        trusted_inputs: bool = False,
+    ) -> Judgement:
         """Compile once, run the tests (concurrently, on the sandbox's slots), compare; the verdict is
         the first test's, in order, that was not accepted (tests after a failing batch do not run).
         `trusted_inputs`: see `run_one`."""
@@ -72,9 +85,13 @@ class Judge:
         width = max(1, int(getattr(self.box, "workers", 1) or 1))
         results: list[TestResult] = []
         for start in range(0, len(tests), width):
-            batch = list(enumerate(tests))[start:start + width]
-            done = await asyncio.gather(*(self.run_one(built, t, limits, t.name or f"test {i + 1}",
-                                                       trusted_input=trusted_inputs) for i, t in batch))
+            batch = list(enumerate(tests))[start : start + width]
+            done = await asyncio.gather(
+                *(
+                    self.run_one(built, t, limits, t.name or f"test {i + 1}", trusted_input=trusted_inputs)
+                    for i, t in batch
+                )
+            )
             for (_, t), r in zip(batch, done, strict=True):
                 compare(t, r, checker)
             results += done
@@ -87,8 +104,13 @@ class Judge:
         """The program's build and the judgement it starts: the build's verdict when it cannot run, else
         "accepted" until a test says otherwise."""
         built = await self.build(program)
-        j = Judgement(verdict="accepted", language=built.language, shape=built.shape, entry=built.entry,
-                      compile_output=built.compile_output)
+        j = Judgement(
+            verdict="accepted",
+            language=built.language,
+            shape=built.shape,
+            entry=built.entry,
+            compile_output=built.compile_output,
+        )
         if built.verdict is not None:
             j.verdict, j.detail = built.verdict, built.detail
         return built, j
@@ -100,12 +122,21 @@ class Judge:
         built, j = await self._compiled(program)
         if built.verdict is not None:
             return j
-        j.tests = list(await asyncio.gather(*(self.run_one(built, TestCase(input=x), limits, f"test {i + 1}")
-                                              for i, x in enumerate(inputs))))
+        j.tests = list(
+            await asyncio.gather(
+                *(self.run_one(built, TestCase(input=x), limits, f"test {i + 1}") for i, x in enumerate(inputs))
+            )
+        )
         return first_failure(j)
 
-    async def measure(self, programs: Sequence[Program], tests: Sequence[TestCase], limits: JudgeLimits | None = None,
-                      *, repeats: int = 5) -> list[Usage]:
+    async def measure(
+        self,
+        programs: Sequence[Program],
+        tests: Sequence[TestCase],
+        limits: JudgeLimits | None = None,
+        *,
+        repeats: int = 5,
+    ) -> list[Usage]:
         """Each program's CPU time and peak memory over the tests, `repeats` times, the programs
         interleaved within each repeat and the runs one at a time (drift and load hit all alike)."""
         if repeats < 1:

@@ -41,11 +41,33 @@ def close_brace(masked: str, open_at: int) -> int:
     return len(masked)
 
 
-_NOT_FUNCTIONS = {"if", "for", "while", "switch", "catch", "return", "sizeof", "operator", "new", "delete",
-                  "else", "do", "throw", "synchronized", "try", "main", "assert", "decltype", "alignof", "typeid"}
+_NOT_FUNCTIONS = {
+    "if",
+    "for",
+    "while",
+    "switch",
+    "catch",
+    "return",
+    "sizeof",
+    "operator",
+    "new",
+    "delete",
+    "else",
+    "do",
+    "throw",
+    "synchronized",
+    "try",
+    "main",
+    "assert",
+    "decltype",
+    "alignof",
+    "typeid",
+}
 _CALL = re.compile(r"\b([A-Za-z_]\w*)\s*\(")
-_AFTER_PARAMS = re.compile(r"\s*(?:const\s*)?(?:noexcept\s*)?(?:override\s*)?(?:final\s*)?"
-                           r"(?:throws\s+[\w.]+(?:\s*,\s*[\w.]+)*\s*)?\{")
+_AFTER_PARAMS = re.compile(
+    r"\s*(?:const\s*)?(?:noexcept\s*)?(?:override\s*)?(?:final\s*)?"
+    r"(?:throws\s+[\w.]+(?:\s*,\s*[\w.]+)*\s*)?\{"
+)
 _TYPE_TEXT = re.compile(r"[\w:<>,\s\*&\[\]\.?]+")
 _CLASS = re.compile(r"\b(?:class|struct|interface|enum|record)\s+([A-Za-z_]\w*)")
 _SCAN_LIMIT = 2000  # characters a class head may span
@@ -92,7 +114,7 @@ def _c_like_defs(source: str) -> tuple[list[_Def], list[tuple[str, int, int]]]:
     classes = []
     for m in _CLASS.finditer(masked):
         brace = masked.find("{", m.end(), m.end() + _SCAN_LIMIT)
-        if brace >= 0 and ";" not in masked[m.end():brace]:
+        if brace >= 0 and ";" not in masked[m.end() : brace]:
             classes.append((m.group(1), brace, pairs[brace]))
     class_names = {c[0] for c in classes}
     defs = []
@@ -108,13 +130,13 @@ def _c_like_defs(source: str) -> tuple[list[_Def], list[tuple[str, int, int]]]:
             continue
         # what precedes the name must be a return type: back to the previous statement boundary
         head_start = max(masked.rfind(ch, max(0, m.start() - 300), m.start()) for ch in ";{}:)")
-        head = masked[head_start + 1:m.start()].strip()
+        head = masked[head_start + 1 : m.start()].strip()
         if head.startswith(":"):
             head = head[1:].strip()
         if not head or not _TYPE_TEXT.fullmatch(head) or head.split()[-1] in ("return", "new", "else", "throw"):
             continue
         open_at = after.end() - 1
-        defs.append(_Def(name, source[m.end():close], m.start(), (open_at, pairs[open_at])))
+        defs.append(_Def(name, source[m.end() : close], m.start(), (open_at, pairs[open_at])))
     return defs, classes
 
 
@@ -199,8 +221,11 @@ def _describe_python(source: str, entry: str | None) -> FunctionInfo | None:
     funcs: list[tuple[ast.FunctionDef | ast.AsyncFunctionDef, str | None]] = []
     for node in tree.body:
         if isinstance(node, ast.ClassDef) and node.name == "Solution":
-            funcs += [(f, "Solution") for f in node.body
-                      if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef)) and not f.name.startswith("__")]
+            funcs += [
+                (f, "Solution")
+                for f in node.body
+                if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef)) and not f.name.startswith("__")
+            ]
     if not funcs:
         funcs = [(f, None) for f in tree.body if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))]
     if not funcs:
@@ -250,29 +275,65 @@ def detect_shape(language: str, source: str) -> Literal["program", "function"]:
             continue  # a docstring
         if isinstance(node, ast.If) and "__name__" in ast.unparse(node.test):
             continue
-        if isinstance(node, (ast.Assign, ast.AnnAssign)) and "input" not in ast.unparse(node) \
-                and "stdin" not in ast.unparse(node):
+        if (
+            isinstance(node, (ast.Assign, ast.AnnAssign))
+            and "input" not in ast.unparse(node)
+            and "stdin" not in ast.unparse(node)
+        ):
             continue
         return "program"
     return "function"
 
 
 _LANGUAGE_SIGNS: dict[str, tuple[str, ...]] = {
-    "cpp": (r"#\s*include\s*<", r"\bstd::", r"\busing\s+namespace\b", r"\bcout\s*<<", r"\bcin\s*>>",
-            r"\bvector\s*<", r"->", r"\bauto\s+\w+\s*=", r"\bpublic\s*:", r"\bunordered_map\s*<",
-            r"\.size\(\)", r"\bpush_back\b", r"\w&\s*\w+\s*[,)]", r"\blong\s+long\b"),
-    "java": (r"\bpublic\s+class\b", r"\bSystem\.out\.", r"\bimport\s+java\.", r"\bString\[\]", r"\bpublic\s+static\b",
-             r"\bnew\s+int\s*\[", r"\.length\b", r"\b(?:int|long|char|String)\[\]", r"\bMath\.\w+\(", r"\bpublic\s+\w+(?:<[^>]*>)?(?:\[\])*\s+\w+\s*\(", r"\bHashMap\s*<"),
-    "python": (r"^\s*def\s+\w+\s*\(.*\)\s*(?:->\s*[^:]+)?:\s*$", r"^\s*elif\b", r"\bself\.", r"^\s*import\s+\w+\s*$",
-               r"^\s*from\s+\w+\s+import\b", r"\bprint\(", r"\bNone\b", r"\blen\(",
-               r"^(?!\s*(?:public|private|protected)\s*:)[^;{}]*:\s*$"),
+    "cpp": (
+        r"#\s*include\s*<",
+        r"\bstd::",
+        r"\busing\s+namespace\b",
+        r"\bcout\s*<<",
+        r"\bcin\s*>>",
+        r"\bvector\s*<",
+        r"->",
+        r"\bauto\s+\w+\s*=",
+        r"\bpublic\s*:",
+        r"\bunordered_map\s*<",
+        r"\.size\(\)",
+        r"\bpush_back\b",
+        r"\w&\s*\w+\s*[,)]",
+        r"\blong\s+long\b",
+    ),
+    "java": (
+        r"\bpublic\s+class\b",
+        r"\bSystem\.out\.",
+        r"\bimport\s+java\.",
+        r"\bString\[\]",
+        r"\bpublic\s+static\b",
+        r"\bnew\s+int\s*\[",
+        r"\.length\b",
+        r"\b(?:int|long|char|String)\[\]",
+        r"\bMath\.\w+\(",
+        r"\bpublic\s+\w+(?:<[^>]*>)?(?:\[\])*\s+\w+\s*\(",
+        r"\bHashMap\s*<",
+    ),
+    "python": (
+        r"^\s*def\s+\w+\s*\(.*\)\s*(?:->\s*[^:]+)?:\s*$",
+        r"^\s*elif\b",
+        r"\bself\.",
+        r"^\s*import\s+\w+\s*$",
+        r"^\s*from\s+\w+\s+import\b",
+        r"\bprint\(",
+        r"\bNone\b",
+        r"\blen\(",
+        r"^(?!\s*(?:public|private|protected)\s*:)[^;{}]*:\s*$",
+    ),
 }
 
 
 def guess_language(source: str) -> str | None:
     """The language the code most looks like (C++, Java or Python), None when it is not clear."""
-    scores = {lang: sum(bool(re.search(p, source, re.MULTILINE)) for p in signs)
-              for lang, signs in _LANGUAGE_SIGNS.items()}
+    scores = {
+        lang: sum(bool(re.search(p, source, re.MULTILINE)) for p in signs) for lang, signs in _LANGUAGE_SIGNS.items()
+    }
     if ";" not in source and "{" not in source and scores["python"]:
         scores["python"] += 3
     best = max(scores, key=lambda k: scores[k])

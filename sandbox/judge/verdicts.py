@@ -16,15 +16,24 @@ def run_result(res: ExecResult, limits: JudgeLimits, name: str, *, trusted_input
     """The run's verdict before any comparison (`accepted`: it ran cleanly). A harness that cannot read
     the input as the function's arguments is the test's fault (`judge_error`), unless the input is
     trusted (a reference read it), then the program's: its signature does not fit (`runtime_error`)."""
-    out = TestResult(name=name, verdict="accepted", cpu_s=res.cpu_s, wall_s=res.wall_s,
-                     memory_mb=res.peak_memory_mb, output=res.stdout)
+    out = TestResult(
+        name=name,
+        verdict="accepted",
+        cpu_s=res.cpu_s,
+        wall_s=res.wall_s,
+        memory_mb=res.peak_memory_mb,
+        output=res.stdout,
+    )
     stderr = res.stderr or ""
     if res.status == "error":
         out.verdict, out.detail = "judge_error", f"sandbox: {res.error}"
     elif res.status == "timeout" or res.cpu_s > limits.time_s:
         out.verdict = "time_limit"
-        out.detail = f"over {limits.time_s:g} s of CPU" if res.status != "timeout" else \
-            f"stopped after {res.wall_s:.1f} s (limit {limits.time_s:g} s of CPU)"
+        out.detail = (
+            f"over {limits.time_s:g} s of CPU"
+            if res.status != "timeout"
+            else f"stopped after {res.wall_s:.1f} s (limit {limits.time_s:g} s of CPU)"
+        )
     elif res.status == "memory":
         out.verdict, out.detail = "memory_limit", f"allocation failed under {limits.memory_mb} MiB: {tail(stderr, 300)}"
     elif res.status == "output_limit":
@@ -32,8 +41,9 @@ def run_result(res: ExecResult, limits: JudgeLimits, name: str, *, trusted_input
     elif res.status != "ok":
         if res.exit_code == BAD_INPUT_EXIT and BAD_INPUT_MARK in stderr:
             why = stderr.strip().splitlines()[-1][:500]
-            out.verdict, out.detail = ("runtime_error", f"cannot take the test input: {why}") if trusted_input \
-                else ("judge_error", why)
+            out.verdict, out.detail = (
+                ("runtime_error", f"cannot take the test input: {why}") if trusted_input else ("judge_error", why)
+            )
         else:
             how = f"signal {res.signal}" if res.signal else f"exit code {res.exit_code}"
             out.verdict, out.detail = "runtime_error", f"{how}: {tail(stderr.strip(), 600)}"

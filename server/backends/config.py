@@ -46,9 +46,17 @@ class BackendConfig(msgspec.Struct, frozen=True):
     def describe(self) -> BackendDescription:
         """What may be shown to the user: never a key, only the variable's name."""
         return BackendDescription(
-            name=self.name, base_url=self.base_url, model=self.model, api_key_env=self.api_key_env, style=self.style,
-            temperature=self.temperature, top_p=self.top_p, max_tokens=self.max_tokens, timeout_s=self.timeout_s,
-            max_concurrency=self.max_concurrency)
+            name=self.name,
+            base_url=self.base_url,
+            model=self.model,
+            api_key_env=self.api_key_env,
+            style=self.style,
+            temperature=self.temperature,
+            top_p=self.top_p,
+            max_tokens=self.max_tokens,
+            timeout_s=self.timeout_s,
+            max_concurrency=self.max_concurrency,
+        )
 
 
 def parse_backend(obj: Any) -> BackendConfig:

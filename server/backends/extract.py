@@ -59,9 +59,7 @@ def fenced_blocks(text: str) -> list[tuple[str, str, bool]]:
         info = m.group("info").strip().split()
         tag = info[0].lower().lstrip("{.").rstrip("}") if info else ""
         body_start = m.end() + 1
-        closing = re.compile(
-            r"^[ \t]*" + re.escape(fence[0]) + "{" + str(len(fence)) + r",}[ \t]*$", re.MULTILINE
-        )
+        closing = re.compile(r"^[ \t]*" + re.escape(fence[0]) + "{" + str(len(fence)) + r",}[ \t]*$", re.MULTILINE)
         c = closing.search(text, body_start) if body_start <= len(text) else None
         if c is None:
             body = text[body_start:]

@@ -200,7 +200,10 @@ class LocalBackend:
     # -- worker lifecycle ------------------------------------------------------------------------
     async def _spawn(self) -> _Worker:
         cfg = WorkerConfig(
-            source=self.spec.source, model=self.spec.model, offline=self.offline, threads=self.threads,
+            source=self.spec.source,
+            model=self.spec.model,
+            offline=self.offline,
+            threads=self.threads,
             dtype=self.dtype,
         )
         env = dict(os.environ)
@@ -209,7 +212,10 @@ class LocalBackend:
         if self.offline:
             env["HF_HUB_OFFLINE"] = "1"
         proc = await asyncio.create_subprocess_exec(
-            self._python, "-m", "server.backends.local_worker", encode(cfg).decode(),
+            self._python,
+            "-m",
+            "server.backends.local_worker",
+            encode(cfg).decode(),
             stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE,
@@ -294,13 +300,22 @@ class LocalBackend:
 
     def _dispatch(self, worker: _Worker, event) -> None:
         if isinstance(event, Loading):
-            self._notify(self._loading_listener, LocalProgress(
-                phase=event.phase, message=event.message, done_bytes=event.done_bytes, total_bytes=event.total_bytes))
+            self._notify(
+                self._loading_listener,
+                LocalProgress(
+                    phase=event.phase, message=event.message, done_bytes=event.done_bytes, total_bytes=event.total_bytes
+                ),
+            )
         elif isinstance(event, Ready):
             if not worker.ready.done():
                 worker.ready.set_result(event)
-            logger.info("local backend %s: %s loaded in %.1f s (%d threads)", self.name, event.model,
-                        event.load_s, event.threads)
+            logger.info(
+                "local backend %s: %s loaded in %.1f s (%d threads)",
+                self.name,
+                event.model,
+                event.load_s,
+                event.threads,
+            )
         elif isinstance(event, LoadFailed):
             if not worker.ready.done():
                 worker.ready.set_exception(BackendError(event.kind, f"backend {self.name!r}: {event.message}"))
@@ -308,13 +323,17 @@ class LocalBackend:
             job = self._jobs.get(event.id)
             if job is not None:
                 job.prompt_tokens, job.max_new_tokens = event.prompt_tokens, event.max_new_tokens
-                self._notify(job.on_progress, LocalProgress(
-                    "generating", f"prompt of {event.prompt_tokens} tokens", 0, event.max_new_tokens))
+                self._notify(
+                    job.on_progress,
+                    LocalProgress("generating", f"prompt of {event.prompt_tokens} tokens", 0, event.max_new_tokens),
+                )
         elif isinstance(event, Tokens):
             job = self._jobs.get(event.id)
             if job is not None:
-                self._notify(job.on_progress, LocalProgress(
-                    "generating", f"{event.tokens} tokens", event.tokens, job.max_new_tokens))
+                self._notify(
+                    job.on_progress,
+                    LocalProgress("generating", f"{event.tokens} tokens", event.tokens, job.max_new_tokens),
+                )
         elif isinstance(event, Finished):
             if event.finish_reason == "cancelled":
                 self.last_cancelled = event
@@ -376,7 +395,9 @@ class LocalBackend:
         try:
             slot = self._get_slot()
             if slot.locked():
-                self._notify(on_progress, LocalProgress("queued", f"waiting for the local model ({self._pending - 1} ahead)"))
+                self._notify(
+                    on_progress, LocalProgress("queued", f"waiting for the local model ({self._pending - 1} ahead)")
+                )
             await slot.acquire()
             job: _Job | None = None
             try:
@@ -389,16 +410,18 @@ class LocalBackend:
                 job = _Job(next(self._ids), on_progress, loop)
                 self._jobs[job.id] = job  # from here on the slot is released by _finish
                 queue_ms = (time.perf_counter() - started) * 1000.0
-                worker.send(Generate(
-                    id=job.id,
-                    messages=[(m.role, m.content) for m in messages],
-                    max_new_tokens=limit,
-                    temperature=self.config.temperature,
-                    top_p=self.top_p,
-                    seed=self.seed,
-                    timeout_s=timeout,
-                    progress_interval_s=self.progress_interval_s,
-                ))
+                worker.send(
+                    Generate(
+                        id=job.id,
+                        messages=[(m.role, m.content) for m in messages],
+                        max_new_tokens=limit,
+                        temperature=self.config.temperature,
+                        top_p=self.top_p,
+                        seed=self.seed,
+                        timeout_s=timeout,
+                        progress_interval_s=self.progress_interval_s,
+                    )
+                )
             except BaseException:
                 if job is None or job.id not in self._jobs:
                     slot.release()
@@ -413,7 +436,8 @@ class LocalBackend:
                 if job.id in self._jobs:
                     worker.send(Cancel(job.id))
                     asyncio.get_running_loop().call_later(
-                        self.cancel_grace_s, self._kill_if_running, worker, job, "cancel not confirmed")
+                        self.cancel_grace_s, self._kill_if_running, worker, job, "cancel not confirmed"
+                    )
                 raise
         finally:
             self._pending -= 1
@@ -421,8 +445,12 @@ class LocalBackend:
 
     def _completion(self, result: Finished, started: float, queue_ms: float, timeout: float) -> Completion:
         self.last_stats = GenerationStats(
-            prompt_tokens=result.prompt_tokens, completion_tokens=result.completion_tokens,
-            finish_reason=result.finish_reason, ttft_ms=result.ttft_ms, gen_ms=result.gen_ms, queue_ms=queue_ms,
+            prompt_tokens=result.prompt_tokens,
+            completion_tokens=result.completion_tokens,
+            finish_reason=result.finish_reason,
+            ttft_ms=result.ttft_ms,
+            gen_ms=result.gen_ms,
+            queue_ms=queue_ms,
         )
         if result.finish_reason == "timeout":
             raise BackendError(

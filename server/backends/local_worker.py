@@ -232,7 +232,9 @@ class Model:
         max_new = req.max_new_tokens
         if self.context is not None:
             if n_prompt >= self.context:
-                return Failed(req.id, "too_large", f"the prompt has {n_prompt} tokens; the model's context is {self.context}")
+                return Failed(
+                    req.id, "too_large", f"the prompt has {n_prompt} tokens; the model's context is {self.context}"
+                )
             max_new = min(max_new, self.context - n_prompt)
         channel.send(Started(req.id, n_prompt, max_new))
 

@@ -172,7 +172,8 @@ class OpenAIBackend:
                 max_retries=self.config.max_retries,
                 timeout=self.config.timeout_s,
                 http_client=DefaultAsyncHttpxClient(
-                    event_hooks={"request": [_count_request], "response": [_retry_policy]}),
+                    event_hooks={"request": [_count_request], "response": [_retry_policy]}
+                ),
             )
             self._client_key = key
             if old is not None:
@@ -196,14 +197,20 @@ class OpenAIBackend:
     async def complete(self, messages: list[ChatMessage], *, n: int = 1) -> Completion:
         """Send one chat request (`n` samples); retries as configured. Raises BackendError (never a key in it)."""
         payload = [{"role": m.role, "content": m.content} for m in messages]
-        return await self._request(lambda client: client.chat.completions.create(
-            model=self.config.model, messages=payload, **self._sampling(n)))
+        return await self._request(
+            lambda client: client.chat.completions.create(
+                model=self.config.model, messages=payload, **self._sampling(n)
+            )
+        )
 
     async def complete_prompt(self, prompt: str, *, stop: list[str] | None = None, n: int = 1) -> Completion:
         """Send one text-completion request (`/v1/completions`, for base models and the paper formats
         that use it)."""
-        return await self._request(lambda client: client.completions.create(
-            model=self.config.model, prompt=prompt, stop=stop or None, **self._sampling(n)))
+        return await self._request(
+            lambda client: client.completions.create(
+                model=self.config.model, prompt=prompt, stop=stop or None, **self._sampling(n)
+            )
+        )
 
     def _sampling(self, n: int) -> dict[str, Any]:
         cfg = self.config
@@ -250,7 +257,8 @@ class OpenAIBackend:
                 detail = "authentication failed (check the key in " + (cfg.api_key_env or "the environment") + ")"
             raise BackendError(
                 kind,
-                f"backend {self.name!r}: HTTP {status}" + (f" after {attempts} attempts" if attempts > 1 else "")
+                f"backend {self.name!r}: HTTP {status}"
+                + (f" after {attempts} attempts" if attempts > 1 else "")
                 + f": {detail}",
                 status=status,
                 attempts=attempts,

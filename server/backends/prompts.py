@@ -39,8 +39,10 @@ def language_names(language: str) -> tuple[str, str]:
 
 def system_prompt(language: str = "python") -> str:
     name, tag = language_names(language)
-    return (f"You are an expert {name} programmer who edits code on request. "
-            f"Answer with the edited code in a single fenced ```{tag} code block.")
+    return (
+        f"You are an expert {name} programmer who edits code on request. "
+        f"Answer with the edited code in a single fenced ```{tag} code block."
+    )
 
 
 MINIMAL_INSTRUCTION = (
@@ -96,22 +98,35 @@ CANITEDIT_STOP = ["## Code After:", "## Instruction:", "## Code Before:", "## Te
 
 
 def canitedit_chat(instruction: str, text: str) -> list[ChatMessage]:
-    return [ChatMessage("system", CANITEDIT_SYSTEM), ChatMessage("user", _CANITEDIT_SHOT_USER),
-            ChatMessage("assistant", _CANITEDIT_SHOT_ASSISTANT),
-            ChatMessage("user", f"## Code Before\n```py\n{text}\n```\n## Instruction\n{instruction}".strip())]
+    return [
+        ChatMessage("system", CANITEDIT_SYSTEM),
+        ChatMessage("user", _CANITEDIT_SHOT_USER),
+        ChatMessage("assistant", _CANITEDIT_SHOT_ASSISTANT),
+        ChatMessage("user", f"## Code Before\n```py\n{text}\n```\n## Instruction\n{instruction}".strip()),
+    ]
 
 
 def canitedit_direct(instruction: str, text: str) -> str:
     return f"## Code Before:\n{text}\n## Instruction:\n{instruction}\n## Code After:\n"
 
 
-def build_prompt(instruction: str, text: str, *, style: str = "generic", selection: tuple[int, int] | None = None,
-                 language: str = "python", answer_language: str | None = None) -> PromptPlan:
+def build_prompt(
+    instruction: str,
+    text: str,
+    *,
+    style: str = "generic",
+    selection: tuple[int, int] | None = None,
+    language: str = "python",
+    answer_language: str | None = None,
+) -> PromptPlan:
     """The request for one edit in the given style (see the module docstring). `answer_language`: the
     language the answer is to be written in when it is not the document's (a translation)."""
     if answer_language and answer_language != language and style not in WHOLE_DOCUMENT_STYLES:
-        return PromptPlan(messages=translation_messages(instruction, text, style=style, language=language,
-                                                        answer_language=answer_language))
+        return PromptPlan(
+            messages=translation_messages(
+                instruction, text, style=style, language=language, answer_language=answer_language
+            )
+        )
     if style == "canitedit-chat":
         return PromptPlan(messages=canitedit_chat(instruction, text), extract="first")
     if style == "canitedit-direct":
@@ -121,8 +136,9 @@ def build_prompt(instruction: str, text: str, *, style: str = "generic", selecti
     return PromptPlan(messages=build_messages(instruction, text, style=style, selection=selection, language=language))
 
 
-def translation_messages(instruction: str, text: str, *, style: str, language: str,
-                         answer_language: str) -> list[ChatMessage]:
+def translation_messages(
+    instruction: str, text: str, *, style: str, language: str, answer_language: str
+) -> list[ChatMessage]:
     """Chat messages asking for the document rewritten in another language (whole documents)."""
     name, tag = language_names(language)
     target, target_tag = language_names(answer_language)

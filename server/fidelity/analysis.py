@@ -119,9 +119,7 @@ class Analysis:
         parts = self._normalized_parts
         if not self.parses:
             return parts[0][1].normalized
-        return "".join(
-            (c.separator if i else "") + c.normalized for i, (_, c) in enumerate(parts)
-        )
+        return "".join((c.separator if i else "") + c.normalized for i, (_, c) in enumerate(parts))
 
     @cached_property
     def normalized_tokens(self) -> list[str]:
@@ -234,7 +232,9 @@ class Analysis:
     def paper_cognitive(self) -> int | None:
         return sum(c.facts.paper_cognitive for _, c in self.chunks) if self.parses else None
 
-    def _per_function(self, scores: list[tuple[int, dict[int, int]] | None], base: int) -> tuple[int, dict[int, int]] | None:
+    def _per_function(
+        self, scores: list[tuple[int, dict[int, int]] | None], base: int
+    ) -> tuple[int, dict[int, int]] | None:
         """Whole-file total and per-function values (lines moved to file lines) from per-chunk scores.
 
         `base` is what every chunk's total counts on its own (radon starts each module at 1).
@@ -289,7 +289,6 @@ class Analysis:
         return None if math.isnan(value) else round(value, 2)
 
 
-
 def _top_level_body_start(piece: Chunk) -> int | None:
     """`body_start_line` of a chunk whose paper function is a top-level statement, read from the tokens
     of its normalised text instead of parsing that text again; None where the tokens cannot tell.
@@ -308,7 +307,11 @@ def _top_level_body_start(piece: Chunk) -> int | None:
     if j >= n:
         return None
     doc = strings[j]
-    if not (doc[:1] in "'\"" or (doc[:1] == "u" and doc[1:2] in "'\"")) or j + 1 >= n or strings[j + 1] not in _NEWLINES:
+    if (
+        not (doc[:1] in "'\"" or (doc[:1] == "u" and doc[1:2] in "'\""))
+        or j + 1 >= n
+        or strings[j + 1] not in _NEWLINES
+    ):
         return rows[i]  # no docstring: the slice starts at the `def` line
     k = j + 2  # the token after the docstring's line
     if k >= n or not lines[rows[k] - 1][:1].isspace():
@@ -332,8 +335,9 @@ def _row_map(text: str) -> list[int]:
 # ~40 bytes per character: the whole text's token lists joined from its chunks (the chunks' own
 # facts are counted in their cache).
 ANALYSIS_BYTES_PER_CHAR = 40
-ANALYSIS_CACHE: ByteLRU[str, Analysis] = register(ByteLRU(
-    "analyses", Analysis, lambda text: ANALYSIS_BYTES_PER_CHAR * len(text) + 2000, max_entries=256, share=0.25))
+ANALYSIS_CACHE: ByteLRU[str, Analysis] = register(
+    ByteLRU("analyses", Analysis, lambda text: ANALYSIS_BYTES_PER_CHAR * len(text) + 2000, max_entries=256, share=0.25)
+)
 
 
 def analyze(text: str) -> Analysis:

@@ -53,8 +53,9 @@ class _Entry(Generic[V]):
 class ByteLRU(Generic[K, V]):
     """An LRU map bounded by entry count and by the sum of estimated entry sizes; thread-safe."""
 
-    def __init__(self, name: str, make: Callable[[K], V], size_of: Callable[[K], int], *,
-                 max_entries: int, share: float) -> None:
+    def __init__(
+        self, name: str, make: Callable[[K], V], size_of: Callable[[K], int], *, max_entries: int, share: float
+    ) -> None:
         self.name = name
         self.share = share  # of the byte cap all the caches share (`configure`)
         self._make = make
@@ -185,5 +186,14 @@ def release(owner: Hashable) -> int:
 
 
 def stats() -> dict[str, dict[str, int]]:
-    return {c.name: {"entries": len(c), "bytes": c.bytes, "max_bytes": c.max_bytes, "owners": c.owners(),
-                     "hits": c.hits, "misses": c.misses} for c in _caches}
+    return {
+        c.name: {
+            "entries": len(c),
+            "bytes": c.bytes,
+            "max_bytes": c.max_bytes,
+            "owners": c.owners(),
+            "hits": c.hits,
+            "misses": c.misses,
+        }
+        for c in _caches
+    }

@@ -220,9 +220,15 @@ def _is_string_expr(stmt: ast.stmt) -> bool:
 # tracemalloc on CanItEdit-sized files) plus the objects' fixed part.
 CHUNK_BYTES_PER_CHAR = 100
 CHUNK_BYTES_FIXED = 1500
-CHUNK_CACHE: ByteLRU[tuple[str, bool], Chunk] = register(ByteLRU(
-    "chunks", lambda key: Chunk(*key), lambda key: CHUNK_BYTES_PER_CHAR * len(key[0]) + CHUNK_BYTES_FIXED,
-    max_entries=4096, share=0.75))
+CHUNK_CACHE: ByteLRU[tuple[str, bool], Chunk] = register(
+    ByteLRU(
+        "chunks",
+        lambda key: Chunk(*key),
+        lambda key: CHUNK_BYTES_PER_CHAR * len(key[0]) + CHUNK_BYTES_FIXED,
+        max_entries=4096,
+        share=0.75,
+    )
+)
 
 
 def chunk(text: str, first: bool) -> Chunk:

@@ -68,9 +68,14 @@ class UnitBuilder(StatementTrees):
         self.lang = isinstance(original, LangAnalysis)  # another language: its own trees, no NEWLINE tokens
         self.lang_original = original if isinstance(original, LangAnalysis) else None  # the same, typed
         self.old, self.new = Side(original), Side(edited)
-        regions = expand_regions(self.old, self.new, [(r.a_start, r.a_end, r.b_start, r.b_end)
-                                                      for r in line_regions(original.lines, edited.lines,
-                                                                            indent_free=self.lang)])
+        regions = expand_regions(
+            self.old,
+            self.new,
+            [
+                (r.a_start, r.a_end, r.b_start, r.b_end)
+                for r in line_regions(original.lines, edited.lines, indent_free=self.lang)
+            ],
+        )
         self.regions = regions
         both_parse = original.parses and edited.parses
         line_regs = [LineRegion(*r) for r in regions]
@@ -78,15 +83,23 @@ class UnitBuilder(StatementTrees):
         self.renames = rename_map(original, edited, line_regs, self.scopes) if both_parse else {}
         if self.renames:  # align lines again as they read after the renames: a renamed line is no anchor elsewhere
             mapped = _renamed_lines(original.lines, self.renames, self.scopes)
-            self.regions = regions = expand_regions(self.old, self.new, [
-                (r.a_start, r.a_end, r.b_start, r.b_end) for r in line_regions(
-                    original.lines, edited.lines, indent_free=True, a_keys=mapped)] if self.lang else
-                _regions_after_renames(original.lines, mapped, edited.lines))
+            self.regions = regions = expand_regions(
+                self.old,
+                self.new,
+                [
+                    (r.a_start, r.a_end, r.b_start, r.b_end)
+                    for r in line_regions(original.lines, edited.lines, indent_free=True, a_keys=mapped)
+                ]
+                if self.lang
+                else _regions_after_renames(original.lines, mapped, edited.lines),
+            )
         self.sig_old, self.sig_new, self.sig_changed = (
             _signature_changes(original, edited) if both_parse else ([], [], set())
         )
         try:
-            self.atoms = [atom for r in regions for atom in region_atoms(self.old, self.new, r, self.renames, self.scopes)]
+            self.atoms = [
+                atom for r in regions for atom in region_atoms(self.old, self.new, r, self.renames, self.scopes)
+            ]
         except (IndexError, ValueError):  # offsets we could not find (odd line breaks): whole regions
             self.atoms = []
         if not _consistent(self.old.text, self.new.text, self.atoms):
@@ -106,10 +119,15 @@ class UnitBuilder(StatementTrees):
         old, new = self.old, self.new
         t_lo, t_hi = self.original.token_span(a_start, a_end)
         u_lo, u_hi = self.edited.token_span(b_start, b_end)
-        return Atom(old.line_start(a_start), old.line_start(a_end + 1) if a_end >= a_start else old.line_start(a_start),
-                    new.line_start(b_start), new.line_start(b_end + 1) if b_end >= b_start else new.line_start(b_start),
-                    CODE, [Item(old.strings[i], 0, 0, i) for i in range(t_lo, t_hi)],
-                    [Item(new.strings[i], 0, 0, i) for i in range(u_lo, u_hi)])
+        return Atom(
+            old.line_start(a_start),
+            old.line_start(a_end + 1) if a_end >= a_start else old.line_start(a_start),
+            new.line_start(b_start),
+            new.line_start(b_end + 1) if b_end >= b_start else new.line_start(b_start),
+            CODE,
+            [Item(old.strings[i], 0, 0, i) for i in range(t_lo, t_hi)],
+            [Item(new.strings[i], 0, 0, i) for i in range(u_lo, u_hi)],
+        )
 
     # -- grouping ----------------------------------------------------------------------
     def units(self) -> list[Unit]:
@@ -154,13 +172,28 @@ class UnitBuilder(StatementTrees):
         position = {id(a): n for n, a in enumerate(self.atoms)}
         for u in sorted(units, key=lambda u: position[id(u.atoms[0])]):
             prev = out[-1] if out else None
-            if (prev is not None and len(prev.atoms) == 1 and len(u.atoms) == 1 and not prev.renames
-                    and not u.renames and not prev.atoms[0].dependent and not u.atoms[0].dependent
-                    and prev.kinds == u.kinds and position[id(u.atoms[0])] == position[id(prev.atoms[0])] + 1
-                    and self._near(prev.atoms[0], u.atoms[0], logic=u.kinds == ["logic"])):
+            if (
+                prev is not None
+                and len(prev.atoms) == 1
+                and len(u.atoms) == 1
+                and not prev.renames
+                and not u.renames
+                and not prev.atoms[0].dependent
+                and not u.atoms[0].dependent
+                and prev.kinds == u.kinds
+                and position[id(u.atoms[0])] == position[id(prev.atoms[0])] + 1
+                and self._near(prev.atoms[0], u.atoms[0], logic=u.kinds == ["logic"])
+            ):
                 a, b = prev.atoms[0], u.atoms[0]
-                joined = Atom(a.a0, b.a1, a.b0, b.b1, a.category if a.category == b.category else CODE,
-                              a.old + b.old, a.new + b.new)
+                joined = Atom(
+                    a.a0,
+                    b.a1,
+                    a.b0,
+                    b.b1,
+                    a.category if a.category == b.category else CODE,
+                    a.old + b.old,
+                    a.new + b.new,
+                )
                 position[id(joined)] = position[id(b)]
                 prev.atoms = [joined]
                 prev.details = list(dict.fromkeys(prev.details + u.details))
@@ -171,8 +204,8 @@ class UnitBuilder(StatementTrees):
 
     def _near(self, a: Atom, b: Atom, *, logic: bool) -> bool:
         """Two pieces of one fix on a line; layout or comment changes on the same or the next line."""
-        gap_a = self.old.text[a.a1:b.a0]
-        gap_b = self.new.text[a.b1:b.b0]
+        gap_a = self.old.text[a.a1 : b.a0]
+        gap_b = self.new.text[a.b1 : b.b0]
         breaks = gap_a.count("\n") + gap_a.count("\r") - gap_a.count("\r\n")
         if breaks == 0 or a.category == b.category == EOL:  # one line; or line endings, all of them
             return True
@@ -191,9 +224,15 @@ class UnitBuilder(StatementTrees):
             # keyword arguments, so there it is a rename only
             if not self.lang and any(_in_ranges(rows[a.old[0].token], self.sig_old) for a in atoms):
                 kinds.append("signature_change")
-                details.append("changes the signature of " + ", ".join(
-                    f"`{n}`" for n in dict.fromkeys(n for n, _ in self._functions_at(atoms)) if n in self.sig_changed
-                ) or "a function")
+                details.append(
+                    "changes the signature of "
+                    + ", ".join(
+                        f"`{n}`"
+                        for n in dict.fromkeys(n for n, _ in self._functions_at(atoms))
+                        if n in self.sig_changed
+                    )
+                    or "a function"
+                )
             unit.kinds, unit.details = kinds, details
             self._target(unit)
             return
@@ -208,7 +247,8 @@ class UnitBuilder(StatementTrees):
             new_keys = [it.key for it in new_code]
             # another language: quotes may mean a char, not a string, so its own tree decides
             if _plausibly_formatting(old_keys, new_keys) and (
-                    (not self.lang and _same_layout(old_keys, new_keys)) or self._same_tree(atoms)):
+                (not self.lang and _same_layout(old_keys, new_keys)) or self._same_tree(atoms)
+            ):
                 kinds.append("formatting_only")
                 details.append("reformats code (same syntax tree)")
             else:
@@ -218,8 +258,11 @@ class UnitBuilder(StatementTrees):
         if placeholders and "lazy_placeholder" not in kinds and not (old_code or new_code):
             kinds.append("lazy_placeholder")
             details.append(f"adds a placeholder ({placeholders[0]!r})")
-        if removed.total() > added.total() and self.lang_original is not None and other.doc_comments_only(
-                self.lang_original, [it for a in atoms for it in a.old], removed - added):
+        if (
+            removed.total() > added.total()
+            and self.lang_original is not None
+            and other.doc_comments_only(self.lang_original, [it for a in atoms for it in a.old], removed - added)
+        ):
             kinds.append("docstring")  # a doc comment is these languages' docstring
             details.append(f"removes {_plural(removed.total() - added.total(), 'doc comment')}")
         elif removed.total() > added.total():
@@ -237,7 +280,9 @@ class UnitBuilder(StatementTrees):
     def _target(self, unit: Unit) -> None:
         if self.target is None:
             return
-        lines = [self.old.line_of(a.a0) for a in unit.atoms] + [self.old.line_of(max(a.a1 - 1, a.a0)) for a in unit.atoms]
+        lines = [self.old.line_of(a.a0) for a in unit.atoms] + [
+            self.old.line_of(max(a.a1 - 1, a.a0)) for a in unit.atoms
+        ]
         t = self.target
         whole = t.start <= 1 and t.stop >= self.old.text.count("\n") + 2  # every line: nothing precedes it
 
@@ -245,15 +290,20 @@ class UnitBuilder(StatementTrees):
         open_end = bool(old_text) and old_text[-1] not in "\r\n"  # the last line has no line break
 
         def inside(ln: int, a: Atom) -> bool:
-            if open_end and a.a0 == len(old_text) and self.new.text[a.b0:a.b1][:1] not in ("\n", "\r"):
+            if open_end and a.a0 == len(old_text) and self.new.text[a.b0 : a.b1][:1] not in ("\n", "\r"):
                 ln = self.old.line_of(a.a0 - 1)  # text added to the last line, not after it
-            if ln == t.start and not whole and a.a0 == a.a1 and (a.a0 == 0 or self.old.text[a.a0 - 1] == "\n") \
-                    and self.new.text[a.b0:a.b1].endswith("\n"):
+            if (
+                ln == t.start
+                and not whole
+                and a.a0 == a.a1
+                and (a.a0 == 0 or self.old.text[a.a0 - 1] == "\n")
+                and self.new.text[a.b0 : a.b1].endswith("\n")
+            ):
                 return False  # whole lines inserted above the target's first line precede it
             if t.start <= ln < t.stop:
                 return True
             # an insertion just after the target continues it when indented (not a new top-level statement)
-            added = self.new.text[a.b0:a.b1].lstrip("\r\n")
+            added = self.new.text[a.b0 : a.b1].lstrip("\r\n")
             return ln == t.stop and a.a0 == a.a1 and added[:1] in (" ", "\t")
 
         if any(not inside(ln, a) for ln, a in zip(lines, unit.atoms * 2)):
@@ -270,15 +320,28 @@ class UnitBuilder(StatementTrees):
         new_text = [edited.lines[r - 1] for r in new_lines if r - 1 < len(edited.lines)]
         placeholders = [p for p in _placeholder_lines(new_text) if p not in _placeholder_lines(old_text)]
         old_notes = {it.key[1:] for a in atoms for it in a.old if it.token < 0}
-        placeholders += [c for a in atoms for it in a.new if it.token < 0
-                         for c in [it.key[1:]] if c not in old_notes and _placeholder_lines([c])]
+        placeholders += [
+            c
+            for a in atoms
+            for it in a.new
+            if it.token < 0
+            for c in [it.key[1:]]
+            if c not in old_notes and _placeholder_lines([c])
+        ]
         guards = [g for g in b_struct.guards if self._guard_added(g[0])]
         guard_ranges = [(g[0], g[1]) for g in guards]
-        whole_statements = (other.whole_lines(self.lang_original, {it.token for it in old_code}, old_lines)
-                            if self.lang_original is not None
-                            else any(it.key in ("\n", "\r\n", "") for it in old_code))
-        removal = ("lazy_placeholder" if placeholders else
-                   "deletion" if whole_statements and not [it for it in new_code if it.key not in ("\n", "")] else "logic")
+        whole_statements = (
+            other.whole_lines(self.lang_original, {it.token for it in old_code}, old_lines)
+            if self.lang_original is not None
+            else any(it.key in ("\n", "\r\n", "") for it in old_code)
+        )
+        removal = (
+            "lazy_placeholder"
+            if placeholders
+            else "deletion"
+            if whole_statements and not [it for it in new_code if it.key not in ("\n", "")]
+            else "logic"
+        )
 
         def shared(row: int, structure: Structure, signatures: list[tuple[int, int]]) -> str | None:
             if _in_ranges(row, structure.docstrings):
@@ -291,8 +354,11 @@ class UnitBuilder(StatementTrees):
 
         seen: list[str] = []
         # another language: an `unwrap()`/`expect()` dropped for a new match on the Result is defensive
-        unwrapped: list[tuple[int, int]] = (other.unwrap_spans(self.lang_original) if self.lang_original is not None
-                     and other.adds_match(guards) else [])
+        unwrapped: list[tuple[int, int]] = (
+            other.unwrap_spans(self.lang_original)
+            if self.lang_original is not None and other.adds_match(guards)
+            else []
+        )
         for it in old_code:
             kind = shared(a_rows[it.token], a_struct, self.sig_old) or removal
             if unwrapped and kind == "logic" and any(s <= it.start < e for s, e in unwrapped):
@@ -301,9 +367,12 @@ class UnitBuilder(StatementTrees):
         for it in new_code:
             row = b_rows[it.token]
             kind = shared(row, b_struct, self.sig_new) or (
-                "defensive" if _in_ranges(row, guard_ranges)
-                else "lazy_placeholder" if placeholders and edited.lines[row - 1].strip() in placeholders
-                else "logic")
+                "defensive"
+                if _in_ranges(row, guard_ranges)
+                else "lazy_placeholder"
+                if placeholders and edited.lines[row - 1].strip() in placeholders
+                else "logic"
+            )
             seen.append(kind)
         counts = Counter(seen)
         newline_kinds = Counter(k for k, it in zip(seen, [*old_code, *new_code]) if it.key in ("\n", "\r\n", ""))
@@ -359,8 +428,10 @@ class UnitBuilder(StatementTrees):
         old, new = self.old, self.new
         atoms = sorted(unit.atoms, key=lambda a: a.a0)
         edits = [atom_edit(old, new, a) for a in atoms]
-        a_lines = [_line_span(e.range.start.line, e.range.start.character, e.range.end.line, e.range.end.character,
-                              e.new_text) for e in edits]
+        a_lines = [
+            _line_span(e.range.start.line, e.range.start.character, e.range.end.line, e.range.end.character, e.new_text)
+            for e in edits
+        ]
         b_lines = [_new_line_span(new, a) for a in atoms]
         start_line = min(s for s, _ in a_lines)
         end_line = max(e for _, e in a_lines)
@@ -378,15 +449,33 @@ class UnitBuilder(StatementTrees):
             changed += Levenshtein.distance(ok, nk)
             names += [k for k in ok + nk if _is_name(k)]
             spans.append([_lo(a.code_old()), _hi(a.code_old()), _lo(a.code_new()), _hi(a.code_new())])
-        functions = list(dict.fromkeys(
-            f for f in (self.innermost(self.original.structure, start_line),
-                        self.innermost(self.edited.structure, new_start)) if f))
+        functions = list(
+            dict.fromkeys(
+                f
+                for f in (
+                    self.innermost(self.original.structure, start_line),
+                    self.innermost(self.edited.structure, new_start),
+                )
+                if f
+            )
+        )
         unrequested = any(k in UNREQUESTED_KINDS for k in unit.kinds)
         message = "; ".join(unit.details) + (" (not requested)" if unrequested else "")
-        hunk = Hunk(start_line=start_line, end_line=end_line, new_start_line=new_start, new_end_line=new_end,
-                    kinds=unit.kinds, tokens_changed=changed, unrequested=unrequested, message=message,
-                    renames=unit.renames, edits=edits, names=list(dict.fromkeys(names)), functions=functions,
-                    token_spans=spans)
+        hunk = Hunk(
+            start_line=start_line,
+            end_line=end_line,
+            new_start_line=new_start,
+            new_end_line=new_end,
+            kinds=unit.kinds,
+            tokens_changed=changed,
+            unrequested=unrequested,
+            message=message,
+            renames=unit.renames,
+            edits=edits,
+            names=list(dict.fromkeys(names)),
+            functions=functions,
+            token_spans=spans,
+        )
         return hunk, edits
 
 
@@ -403,9 +492,15 @@ def _merge_same_point(order: list[object], groups: dict[object, list[Atom]]) -> 
             for a in g:
                 if a.a0 == a.a1:
                     at_point.setdefault(a.a0, []).append((n, a))
-        clash = next(((m, n) for inserts in at_point.values()
-                      for (m, x), (n, y) in itertools.pairwise(sorted(inserts, key=lambda na: (rank[na[0]], na[1].b0)))
-                      if m != n and (rank[m] == rank[n] or x.b0 > y.b0)), None)
+        clash = next(
+            (
+                (m, n)
+                for inserts in at_point.values()
+                for (m, x), (n, y) in itertools.pairwise(sorted(inserts, key=lambda na: (rank[na[0]], na[1].b0)))
+                if m != n and (rank[m] == rank[n] or x.b0 > y.b0)
+            ),
+            None,
+        )
         if clash is None:
             return [Unit(sorted(g, key=lambda a: (a.a0, a.b0))) for g in merged]
         m, n = clash
@@ -449,7 +544,7 @@ def _consistent(old: str, new: str, atoms: list[Atom]) -> bool:
     for a in sorted(atoms, key=lambda a: a.a0):
         if a.a0 < pa or a.b0 < pb or a.a1 < a.a0 or a.b1 < a.b0 or a.a1 > len(old) or a.b1 > len(new):
             return False
-        if old[pa:a.a0] != new[pb:a.b0]:
+        if old[pa : a.a0] != new[pb : a.b0]:
             return False
         pa, pb = a.a1, a.b1
     return old[pa:] == new[pb:]

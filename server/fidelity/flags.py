@@ -48,8 +48,12 @@ def unit_lines(hunk: Hunk) -> int:
     return max(hunk.end_line - hunk.start_line + 1, hunk.new_end_line - hunk.new_start_line + 1, 1)
 
 
-def flagged_severity(hunk: Hunk, kinds: Sequence[str], levels: Mapping[str, int] = SEVERITY_DEFAULTS,
-                     whitespace_hint_lines: int = WHITESPACE_HINT_LINES) -> int:
+def flagged_severity(
+    hunk: Hunk,
+    kinds: Sequence[str],
+    levels: Mapping[str, int] = SEVERITY_DEFAULTS,
+    whitespace_hint_lines: int = WHITESPACE_HINT_LINES,
+) -> int:
     """The LSP severity of a flagged unit: the loudest of its unrequested kinds' levels; a small
     whitespace-only unit has the `whitespace` one."""
     if whitespace_only(hunk) and unit_lines(hunk) <= whitespace_hint_lines:
@@ -57,8 +61,14 @@ def flagged_severity(hunk: Hunk, kinds: Sequence[str], levels: Mapping[str, int]
     return min((levels.get(k, WARNING) for k in kinds), default=WARNING)
 
 
-def judge_units(report: FidelityReport, instruction: str | None, *, original: str | None = None,
-                edited: str | None = None, aware: bool = True) -> list[Verdict]:
+def judge_units(
+    report: FidelityReport,
+    instruction: str | None,
+    *,
+    original: str | None = None,
+    edited: str | None = None,
+    aware: bool = True,
+) -> list[Verdict]:
     """A verdict per unit. `instruction` None (an observed change) or `aware` False: the core's view,
     every change of an unrequested kind counts."""
     scope = parse_instruction(instruction, original) if instruction is not None and aware else None
@@ -70,12 +80,13 @@ def unrequested_of(verdict: Verdict, hunk: Hunk) -> list[str]:
     return list(verdict.unrequested) if verdict.unrequested else [k for k in hunk.kinds if k in UNREQUESTED_KINDS]
 
 
-def count_unit_flags(report: FidelityReport, instruction: str | None, *, original: str,
-                     edited: str) -> tuple[int, int]:
+def count_unit_flags(report: FidelityReport, instruction: str | None, *, original: str, edited: str) -> tuple[int, int]:
     """(warning, hint) flagged units of `report` judged against `instruction` at the default severity
     settings, as a proposal of the same texts would carry them. (Only a flagged unit's loudness matters
     here: the server's size and complexity rules make a warning an error, never a hint.)"""
     verdicts = judge_units(report, instruction, original=original, edited=edited)
-    severities = [flagged_severity(h, unrequested_of(v, h)) if v.flagged else 4
-                  for h, v in zip(report.hunks, verdicts, strict=False)]
+    severities = [
+        flagged_severity(h, unrequested_of(v, h)) if v.flagged else 4
+        for h, v in zip(report.hunks, verdicts, strict=False)
+    ]
     return split_flags((v.flagged for v in verdicts), severities)

@@ -38,8 +38,9 @@ def common_affix(a: list[str], b: list[str]) -> tuple[int, int]:
     return head, tail
 
 
-def line_regions(a_lines: list[str], b_lines: list[str], *, indent_free: bool = False,
-                 a_keys: list[str] | None = None) -> list[LineRegion]:
+def line_regions(
+    a_lines: list[str], b_lines: list[str], *, indent_free: bool = False, a_keys: list[str] | None = None
+) -> list[LineRegion]:
     """Regions of changed lines. With `indent_free` (languages where indentation is layout) lines are
     aligned on their text without the surrounding whitespace, and an aligned pair that differs in it
     is a one-line region of its own: a block wrapped in `try {` ... `}` re-indents every line, and
@@ -68,7 +69,9 @@ def line_regions(a_lines: list[str], b_lines: list[str], *, indent_free: bool = 
             current = None
             continue
         if current is None:
-            current = LineRegion(head + op.src_start + 1, head + op.src_start, head + op.dest_start + 1, head + op.dest_start)
+            current = LineRegion(
+                head + op.src_start + 1, head + op.src_start, head + op.dest_start + 1, head + op.dest_start
+            )
             regions.append(current)
         current.a_end = head + op.src_end
         current.b_end = head + op.dest_end
@@ -77,8 +80,11 @@ def line_regions(a_lines: list[str], b_lines: list[str], *, indent_free: bool = 
 
 def _differing_pairs(a_lines: list[str], b_lines: list[str], a0: int, b0: int, n: int) -> list[LineRegion]:
     """One-line regions for the aligned lines a0.., b0.. (0-based, n of them) whose texts differ."""
-    return [LineRegion(a0 + k + 1, a0 + k + 1, b0 + k + 1, b0 + k + 1) for k in range(n)
-            if a_lines[a0 + k] != b_lines[b0 + k]]
+    return [
+        LineRegion(a0 + k + 1, a0 + k + 1, b0 + k + 1, b0 + k + 1)
+        for k in range(n)
+        if a_lines[a0 + k] != b_lines[b0 + k]
+    ]
 
 
 def tidy_regions(regions: list[LineRegion], a_lines: list[str], b_lines: list[str]) -> list[LineRegion]:
@@ -102,13 +108,19 @@ def _join_across_closers(regions: list[LineRegion], a_lines: list[str]) -> list[
     out: list[LineRegion] = []
     for r in regions:
         prev = out[-1] if out else None
-        between = a_lines[prev.a_end:r.a_start - 1] if prev is not None else []
-        if prev is not None and between and all(_BRACE_CLOSER.fullmatch(x) or not x.strip() for x in between) \
-                and any(x.strip() for x in between):
+        between = a_lines[prev.a_end : r.a_start - 1] if prev is not None else []
+        if (
+            prev is not None
+            and between
+            and all(_BRACE_CLOSER.fullmatch(x) or not x.strip() for x in between)
+            and any(x.strip() for x in between)
+        ):
             out[-1] = LineRegion(prev.a_start, r.a_end, prev.b_start, r.b_end)
         else:
             out.append(LineRegion(r.a_start, r.a_end, r.b_start, r.b_end))
     return out
+
+
 _OPENS, _CLOSES = str.maketrans("", "", "})]"), str.maketrans("", "", "{([")
 
 
@@ -125,12 +137,17 @@ def _slide(r: LineRegion, a_lines: list[str], b_lines: list[str], after: LineReg
     the old closer matched to the first copy: the region up to that copy, then the balanced block
     inserted after it. So a helper appended after the last function is not inside that function."""
     nxt = r.a_end  # 0-based index of the unchanged line after the region, in both texts
-    if (r.b_end >= len(b_lines) or nxt >= len(a_lines) or not _CLOSER.fullmatch(b_lines[r.b_end])
-            or b_lines[r.b_end] != a_lines[nxt] or (after is not None and after.a_start <= nxt + 1)):
+    if (
+        r.b_end >= len(b_lines)
+        or nxt >= len(a_lines)
+        or not _CLOSER.fullmatch(b_lines[r.b_end])
+        or b_lines[r.b_end] != a_lines[nxt]
+        or (after is not None and after.a_start <= nxt + 1)
+    ):
         return [r]
-    block = b_lines[r.b_start - 1:r.b_end]
+    block = b_lines[r.b_start - 1 : r.b_end]
     for k, line in enumerate(block):
-        if line == b_lines[r.b_end] and _balanced(block[k + 1:] + [line]):
+        if line == b_lines[r.b_end] and _balanced(block[k + 1 :] + [line]):
             head = LineRegion(r.a_start, r.a_end, r.b_start, r.b_start + k - 1)
             tail = LineRegion(nxt + 2, nxt + 1, r.b_start + k + 1, r.b_end + 1)
             return ([head] if head.a_end >= head.a_start or head.b_end >= head.b_start else []) + [tail]
@@ -153,8 +170,9 @@ def _placeholder_lines(lines: list[str]) -> list[str]:
         stripped = line.strip()
         bare_marker = stripped in ("...", "…", "# ...", "// ...", "pass  # ...")
         # `//` and `/* */`: the other languages' comments (no Python line starts so)
-        commented = ("#" in stripped or "..." in stripped or "…" in stripped
-                     or stripped.startswith(("'", '"', "//", "/*")))
+        commented = (
+            "#" in stripped or "..." in stripped or "…" in stripped or stripped.startswith(("'", '"', "//", "/*"))
+        )
         if bare_marker or (commented and _PLACEHOLDER.search(stripped)):
             found.append(stripped)
     return found
@@ -168,8 +186,9 @@ def _is_name(token: str) -> bool:
     return token.isidentifier() and not keyword.iskeyword(token)
 
 
-def rename_map(original: Analysis, edited: Analysis, regions: list[LineRegion],
-               scopes: dict[str, tuple[int, int]] | None = None) -> dict[str, str]:
+def rename_map(
+    original: Analysis, edited: Analysis, regions: list[LineRegion], scopes: dict[str, tuple[int, int]] | None = None
+) -> dict[str, str]:
     """Consistent identifier renames: a bound name that vanished, replaced by one new bound name.
 
     Candidates come from the token alignment; a candidate is accepted when renaming it in the original
@@ -210,7 +229,12 @@ def rename_map(original: Analysis, edited: Analysis, regions: list[LineRegion],
 
     def attempt(old: str, new: str) -> tuple[int, int, list[str], tuple[int, int] | None] | None:
         """(distance saved, count, renamed tokens, scope), or None when the pair cannot be a rename."""
-        if old in renames or new in renames.values() or old not in original.bound_names or new not in edited.bound_names:
+        if (
+            old in renames
+            or new in renames.values()
+            or old not in original.bound_names
+            or new not in edited.bound_names
+        ):
             return None
         scope: tuple[int, int] | None = None
         if old in new_names or new in old_names:
@@ -218,10 +242,15 @@ def rename_map(original: Analysis, edited: Analysis, regions: list[LineRegion],
             if scope is None:
                 return None
         inside = [scope is None or scope[0] <= r <= scope[1] for r in old_rows]
-        trial = [t if attribute[i] or not inside[i] else renames.get(t, new if t == old else t)
-                 for i, t in enumerate(old_tokens)]
-        count = sum(1 for i, t in enumerate(strings) if t == old and i not in skip
-                    and (scope is None or scope[0] <= rows[i] <= scope[1]))
+        trial = [
+            t if attribute[i] or not inside[i] else renames.get(t, new if t == old else t)
+            for i, t in enumerate(old_tokens)
+        ]
+        count = sum(
+            1
+            for i, t in enumerate(strings)
+            if t == old and i not in skip and (scope is None or scope[0] <= rows[i] <= scope[1])
+        )
         return base - Levenshtein.distance(trial, new_tokens), count, trial, scope
 
     # the likeliest candidates first: most often aligned, then one whose new name lives in code the
@@ -281,14 +310,30 @@ def not_variables(strings: list[str]) -> set[int]:
     stack: list[bool] = []  # per open bracket: is it a call's parentheses
     for i, t in enumerate(strings):
         if t in ("(", "[", "{"):
-            call = t == "(" and i > 0 and (strings[i - 1].isidentifier() or strings[i - 1] in (")", "]")) \
-                and not (i > 1 and strings[i - 2] in ("def", "class")) and not keyword.iskeyword(strings[i - 1])
+            call = (
+                t == "("
+                and i > 0
+                and (strings[i - 1].isidentifier() or strings[i - 1] in (")", "]"))
+                and not (i > 1 and strings[i - 2] in ("def", "class"))
+                and not keyword.iskeyword(strings[i - 1])
+            )
             stack.append(call)
         elif t in (")", "]", "}"):
             if stack:
                 stack.pop()
-        elif i > 0 and strings[i - 1] == "." and t.isidentifier() or (stack and stack[-1] and t.isidentifier() and i + 1 < len(strings) and strings[i + 1] == "="
-              and strings[i - 1] in ("(", ",")):
+        elif (
+            i > 0
+            and strings[i - 1] == "."
+            and t.isidentifier()
+            or (
+                stack
+                and stack[-1]
+                and t.isidentifier()
+                and i + 1 < len(strings)
+                and strings[i + 1] == "="
+                and strings[i - 1] in ("(", ",")
+            )
+        ):
             out.add(i)
     return out
 
@@ -300,7 +345,9 @@ def _plain_names(a: Analysis) -> set[str]:
     return {t for i, t in enumerate(strings) if t.isidentifier() and i not in skip}
 
 
-def _signature_changes(original: Analysis, edited: Analysis) -> tuple[list[tuple[int, int]], list[tuple[int, int]], set[str]]:
+def _signature_changes(
+    original: Analysis, edited: Analysis
+) -> tuple[list[tuple[int, int]], list[tuple[int, int]], set[str]]:
     """Signature line ranges (per side) of the functions on both sides whose signature differs."""
     new = {f.qualname: f for f in edited.structure.functions}
     old_ranges: list[tuple[int, int]] = []
@@ -317,4 +364,3 @@ def _signature_changes(original: Analysis, edited: Analysis) -> tuple[list[tuple
 
 def _plural(n: int, word: str) -> str:
     return f"{n} {word}" if n == 1 else f"{n} {word}s"
-

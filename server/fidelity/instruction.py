@@ -16,29 +16,50 @@ import msgspec
 # Words that ask for a kind of change. Narrow on purpose: "fix the off-by-one error" or "check the
 # loop" ask for no input validation, "return None on a miss" for no defensive code.
 KIND_RULES: tuple[tuple[str, str], ...] = (
-    ("rename", r"\brenam\w*|\b(?:better|descriptive|clearer|meaningful) (?:\w+ )?names?\b|\bnaming\b"
-               r"|\b(?:identifier|variable) names\b"),
-    ("formatting_only", r"\breformat\w*|\bformatting\b|\bformat (?:the|this|my) code\b|\bpep ?8\b|\bblack\b"
-                        r"|\bcode style\b|\bindent\w*|\bwhitespace\b|\blint\w*|\btidy\b|\bprettif\w*"),
+    (
+        "rename",
+        r"\brenam\w*|\b(?:better|descriptive|clearer|meaningful) (?:\w+ )?names?\b|\bnaming\b"
+        r"|\b(?:identifier|variable) names\b",
+    ),
+    (
+        "formatting_only",
+        r"\breformat\w*|\bformatting\b|\bformat (?:the|this|my) code\b|\bpep ?8\b|\bblack\b"
+        r"|\bcode style\b|\bindent\w*|\bwhitespace\b|\blint\w*|\btidy\b|\bprettif\w*",
+    ),
     # a verb that acts on them: "they don't respect the docstring" asks for no docstring change
-    ("comment_removed", r"\b(?:remov|delet|drop|strip|updat|rewrit|edit|chang|clean)\w*\s+(?:\w+\s+){0,3}?comments?\b"
-                        r"|\bcomments?\s+(?:out|away)\b|\bclean ?up\b"),
-    ("docstring", r"\b(?:add|updat|writ|improv|fix|chang|edit|remov|delet|drop|rewrit)\w*\s+(?:\w+\s+){0,3}?docstrings?\b"
-                  r"|\bdocstrings?\s+(?:for|to|that)\b|\bdocument(?:ation)?\s+(?:for|the|this|these|each|all|every|it|them)\b"
-                  r"|\badd (?:\w+ )?documentation\b|\bdocs\b"),
-    ("signature_change", r"\bsignatures?\b|\bparameters?\b|\barguments?\b|\bparams?\b|\btype hints?\b"
-                         r"|\bannotat\w*|\btyping\b|\bkeyword\b|\bdefault values?\b"),
+    (
+        "comment_removed",
+        r"\b(?:remov|delet|drop|strip|updat|rewrit|edit|chang|clean)\w*\s+(?:\w+\s+){0,3}?comments?\b"
+        r"|\bcomments?\s+(?:out|away)\b|\bclean ?up\b",
+    ),
+    (
+        "docstring",
+        r"\b(?:add|updat|writ|improv|fix|chang|edit|remov|delet|drop|rewrit)\w*\s+(?:\w+\s+){0,3}?docstrings?\b"
+        r"|\bdocstrings?\s+(?:for|to|that)\b|\bdocument(?:ation)?\s+(?:for|the|this|these|each|all|every|it|them)\b"
+        r"|\badd (?:\w+ )?documentation\b|\bdocs\b",
+    ),
+    (
+        "signature_change",
+        r"\bsignatures?\b|\bparameters?\b|\barguments?\b|\bparams?\b|\btype hints?\b"
+        r"|\bannotat\w*|\btyping\b|\bkeyword\b|\bdefault values?\b",
+    ),
     ("import_change", r"\bimports?\b|\blibrar(?:y|ies)\b"),
-    ("defensive", r"\bvalidat\w*|\bguards?\b|\brobust\w*|\bdefensive\w*|\bsanitiz\w*|\bsanitis\w*|\bassert\w*"
-                  r"|\bedge cases\b|\b(?:handl|cover|consider)\w*\s+(?:\w+\s+){0,3}?edge cases?\b|\braises?\b|\bthrows?\b|\bexceptions?\b|\berror handling\b"
-                  r"|\bhandle (?:\w+ )?(?:errors?|exceptions?|invalid|none|empty|malformed)\b|\btry[/-]except\b"
-                  r"|\b(?:check|checks|checking) (?:the |for )?(?:input|type|none|null)s?\b|\bmalformed\b"),
+    (
+        "defensive",
+        r"\bvalidat\w*|\bguards?\b|\brobust\w*|\bdefensive\w*|\bsanitiz\w*|\bsanitis\w*|\bassert\w*"
+        r"|\bedge cases\b|\b(?:handl|cover|consider)\w*\s+(?:\w+\s+){0,3}?edge cases?\b|\braises?\b|\bthrows?\b|\bexceptions?\b|\berror handling\b"
+        r"|\bhandle (?:\w+ )?(?:errors?|exceptions?|invalid|none|empty|malformed)\b|\btry[/-]except\b"
+        r"|\b(?:check|checks|checking) (?:the |for )?(?:input|type|none|null)s?\b|\bmalformed\b",
+    ),
     ("deletion", r"\bremov\w*|\bdelet\w*|\bdrop\b|\bdead code\b|\bunused\b|\bsimplif\w*|\bmove\b|\bmoving\b"),
 )
 
 # "do not throw", "never raise", "without an exception": the instruction wants the case handled, by no raise.
-_NEGATED_RAISE = re.compile(r"\b(?:not|never|no|don't|doesn't|without|instead of)\s+(?:\w+\s+){0,2}?"
-                            r"(?:raise|raising|throw|throwing|exceptions?|errors?)\b", re.IGNORECASE)
+_NEGATED_RAISE = re.compile(
+    r"\b(?:not|never|no|don't|doesn't|without|instead of)\s+(?:\w+\s+){0,2}?"
+    r"(?:raise|raising|throw|throwing|exceptions?|errors?)\b",
+    re.IGNORECASE,
+)
 _EXCEPTION = re.compile(r"(?:Error|Exception|Warning)$")
 _ANY_EXCEPTION = frozenset({"Error", "Exception", "Warning", "BaseException"})  # "raise an Exception": any kind
 
@@ -46,30 +67,47 @@ _ANY_EXCEPTION = frozenset({"Error", "Exception", "Warning", "BaseException"})  
 # "raise a ValueError on negative cycles" asks for no `is None` check. A general request for validation
 # ("make it robust", "validate the input") asks for any of them.
 GUARD_TESTS: tuple[tuple[str, str, str], ...] = (
-    ("none", r"\bis\s+(?:not\s+)?None\b|[=!]=\s*None\b|[=!]==?\s*(?:null|undefined|nil)\b|\bnullptr\b"
-             r"|\brequireNonNull\b",
-     r"\bnone\b|\bnull\w*|\bnil\b|\bmissing\b|\bundefined\b|\bnot (?:given|provided|set)\b|\babsent\b"),
-    ("type", r"\bisinstance\s*\(|\btype\s*\(|\btypeof\b|\binstanceof\b",
-     r"\btypes?\b|\bisinstance\b|\btyped\b|\bnon-?numeric\b|\bnot an? (?:int|integer|number|string|list|dict)\b"),
-    ("empty", r"\blen\s*\([^)]*\)\s*(?:==|<=?)\s*[01]\b|^\s*(?:el)?if\s+not\s+[A-Za-z_][\w.]*\s*:|\.empty\(\)"
-              r"|\.length\s*===?\s*0\b|\.isEmpty\(\)",
-     r"\bempty\b|\bno (?:elements|items|entries|values)\b|\blength\b|\bzero[- ]length\b"),
-    ("range", r"[<>]=?\s*-?\d|==\s*0\b",
-     r"\bnegative\b|\bpositive\b|\bzero\b|\bgreater\b|\bless\b|\blarger\b|\bsmaller\b|\bexceed\w*|\bbounds?\b"
-     r"|\brange\b|\blimit\w*|\bbetween\b|\bat (?:least|most)\b|\bmaximum\b|\bminimum\b|\boverflow\w*|\bdivision\b"),
+    (
+        "none",
+        r"\bis\s+(?:not\s+)?None\b|[=!]=\s*None\b|[=!]==?\s*(?:null|undefined|nil)\b|\bnullptr\b"
+        r"|\brequireNonNull\b",
+        r"\bnone\b|\bnull\w*|\bnil\b|\bmissing\b|\bundefined\b|\bnot (?:given|provided|set)\b|\babsent\b",
+    ),
+    (
+        "type",
+        r"\bisinstance\s*\(|\btype\s*\(|\btypeof\b|\binstanceof\b",
+        r"\btypes?\b|\bisinstance\b|\btyped\b|\bnon-?numeric\b|\bnot an? (?:int|integer|number|string|list|dict)\b",
+    ),
+    (
+        "empty",
+        r"\blen\s*\([^)]*\)\s*(?:==|<=?)\s*[01]\b|^\s*(?:el)?if\s+not\s+[A-Za-z_][\w.]*\s*:|\.empty\(\)"
+        r"|\.length\s*===?\s*0\b|\.isEmpty\(\)",
+        r"\bempty\b|\bno (?:elements|items|entries|values)\b|\blength\b|\bzero[- ]length\b",
+    ),
+    (
+        "range",
+        r"[<>]=?\s*-?\d|==\s*0\b",
+        r"\bnegative\b|\bpositive\b|\bzero\b|\bgreater\b|\bless\b|\blarger\b|\bsmaller\b|\bexceed\w*|\bbounds?\b"
+        r"|\brange\b|\blimit\w*|\bbetween\b|\bat (?:least|most)\b|\bmaximum\b|\bminimum\b|\boverflow\w*|\bdivision\b",
+    ),
 )
 _GENERAL_VALIDATION = re.compile(
     r"\bvalidat\w*|\brobust\w*|\bdefensive\w*|\bsanitiz\w*|\bsanitis\w*|\bedge cases\b|\b(?:handl|cover|consider)\w*\s+(?:\w+\s+){0,3}?edge cases?\b|\bmalformed\b|\binvalid\b"
     r"|\berror handling\b|\bhandle (?:\w+ )?(?:errors?|exceptions?|invalid)\b|\bguards?\b|\bbad input\b|\bany input\b",
-    re.IGNORECASE)
-_GUARD_TEST_RE = tuple((name, re.compile(cond, re.MULTILINE), re.compile(words, re.IGNORECASE))
-                       for name, cond, words in GUARD_TESTS)
+    re.IGNORECASE,
+)
+_GUARD_TEST_RE = tuple(
+    (name, re.compile(cond, re.MULTILINE), re.compile(words, re.IGNORECASE)) for name, cond, words in GUARD_TESTS
+)
 
 
 def guard_tests(code: str) -> frozenset[str]:
     """The cases the conditions in `code` test (`GUARD_TESTS`); empty when none is recognised."""
-    lines = "\n".join(ln for ln in code.splitlines() if re.match(r"\s*(?:el)?if\b|\s*assert\b|\s*if\s*\(", ln)
-                      or "requireNonNull" in ln)
+    lines = "\n".join(
+        ln
+        for ln in code.splitlines()
+        if re.match(r"\s*(?:el)?if\b|\s*assert\b|\s*if\s*\(", ln) or "requireNonNull" in ln
+    )
     no_len = _LEN_TEST.sub(" ", lines)  # `len(x) == 0` tests emptiness, not a range
     return frozenset(name for name, cond, _ in _GUARD_TEST_RE if cond.search(lines if name != "range" else no_len))
 
@@ -79,24 +117,58 @@ _LEN_TEST = re.compile(r"\blen\s*\([^)]*\)\s*(?:==|<=?)\s*[01]\b")
 
 # Broad requests: the code may change shape. Each allows the kinds listed (an optimisation changes the
 # code's logic and interfaces, not its names, comments or input checks).
-_ALL = ("rename", "formatting_only", "signature_change", "import_change", "deletion", "defensive",
-        "comment_removed", "docstring")
+_ALL = (
+    "rename",
+    "formatting_only",
+    "signature_change",
+    "import_change",
+    "deletion",
+    "defensive",
+    "comment_removed",
+    "docstring",
+)
 BROAD_RULES: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     ("refactor", r"\brefactor\w*|\brestructur\w*|\bobject[- ]oriented\b", _ALL),
     ("rewrite", r"\brewrit\w*|\bre-write\b|\bfrom scratch\b", _ALL),
-    ("translate", r"\btranslat\w*|\bport (?:it |this |the code )?to\b|\bconvert (?:it |this |the code )?(?:in)?to\b",
-     _ALL),
+    (
+        "translate",
+        r"\btranslat\w*|\bport (?:it |this |the code )?to\b|\bconvert (?:it |this |the code )?(?:in)?to\b",
+        _ALL,
+    ),
     ("optimise", r"\boptimi[sz]\w*|\bspeed up\b|\bmake it faster\b", ("signature_change", "import_change", "deletion")),
-    ("modernise", r"\bmoderni[sz]\w*|\bidiomatic\b|\bclean ?up\b",
-     ("rename", "formatting_only", "signature_change", "import_change", "deletion", "comment_removed", "docstring")),
+    (
+        "modernise",
+        r"\bmoderni[sz]\w*|\bidiomatic\b|\bclean ?up\b",
+        ("rename", "formatting_only", "signature_change", "import_change", "deletion", "comment_removed", "docstring"),
+    ),
 )
 
 # Kinds nothing in an instruction excuses: an omission marker, or a change outside the selection.
 NEVER_REQUESTED = frozenset({"lazy_placeholder", "outside_target"})
 
 # Names too common to say anything about scope.
-_COMMON = frozenset({"self", "cls", "none", "true", "false", "int", "str", "float", "list", "dict", "set",
-                     "tuple", "bool", "object", "args", "kwargs", "return", "returns"})
+_COMMON = frozenset(
+    {
+        "self",
+        "cls",
+        "none",
+        "true",
+        "false",
+        "int",
+        "str",
+        "float",
+        "list",
+        "dict",
+        "set",
+        "tuple",
+        "bool",
+        "object",
+        "args",
+        "kwargs",
+        "return",
+        "returns",
+    }
+)
 
 _KIND_RE = tuple((kind, re.compile(rx, re.IGNORECASE)) for kind, rx in KIND_RULES)
 _BROAD_RE = tuple((label, re.compile(rx, re.IGNORECASE), kinds) for label, rx, kinds in BROAD_RULES)
@@ -127,8 +199,9 @@ def split_identifier(name: str) -> list[str]:
 
 def _stem_match(part: str, word: str) -> bool:
     """`corr` spells "correlation", `names` "name" (a prefix either way, of four letters or more)."""
-    return (len(word) > len(part) and word.startswith(part)) or (len(word) >= 4 and part.startswith(word)
-                                                                  and len(part) - len(word) <= 2)
+    return (len(word) > len(part) and word.startswith(part)) or (
+        len(word) >= 4 and part.startswith(word) and len(part) - len(word) <= 2
+    )
 
 
 class Scope(msgspec.Struct, frozen=True, kw_only=True):
@@ -179,7 +252,9 @@ class Scope(msgspec.Struct, frozen=True, kw_only=True):
 _QUOTE_LEAD = re.compile(
     r"\b(?:following|below|this|these|the|my|its)\s+(?:\w+\s+){0,2}?"
     r"(?:specifications?|specs?|description|docstring|requirements?|documentation|problem(?: statement)?|task)"
-    r"\s*(?:below\s*)?:[ \t]*(?:\n|$)", re.IGNORECASE)
+    r"\s*(?:below\s*)?:[ \t]*(?:\n|$)",
+    re.IGNORECASE,
+)
 _FENCE = re.compile(r"```.*?(?:```|$)", re.DOTALL)
 _QUOTED_LINE = re.compile(r"^[ \t]*>.*$", re.MULTILINE)
 _SENTENCE = re.compile(r"[^.!?\n]+(?:[.!?]+|$)", re.MULTILINE)
@@ -196,7 +271,7 @@ def split_request(text: str, original: str | None = None) -> tuple[str, str]:
     quoted += [m.span() for m in _QUOTED_LINE.finditer(text)]
     lead = _QUOTE_LEAD.search(text)
     if lead:
-        fence = _FENCE.match(text, lead.end() + len(text[lead.end():]) - len(text[lead.end():].lstrip()))
+        fence = _FENCE.match(text, lead.end() + len(text[lead.end() :]) - len(text[lead.end() :].lstrip()))
         breaks = [m.end() for m in re.finditer(r"\n[ \t]*\n", text) if m.start() >= lead.end()]
         quoted.append((lead.end(), fence.end() if fence else breaks[-1] if breaks else len(text)))
     if original:
@@ -237,10 +312,14 @@ def parse_instruction(text: str | None, original: str | None = None) -> Scope:
         found = rx.search(prose)
         if found:
             kinds[kind] = found.group(0).lower()
-    broad, broad_kinds = next(((label, frozenset(k)) for label, rx, k in _BROAD_RE if rx.search(prose)),
-                              (None, frozenset()))
-    renames = tuple((a.split(".")[-1].lower(), b.split(".")[-1].lower()) for verb, a, b in _RENAME.findall(text)
-                    if (verb.lower() == "rename" or _code_like(a) or f"`{a}" in text) and a.lower() not in _COMMON)
+    broad, broad_kinds = next(
+        ((label, frozenset(k)) for label, rx, k in _BROAD_RE if rx.search(prose)), (None, frozenset())
+    )
+    renames = tuple(
+        (a.split(".")[-1].lower(), b.split(".")[-1].lower())
+        for verb, a, b in _RENAME.findall(text)
+        if (verb.lower() == "rename" or _code_like(a) or f"`{a}" in text) and a.lower() not in _COMMON
+    )
     return Scope(
         text=full,
         context=bool(context.strip()),
@@ -251,8 +330,11 @@ def parse_instruction(text: str | None, original: str | None = None) -> Scope:
         broad=broad,
         broad_kinds=broad_kinds,
         no_raise=bool(_NEGATED_RAISE.search(prose)),
-        exceptions=frozenset(w for w in [*shown, *_WORD.findall(text)] if w[:1].isupper() and _EXCEPTION.search(w)
-                             and w not in _ANY_EXCEPTION),
+        exceptions=frozenset(
+            w
+            for w in [*shown, *_WORD.findall(text)]
+            if w[:1].isupper() and _EXCEPTION.search(w) and w not in _ANY_EXCEPTION
+        ),
         renames=renames,
         signatures=frozenset(signatures),
         cases=frozenset(name for name, _, words in _GUARD_TEST_RE if words.search(prose)),
@@ -295,9 +377,14 @@ class Verdict(msgspec.Struct, frozen=True):
 
 
 _LABEL = {
-    "rename": "rename", "formatting_only": "reformatting", "comment_removed": "comment removal",
-    "docstring": "docstring change", "signature_change": "signature change", "import_change": "import change",
-    "defensive": "input validation", "deletion": "deletion",
+    "rename": "rename",
+    "formatting_only": "reformatting",
+    "comment_removed": "comment removal",
+    "docstring": "docstring change",
+    "signature_change": "signature change",
+    "import_change": "import change",
+    "defensive": "input validation",
+    "deletion": "deletion",
 }
 
 

@@ -31,11 +31,14 @@ def pieces(text: str) -> list[tuple[int, str]]:
     starts = [0]
     for i in range(1, len(lines)):
         line = lines[i]
-        if line[:1] not in ("", " ", "\t", "\f", "\r", "\n", "#") and not _CONTINUATION.match(line) \
-                and not lines[i - 1].startswith("@"):
+        if (
+            line[:1] not in ("", " ", "\t", "\f", "\r", "\n", "#")
+            and not _CONTINUATION.match(line)
+            and not lines[i - 1].startswith("@")
+        ):
             starts.append(i)
     starts.append(len(lines))
-    return [(starts[k] + 1, "".join(lines[starts[k]:starts[k + 1]])) for k in range(len(starts) - 1)]
+    return [(starts[k] + 1, "".join(lines[starts[k] : starts[k + 1]])) for k in range(len(starts) - 1)]
 
 
 @lru_cache(maxsize=1024)

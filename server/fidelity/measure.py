@@ -65,18 +65,30 @@ def _function_changes(a: Analysis, b: Analysis) -> list[FunctionChange]:
     for name in [*old, *(n for n in new if n not in old)]:
         fa, fb = old.get(name), new.get(name)
         if (fa is None and name in broken_a) or (fb is None and name in broken_b):
-            changes.append(FunctionChange(
-                name=name, status="unparseable", start_line=fa.start if fa else None, end_line=fa.end if fa else None,
-                new_start_line=fb.start if fb else None, new_end_line=fb.end if fb else None, tokens_changed=0,
-                cognitive_before=fa.cognitive if fa else None, cognitive_after=fb.cognitive if fb else None,
-                sonar_before=None, sonar_after=None, cyclomatic_before=None, cyclomatic_after=None))
+            changes.append(
+                FunctionChange(
+                    name=name,
+                    status="unparseable",
+                    start_line=fa.start if fa else None,
+                    end_line=fa.end if fa else None,
+                    new_start_line=fb.start if fb else None,
+                    new_end_line=fb.end if fb else None,
+                    tokens_changed=0,
+                    cognitive_before=fa.cognitive if fa else None,
+                    cognitive_after=fb.cognitive if fb else None,
+                    sonar_before=None,
+                    sonar_after=None,
+                    cyclomatic_before=None,
+                    cyclomatic_after=None,
+                )
+            )
             continue
         if a.parses and b.parses:
             toks_a = a.tokens_in(fa.start, fa.end) if fa else []
             toks_b = b.tokens_in(fb.start, fb.end) if fb else []
         else:  # a side fell back to str.split(): tokenise the function's own lines
-            toks_a = lex("".join(a.lines[fa.start - 1:fa.end])).strings if fa else []
-            toks_b = lex("".join(b.lines[fb.start - 1:fb.end])).strings if fb else []
+            toks_a = lex("".join(a.lines[fa.start - 1 : fa.end])).strings if fa else []
+            toks_b = lex("".join(b.lines[fb.start - 1 : fb.end])).strings if fb else []
         if fa and fb and toks_a == toks_b:
             continue
         status = "changed" if fa and fb else "removed" if fa else "added"

@@ -76,7 +76,9 @@ def hunk_edits(original: str, edited: str) -> list[list[TextEdit]]:
     return [edits for _, edits in build_units(analyze(original), analyze(edited), None)]
 
 
-def sub_edit(original: str, edits: Sequence[TextEdit | Sequence[TextEdit]], keep: frozenset[int] | Sequence[int]) -> str:
+def sub_edit(
+    original: str, edits: Sequence[TextEdit | Sequence[TextEdit]], keep: frozenset[int] | Sequence[int]
+) -> str:
     """The original with only the units in `keep` applied (a unit: one text edit or a list of them)."""
     chosen: list[TextEdit] = []
     for i in sorted(keep):
@@ -91,12 +93,13 @@ def sub_edit(original: str, edits: Sequence[TextEdit | Sequence[TextEdit]], keep
 def reference_free_excess(original: str, edited: str, minimal: str) -> ExcessEstimate:
     """d(edited, original) - d(minimal, original) in every variant (normalised)."""
     full, least = distances(original, edited), distances(original, minimal)
-    return ExcessEstimate(distance=full, d_min=least,
-                          excess={v: full[v].normalized - least[v].normalized for v in full})
+    return ExcessEstimate(
+        distance=full, d_min=least, excess={v: full[v].normalized - least[v].normalized for v in full}
+    )
 
 
 def _split(items: list[int], n: int) -> list[list[int]]:
-    return [items[len(items) * i // n: len(items) * (i + 1) // n] for i in range(n)]
+    return [items[len(items) * i // n : len(items) * (i + 1) // n] for i in range(n)]
 
 
 def _ddmin_steps(hunks: list[int]) -> Generator[list[frozenset[int]], int | None, None]:
@@ -126,8 +129,14 @@ class _BudgetSpent(Exception):
 class _Search:
     """The search as a generator of batches to run; the drivers run them (sync or async)."""
 
-    def __init__(self, n_hunks: int, max_runs: int, parallel: int,
-                 known: dict[frozenset[int], Outcome] | None, on_probe: OnProbe | None) -> None:
+    def __init__(
+        self,
+        n_hunks: int,
+        max_runs: int,
+        parallel: int,
+        known: dict[frozenset[int], Outcome] | None,
+        on_probe: OnProbe | None,
+    ) -> None:
         if n_hunks < 0:
             raise ValueError(f"n_hunks must be >= 0, got {n_hunks}")
         if max_runs < 1:
@@ -153,10 +162,12 @@ class _Search:
             if self.on_probe is not None:
                 self.on_probe(probe, self.runs, self.max_runs)
 
-    def _first_pass(self, candidates: list[frozenset[int]]) -> Generator[list[frozenset[int]], list[Outcome], int | None]:
+    def _first_pass(
+        self, candidates: list[frozenset[int]]
+    ) -> Generator[list[frozenset[int]], list[Outcome], int | None]:
         """Probe `candidates` in order, `parallel` at a time; the index of the first that passes."""
         for start in range(0, len(candidates), self.parallel):
-            batch = candidates[start: start + self.parallel]
+            batch = candidates[start : start + self.parallel]
             todo = [s for s in dict.fromkeys(batch) if s not in self.cache]
             self.hits += len(batch) - len(todo)
             todo = todo[: self.max_runs - self.runs]
@@ -202,17 +213,29 @@ class _Search:
         conclusive = status in ("minimal", "budget")
         kept = set(needed)
         return NecessityResult(
-            status=status, hunks=self.n, needed=needed,
+            status=status,
+            hunks=self.n,
+            needed=needed,
             unnecessary=[i for i in range(self.n) if i not in kept] if conclusive else [],
-            runs=self.runs, max_runs=self.max_runs, cache_hits=self.hits, unresolved=self.unresolved,
+            runs=self.runs,
+            max_runs=self.max_runs,
+            cache_hits=self.hits,
+            unresolved=self.unresolved,
             # a run that could not run proves nothing: with one, "needed" is not shown to be minimal
-            one_minimal=status == "minimal" and self.unresolved == 0, probes=self.probes,
+            one_minimal=status == "minimal" and self.unresolved == 0,
+            probes=self.probes,
         )
 
 
-def find_needed_hunks_sync(n_hunks: int, check: Callable[[frozenset[int]], Outcome], *, max_runs: int = 64,
-                           parallel: int = 1, known: dict[frozenset[int], Outcome] | None = None,
-                           on_probe: OnProbe | None = None) -> NecessityResult:
+def find_needed_hunks_sync(
+    n_hunks: int,
+    check: Callable[[frozenset[int]], Outcome],
+    *,
+    max_runs: int = 64,
+    parallel: int = 1,
+    known: dict[frozenset[int], Outcome] | None = None,
+    on_probe: OnProbe | None = None,
+) -> NecessityResult:
     """`find_needed_hunks` with a synchronous check, called one subset at a time."""
     steps = _Search(n_hunks, max_runs, parallel, known, on_probe).steps()
     outcomes: list[Outcome] | None = None
@@ -231,9 +254,15 @@ async def _call(check: Check, subset: frozenset[int]) -> Outcome:
     return outcome
 
 
-async def find_needed_hunks(n_hunks: int, check: Check, *, max_runs: int = 64, parallel: int = 4,
-                            known: dict[frozenset[int], Outcome] | None = None,
-                            on_probe: OnProbe | None = None) -> NecessityResult:
+async def find_needed_hunks(
+    n_hunks: int,
+    check: Check,
+    *,
+    max_runs: int = 64,
+    parallel: int = 4,
+    known: dict[frozenset[int], Outcome] | None = None,
+    on_probe: OnProbe | None = None,
+) -> NecessityResult:
     """A smallest subset of hunks `0..n_hunks-1` that passes `check`, by ddmin.
 
     The whole edit and the empty edit (the original) are probed first: a whole edit that fails ends the

@@ -64,11 +64,7 @@ def normalize(code: str, tree: ast.Module | None = None) -> str:
 
 
 def _is_docstring(node: ast.stmt) -> bool:
-    return (
-        isinstance(node, ast.Expr)
-        and isinstance(node.value, ast.Constant)
-        and isinstance(node.value.value, str)
-    )
+    return isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)
 
 
 def first_function(tree: ast.AST) -> ast.FunctionDef | None:

@@ -31,7 +31,7 @@ def _regions_after_renames(lines: list[str], mapped: list[str], new: list[str]) 
     head, tail = common_affix(lines, new)
     out: list[tuple[int, int, int, int]] = []
     current: list[int] | None = None
-    for op in Indel.opcodes(mapped[head:len(mapped) - tail], new[head:len(new) - tail]):
+    for op in Indel.opcodes(mapped[head : len(mapped) - tail], new[head : len(new) - tail]):
         if op.tag != "equal":
             if current is None:
                 current = [head + op.src_start + 1, head + op.src_start, head + op.dest_start + 1, head + op.dest_start]

@@ -294,9 +294,16 @@ def _remember(lines: list[str], lexed: Lexed, checkpoints: dict[int, tuple[int, 
     return lexed
 
 
-def _copy_run(found: tuple[_Lexing, list[int], list[int]], lnum: int, indent_key: tuple[int, ...],
-              strings: list[str], rows: list[int], end_rows: list[int], comments: list[tuple[int, str]],
-              checkpoints: dict[int, tuple[int, int, tuple[int, ...]]]) -> int:
+def _copy_run(
+    found: tuple[_Lexing, list[int], list[int]],
+    lnum: int,
+    indent_key: tuple[int, ...],
+    strings: list[str],
+    rows: list[int],
+    end_rows: list[int],
+    comments: list[tuple[int, str]],
+    checkpoints: dict[int, tuple[int, int, tuple[int, ...]]],
+) -> int:
     """Append the recent tokenisation's tokens of the shared lines from line `lnum` (0-based) to its
     last statement start in their run; how many lines that covers (0: none usable)."""
     entry, same, run_end = found

@@ -24,8 +24,11 @@ def _names(text: str) -> frozenset[str]:
     return frozenset(n for n in _NAME.findall(text) if n not in _KEYWORDS)
 
 
-_NOT_CODE = re.compile(r"\"\"\".*?(?:\"\"\"|$)|'\'\'.*?(?:'\'\'|$)|\"(?:[^\"\\\n]|\\.)*\"|'(?:[^'\\\n]|\\.)*'"
-                       r"|#[^\n]*|//[^\n]*", re.DOTALL)
+_NOT_CODE = re.compile(
+    r"\"\"\".*?(?:\"\"\"|$)|'\'\'.*?(?:'\'\'|$)|\"(?:[^\"\\\n]|\\.)*\"|'(?:[^'\\\n]|\\.)*'"
+    r"|#[^\n]*|//[^\n]*",
+    re.DOTALL,
+)
 
 
 def _code_only(text: str) -> str:
@@ -56,8 +59,9 @@ _RAISE = re.compile(r"\b(raise|assert)\b(?:\s+([A-Za-z_][\w.]*))?")
 
 def _raises(new: str, old: str | None) -> frozenset[str]:
     """`raise`/`assert` statements the unit adds, with the exception classes they name."""
-    found = {m.group(1) for m in _RAISE.finditer(new)} | {m.group(2).split(".")[-1] for m in _RAISE.finditer(new)
-                                                           if m.group(1) == "raise" and m.group(2)}
+    found = {m.group(1) for m in _RAISE.finditer(new)} | {
+        m.group(2).split(".")[-1] for m in _RAISE.finditer(new) if m.group(1) == "raise" and m.group(2)
+    }
     if old:
         kept = {m.group(1) for m in _RAISE.finditer(old)}
         found -= kept if len(_RAISE.findall(old)) >= len(_RAISE.findall(new)) else set()
@@ -159,8 +163,7 @@ def _side_text(lines: list[str] | None, start: int, end: int) -> str | None:
     return None if lines is None else "".join(lines[start - 1 : max(end, start - 1)])
 
 
-def _renames_rewritten(report: FidelityReport, old_lines: list[str] | None,
-                       new_lines: list[str] | None) -> bool | None:
+def _renames_rewritten(report: FidelityReport, old_lines: list[str] | None, new_lines: list[str] | None) -> bool | None:
     """Whether no original line with a renamed name reappears renamed and otherwise unchanged (then the
     names belong to rewritten code, not to a rename for its own sake). None without the texts."""
     if old_lines is None or new_lines is None:
@@ -231,18 +234,27 @@ def unit_facts(report: FidelityReport, original: str | None = None, edited: str 
             changed_names |= _names(_code_only(news[i]))
     edited_names = _names(edited) if edited is not None and has_imports else None
     rewritten = _renames_rewritten(report, old_lines, new_lines)
-    imported = _bound_by_imports("".join(ln for ln in old_lines or () if ln.lstrip().startswith(("import ", "from ")))) \
-        if any(h.renames for h in report.hunks) else frozenset()
+    imported = (
+        _bound_by_imports("".join(ln for ln in old_lines or () if ln.lstrip().startswith(("import ", "from "))))
+        if any(h.renames for h in report.hunks)
+        else frozenset()
+    )
     edited_stripped = {ln.strip() for ln in new_lines} if new_lines is not None else set()
     # functions the edit adds (not one a renamed class or a move only seems to add: its name is gone too)
     gone = {fn.name.split(".")[-1] for fn in report.functions if fn.status == "removed"}
-    new_functions = [(fn.new_start_line, fn.new_end_line) for fn in report.functions if fn.status == "added"
-                     and fn.new_start_line is not None and fn.new_end_line is not None
-                     and fn.name.split(".")[-1] not in gone]
+    new_functions = [
+        (fn.new_start_line, fn.new_end_line)
+        for fn in report.functions
+        if fn.status == "added"
+        and fn.new_start_line is not None
+        and fn.new_end_line is not None
+        and fn.name.split(".")[-1] not in gone
+    ]
     # a docstring rewritten in two units (the old one out here, the new one in there) is kept when the
     # function still has one in the edited text
-    documented = _documented(edited) if edited is not None and any("docstring" in h.kinds for h in report.hunks) \
-        else None
+    documented = (
+        _documented(edited) if edited is not None and any("docstring" in h.kinds for h in report.hunks) else None
+    )
     facts = []
     for i, h in enumerate(report.hunks):
         old, new = olds[i], news[i]
@@ -264,26 +276,33 @@ def unit_facts(report: FidelityReport, original: str | None = None, edited: str 
         if "deletion" in h.kinds and old is not None:
             deleted = [ln.strip() for ln in split_lines(old) if ln.strip()]
             moved = bool(deleted) and all(ln in edited_stripped for ln in deleted)
-        facts.append(UnitFacts(
-            kinds=tuple(h.kinds),
-            renames=dict(h.renames),
-            function=functions[i],
-            new_names=new_names,
-            old_names=old_names,
-            function_changes_logic=functions[i] in logic_in,
-            docstring_kept=old is None and bool(new.strip()) or old is not None and (
-                _docstring_marks(new) >= _docstring_marks(old)
-                or (documented is not None and functions[i] is not None and functions[i] in documented)),
-            tokens_changed=h.tokens_changed,
-            import_unused=import_unused,
-            raises=_raises(new, old) if "defensive" in h.kinds else frozenset(),
-            guard_tests=guard_tests(new) - guard_tests(old or "") if "defensive" in h.kinds else frozenset(),
-            new_code=h.end_line < h.start_line and h.new_end_line >= h.new_start_line and any(
-                start <= h.new_end_line and h.new_start_line <= end for start, end in new_functions),
-            import_used=import_used,
-            moved=moved,
-            rename_rewritten=bool(h.renames) and (rewritten if rewritten is not None else "logic" in h.kinds),
-            imported=frozenset(n for n in h.renames if n in imported),
-            same_statements=old is not None and _heads(old) == _heads(new) != [],
-        ))
+        facts.append(
+            UnitFacts(
+                kinds=tuple(h.kinds),
+                renames=dict(h.renames),
+                function=functions[i],
+                new_names=new_names,
+                old_names=old_names,
+                function_changes_logic=functions[i] in logic_in,
+                docstring_kept=old is None
+                and bool(new.strip())
+                or old is not None
+                and (
+                    _docstring_marks(new) >= _docstring_marks(old)
+                    or (documented is not None and functions[i] is not None and functions[i] in documented)
+                ),
+                tokens_changed=h.tokens_changed,
+                import_unused=import_unused,
+                raises=_raises(new, old) if "defensive" in h.kinds else frozenset(),
+                guard_tests=guard_tests(new) - guard_tests(old or "") if "defensive" in h.kinds else frozenset(),
+                new_code=h.end_line < h.start_line
+                and h.new_end_line >= h.new_start_line
+                and any(start <= h.new_end_line and h.new_start_line <= end for start, end in new_functions),
+                import_used=import_used,
+                moved=moved,
+                rename_rewritten=bool(h.renames) and (rewritten if rewritten is not None else "logic" in h.kinds),
+                imported=frozenset(n for n in h.renames if n in imported),
+                same_statements=old is not None and _heads(old) == _heads(new) != [],
+            )
+        )
     return facts

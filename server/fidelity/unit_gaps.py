@@ -30,37 +30,58 @@ from server.fidelity.unit_items import (
 )
 
 
-def _gap_atoms(old: Side, new: Side, a0: int, a1: int, b0: int, b1: int,
-               old_items: list[Item], new_items: list[Item], following: Item | None) -> list[Atom]:
+def _gap_atoms(
+    old: Side,
+    new: Side,
+    a0: int,
+    a1: int,
+    b0: int,
+    b1: int,
+    old_items: list[Item],
+    new_items: list[Item],
+    following: Item | None,
+) -> list[Atom]:
     """Split one differing gap into a leading-whitespace atom, then code and comment atoms."""
     out: list[Atom] = []
     nothing_old = a0 == a1 and all(it.start == it.end for it in old_items)  # (a missing final line break)
     if nothing_old and (k := _line_end_cut(new, new_items, b0, b1)):
         # the end of a line (a fix's `)`) and whole lines after it (a function appended): two changes
         cut = new_items[k].start
-        return (_gap_atoms(old, new, a0, a1, b0, cut, [], new_items[:k], following)
-                + _gap_atoms(old, new, a0, a1, cut, b1, [], new_items[k:], following))
+        return _gap_atoms(old, new, a0, a1, b0, cut, [], new_items[:k], following) + _gap_atoms(
+            old, new, a0, a1, cut, b1, [], new_items[k:], following
+        )
     if not old_items and (cuts := _statement_cuts(new, new_items, b0, b1)):
         # whole lines inserted: an import and the function after it are two changes
         bounds = [b0, *(new.line_start(new.line_of(new_items[i].start)) for i in cuts), b1]
         items = [0, *cuts, len(new_items)]
         for k in range(len(bounds) - 1):
-            out.extend(_gap_atoms(old, new, a0, a1, bounds[k], bounds[k + 1], [], new_items[items[k]:items[k + 1]],
-                                  following))
+            out.extend(
+                _gap_atoms(
+                    old, new, a0, a1, bounds[k], bounds[k + 1], [], new_items[items[k] : items[k + 1]], following
+                )
+            )
         return out
     la = old_items[0].start if old_items else a1
     lb = new_items[0].start if new_items else b1
     lead_a, lead_b = old.text[a0:la], new.text[b0:lb]
     if not old_items and not new_items:  # whitespace only: a changed indentation cannot stand alone
         nxt = following
-        indent = (nxt is not None and nxt.token >= 0 and _starts_logical_line(old, nxt)
-                  and lead_a.rsplit("\n", 1)[-1] != lead_b.rsplit("\n", 1)[-1])
+        indent = (
+            nxt is not None
+            and nxt.token >= 0
+            and _starts_logical_line(old, nxt)
+            and lead_a.rsplit("\n", 1)[-1] != lead_b.rsplit("\n", 1)[-1]
+        )
         return [Atom(a0, a1, b0, b1, SPACE, indent=indent)]
     if ("\n" in lead_a or "\n" in lead_b or _is_line_start(old.text, a0)) and old_items and new_items:
         if lead_a != lead_b:
             nxt = old_items[0] if old_items else following
-            indent = (nxt is not None and nxt.token >= 0 and _starts_logical_line(old, nxt)
-                      and lead_a.rsplit("\n", 1)[-1] != lead_b.rsplit("\n", 1)[-1])
+            indent = (
+                nxt is not None
+                and nxt.token >= 0
+                and _starts_logical_line(old, nxt)
+                and lead_a.rsplit("\n", 1)[-1] != lead_b.rsplit("\n", 1)[-1]
+            )
             out.append(Atom(a0, la, b0, lb, SPACE, indent=indent))
         a0, b0 = la, lb
     if old.text[a0:a1] == new.text[b0:b1]:
@@ -94,8 +115,10 @@ def _gap_atoms(old: Side, new: Side, a0: int, a1: int, b0: int, b1: int,
     left_b = [it for it in new_items if it.start < cut_b]
     right_a = [it for it in old_items if it.start >= cut_a]
     right_b = [it for it in new_items if it.start >= cut_b]
-    for lo_a, hi_a, lo_b, hi_b, ia, ib, is_code in ((a0, cut_a, b0, cut_b, left_a, left_b, first_is_code),
-                                                    (cut_a, a1, cut_b, b1, right_a, right_b, not first_is_code)):
+    for lo_a, hi_a, lo_b, hi_b, ia, ib, is_code in (
+        (a0, cut_a, b0, cut_b, left_a, left_b, first_is_code),
+        (cut_a, a1, cut_b, b1, right_a, right_b, not first_is_code),
+    ):
         if old.text[lo_a:hi_a] != new.text[lo_b:hi_b]:
             out.append(Atom(lo_a, hi_a, lo_b, hi_b, CODE if is_code else COMMENT, ia, ib))
     return out
@@ -133,9 +156,16 @@ def _statement_cuts(side: Side, items: list[Item], lo: int, hi: int) -> list[int
             elif first_comment is None and own_line:
                 first_comment = n
             continue
-        starts = prev is None or prev.key in _NEWLINES or kind == "placeholder" or (
-            lang and side.line_of(it.start) > side.line_of(prev.end)
-            and (prev.key in (";", "}") or _directive(text, side, prev)))
+        starts = (
+            prev is None
+            or prev.key in _NEWLINES
+            or kind == "placeholder"
+            or (
+                lang
+                and side.line_of(it.start) > side.line_of(prev.end)
+                and (prev.key in (";", "}") or _directive(text, side, prev))
+            )
+        )
         if starts and it.key not in _NEWLINES:
             is_import = it.key in _IMPORT_WORDS or it.key.startswith("#include")
             start_run(first_comment if first_comment is not None else n, "import" if is_import else "code")
@@ -152,7 +182,7 @@ def _line_end_cut(side: Side, items: list[Item], lo: int, hi: int) -> int:
     for n, it in enumerate(items):
         if it.token >= 0 and it.key in _NEWLINES and it.key:
             before = any(x.token >= 0 and x.key not in _NEWLINES for x in items[:n])
-            after = any(x.token >= 0 and x.key not in _NEWLINES for x in items[n + 1:])
+            after = any(x.token >= 0 and x.key not in _NEWLINES for x in items[n + 1 :])
             return n if before and after else 0
     return 0
 
@@ -160,7 +190,7 @@ def _line_end_cut(side: Side, items: list[Item], lo: int, hi: int) -> int:
 def _directive(text: str, side: Side, item: Item) -> bool:
     """The item is on a preprocessor line (`#include <x>` ends with no `;`)."""
     line = side.line_of(item.start)
-    return text[side.line_start(line):item.start].lstrip().startswith("#") or item.key.startswith("#")
+    return text[side.line_start(line) : item.start].lstrip().startswith("#") or item.key.startswith("#")
 
 
 def _placeholder_for_code(old_items: list[Item], new_items: list[Item]) -> bool:
@@ -172,13 +202,15 @@ def _placeholder_for_code(old_items: list[Item], new_items: list[Item]) -> bool:
 
 def _bracket_only_side(old_items: list[Item], new_items: list[Item]) -> bool:
     """One side only brackets that do not balance, the other balanced code."""
+
     def brackets(items: list[Item]) -> bool:
         return all(i.key in _OPEN or i.key in _CLOSE for i in items if i.token >= 0) and _bracket_balance(items) != 0
 
     if not old_items or not new_items:
         return False
-    return ((brackets(new_items) and _bracket_balance(old_items) == 0)
-            or (brackets(old_items) and _bracket_balance(new_items) == 0))
+    return (brackets(new_items) and _bracket_balance(old_items) == 0) or (
+        brackets(old_items) and _bracket_balance(new_items) == 0
+    )
 
 
 def _whole_lines(side: Side, items: list[Item]) -> bool:
@@ -241,12 +273,21 @@ def split_fstring_atoms(old: Side, new: Side, atom: Atom, renames: dict[str, str
     if atom.category != CODE or len(atom.old) != 1 or len(atom.new) != 1 or not renames:
         return None
     x, y = atom.old[0], atom.new[0]
-    if (x.token < 0 or y.token < 0 or not _FSTRING.match(x.key) or not _FSTRING.match(y.key)
-            or old.text[atom.a0:x.start] != new.text[atom.b0:y.start] or old.text[x.end:atom.a1] != new.text[y.end:atom.b1]):
+    if (
+        x.token < 0
+        or y.token < 0
+        or not _FSTRING.match(x.key)
+        or not _FSTRING.match(y.key)
+        or old.text[atom.a0 : x.start] != new.text[atom.b0 : y.start]
+        or old.text[x.end : atom.a1] != new.text[y.end : atom.b1]
+    ):
         return None  # (what the atom holds besides the token is the same on both sides)
     words = re.compile(r"\b(" + "|".join(map(re.escape, renames)) + r")\b")
-    occurrences = [(f.start() + w.start(), f.start() + w.end(), w.group(1))  # (start, end, name) in x.key
-                   for f in _FIELD.finditer(x.key) for w in words.finditer(f.group(0))]
+    occurrences = [
+        (f.start() + w.start(), f.start() + w.end(), w.group(1))  # (start, end, name) in x.key
+        for f in _FIELD.finditer(x.key)
+        for w in words.finditer(f.group(0))
+    ]
     if not occurrences:
         return None
     renamed, r_spans, cursor, shift = [], [], 0, 0
@@ -273,8 +314,18 @@ def split_fstring_atoms(old: Side, new: Side, atom: Atom, renames: dict[str, str
                 for rs, re_, os_, oe, name in r_spans:
                     if op.src_start <= rs and re_ <= op.src_end:
                         ns = op.dest_start + rs - op.src_start
-                        out.append(Atom(x.start + os_, x.start + oe, y.start + ns, y.start + ns + re_ - rs, RENAME,
-                                        [x], [y], rename=(name, renames[name])))
+                        out.append(
+                            Atom(
+                                x.start + os_,
+                                x.start + oe,
+                                y.start + ns,
+                                y.start + ns + re_ - rs,
+                                RENAME,
+                                [x],
+                                [y],
+                                rename=(name, renames[name]),
+                            )
+                        )
                 continue
             lo, hi = to_old(op.src_start), to_old(op.src_end)
             out.append(Atom(x.start + lo, x.start + hi, y.start + op.dest_start, y.start + op.dest_end, CODE, [x], [y]))

@@ -108,8 +108,9 @@ class Side:
         if c_lo < c_hi:
             for row, comment in self.comments[c_lo:c_hi]:
                 content = self.lines[row - 1].rstrip("\r\n")
-                start = self.starts[row - 1] + (len(content) - len(comment) if content.endswith(comment)
-                                               else max(content.find(comment), 0))
+                start = self.starts[row - 1] + (
+                    len(content) - len(comment) if content.endswith(comment) else max(content.find(comment), 0)
+                )
                 out.append(Item("\x00" + comment, start, start + len(comment), -1))
             out.sort(key=lambda it: (it.start, it.token < 0))
         return out

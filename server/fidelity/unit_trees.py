@@ -56,7 +56,7 @@ def _dump_statement(text: str) -> str | None:
     if not lines:
         return None
     indent = lines[0][: len(lines[0]) - len(lines[0].lstrip(" \t"))]
-    body = "".join(ln[len(indent):] if ln.startswith(indent) else ln for ln in lines).rstrip()
+    body = "".join(ln[len(indent) :] if ln.startswith(indent) else ln for ln in lines).rstrip()
     if body.startswith("@"):
         body += "\ndef _(): pass"
     elif body.endswith(":"):
@@ -133,8 +133,8 @@ class StatementTrees:
         text = self.old.text
         pieces, cursor = [], start
         for a in sorted(atoms, key=lambda a: a.a0):
-            pieces.append(text[cursor:a.a0])
-            pieces.append(self.new.text[a.b0:a.b1])
+            pieces.append(text[cursor : a.a0])
+            pieces.append(self.new.text[a.b0 : a.b1])
             cursor = a.a1
         pieces.append(text[cursor:stop])
         return "".join(pieces)
@@ -149,5 +149,5 @@ class StatementTrees:
     def _dump(self, first: int, last: int) -> str | None:
         key = (first, last)
         if key not in self._old_dump:
-            self._old_dump[key] = _dump_text("".join(self.original.lines[first - 1:last]))
+            self._old_dump[key] = _dump_text("".join(self.original.lines[first - 1 : last]))
         return self._old_dump[key]

@@ -42,11 +42,25 @@ from server.fidelity.unit_items import (  # re-exported: the classifier builds o
     _renamed,
 )
 
-__all__ = ["CODE", "COMMENT", "EOL", "RENAME", "SPACE", "Atom", "Item", "Side", "atom_edit", "comment_delta",
-           "expand_regions", "mark_dependent", "region_atoms"]
+__all__ = [
+    "CODE",
+    "COMMENT",
+    "EOL",
+    "RENAME",
+    "SPACE",
+    "Atom",
+    "Item",
+    "Side",
+    "atom_edit",
+    "comment_delta",
+    "expand_regions",
+    "mark_dependent",
+    "region_atoms",
+]
 
 
 # ---------------------------------------------------------------- regions and atoms
+
 
 def expand_regions(old: Side, new: Side, regions: list[tuple[int, int, int, int]]) -> list[tuple[int, int, int, int]]:
     """Grow line regions to whole tokens (a multi-line string), moving both sides alike.
@@ -55,7 +69,7 @@ def expand_regions(old: Side, new: Side, regions: list[tuple[int, int, int, int]
     one that would reach its neighbour is joined with it first (the union is again a region)."""
     pending: list[list[int]] = []
     for r in regions:  # only blank lines between two regions: one region (a blank line is a weak anchor)
-        if pending and all(not ln.strip() for ln in old.lines[pending[-1][1]:r[0] - 1]):
+        if pending and all(not ln.strip() for ln in old.lines[pending[-1][1] : r[0] - 1]):
             pending[-1][1], pending[-1][3] = r[1], r[3]
         else:
             pending.append(list(r))
@@ -88,8 +102,14 @@ def expand_regions(old: Side, new: Side, regions: list[tuple[int, int, int, int]
         i += 1
     return [tuple(r) for r in out]  # type: ignore[misc]
 
-def region_atoms(old: Side, new: Side, region: tuple[int, int, int, int], renames: dict[str, str],
-                 scopes: dict[str, tuple[int, int]] | None = None) -> list[Atom]:
+
+def region_atoms(
+    old: Side,
+    new: Side,
+    region: tuple[int, int, int, int],
+    renames: dict[str, str],
+    scopes: dict[str, tuple[int, int]] | None = None,
+) -> list[Atom]:
     a_start, a_end, b_start, b_end = region
     a_lo, a_hi = old.line_start(a_start), old.line_start(a_end + 1) if a_end >= a_start else old.line_start(a_start)
     b_lo, b_hi = new.line_start(b_start), new.line_start(b_end + 1) if b_end >= b_start else new.line_start(b_start)
@@ -105,16 +125,21 @@ def region_atoms(old: Side, new: Side, region: tuple[int, int, int, int], rename
         scope = scopes.get(i.key) if scopes else None
         if scope is not None and not scope[0] <= old.rows[i.token] <= scope[1]:
             return i.key  # renamed in another function only
-        return _renamed(i.key, {k: v for k, v in renames.items() if not scopes or k not in scopes} if
-                        i.key not in renames else renames)
+        return _renamed(
+            i.key,
+            {k: v for k, v in renames.items() if not scopes or k not in scopes} if i.key not in renames else renames,
+        )
 
     old_keys = [key(i) for i in old_items] if renames else [i.key for i in old_items]
     new_keys = [i.key for i in new_items]
     atoms: list[Atom] = []
     prev_a, prev_b, pi, pj = a_lo, b_lo, 0, 0
     # another language has no NEWLINE tokens: its lines come from where the items start
-    lines = (_lines_from_rows(old, old_items), _lines_from_rows(new, new_items)) if isinstance(old.a, LangAnalysis) \
+    lines = (
+        (_lines_from_rows(old, old_items), _lines_from_rows(new, new_items))
+        if isinstance(old.a, LangAnalysis)
         else (None, None)
+    )
     anchors = align(old_items, old_keys, new_keys, *lines)
     n_old = len(old_items)
     anchors.append((n_old, len(new_items)))
@@ -131,7 +156,7 @@ def region_atoms(old: Side, new: Side, region: tuple[int, int, int, int], rename
         if (end_a - prev_a or end_b - prev_b) and old_text[prev_a:end_a] != new_text[prev_b:end_b]:
             atoms.extend(_gap_atoms(old, new, prev_a, end_a, prev_b, end_b, old_items[pi:i], new_items[pj:j], x))
         if x is not None and y is not None:
-            if old_text[x.start:x.end] != new_text[y.start:y.end]:
+            if old_text[x.start : x.end] != new_text[y.start : y.end]:
                 if x.key != y.key:
                     pair = (x.key, y.key) if x.key in renames else _fstring_rename(x.key, renames)
                     atoms.append(Atom(x.start, x.end, y.start, y.end, RENAME, [x], [y], rename=pair))
@@ -144,9 +169,13 @@ def region_atoms(old: Side, new: Side, region: tuple[int, int, int, int], rename
     return _balance(atoms)
 
 
-def align(old_items: list[Item], old_keys: list[str], new_keys: list[str],
-          old_lines: list[tuple[int, int]] | None = None,
-          new_items_lines: list[tuple[int, int]] | None = None) -> list[tuple[int, int]]:
+def align(
+    old_items: list[Item],
+    old_keys: list[str],
+    new_keys: list[str],
+    old_lines: list[tuple[int, int]] | None = None,
+    new_items_lines: list[tuple[int, int]] | None = None,
+) -> list[tuple[int, int]]:
     """Aligned item pairs: logical lines first (similar lines paired), then tokens within paired lines.
 
     A flat token alignment may tie a line's tokens to a later line's line break (a fix `+ 1` then lands
@@ -216,8 +245,17 @@ def _token_pairs(a: list[str], b: list[str], a0: int, a1: int, b0: int, b1: int)
     return out
 
 
-def _pair_lines(a: list[str], b: list[str], la: list[tuple[int, int]], lb: list[tuple[int, int]],
-                i1: int, i2: int, j1: int, j2: int, pairs: list[tuple[int, int]]) -> None:
+def _pair_lines(
+    a: list[str],
+    b: list[str],
+    la: list[tuple[int, int]],
+    lb: list[tuple[int, int]],
+    i1: int,
+    i2: int,
+    j1: int,
+    j2: int,
+    pairs: list[tuple[int, int]],
+) -> None:
     """Pair the most similar lines of a replaced block (difflib's fancy replace), recursively."""
     if i1 >= i2 or j1 >= j2:
         return
@@ -226,9 +264,9 @@ def _pair_lines(a: list[str], b: list[str], la: list[tuple[int, int]], lb: list[
         return
     best, bi, bj = 0.5, -1, -1
     for i in range(i1, i2):
-        x = a[la[i][0]:la[i][1]]
+        x = a[la[i][0] : la[i][1]]
         for j in range(j1, j2):
-            score = Indel.normalized_similarity(x, b[lb[j][0]:lb[j][1]])
+            score = Indel.normalized_similarity(x, b[lb[j][0] : lb[j][1]])
             if score > best:
                 best, bi, bj = score, i, j
     if bi < 0:  # no similar lines: the old ones go, the new ones come (no chance token matches)
@@ -251,6 +289,7 @@ def _closing(atoms: list[Atom], i: int) -> int | None:
         if sa < 0 or sb < 0:
             return None  # it closes a bracket opened before: not nested between the two
     return None
+
 
 _groups = itertools.count()  # ids only need to differ within one edit
 
@@ -286,6 +325,7 @@ def _balance(atoms: list[Atom]) -> list[Atom]:
 
 # ---------------------------------------------------------------- standing alone
 
+
 def mark_dependent(old: Side, new: Side, atom: Atom) -> None:
     """An atom that cannot be applied alone: an indentation change, or statements cut in half."""
     if atom.category == SPACE:
@@ -306,9 +346,9 @@ def _complete(side: Side, items: list[Item]) -> bool:
     if last.key not in _NEWLINES:
         return False
     line_start = side.line_start(side.line_of(first.start))
-    if side.text[line_start:first.start].strip():
+    if side.text[line_start : first.start].strip():
         return False
-    body = side.text[line_start:last.end]
+    body = side.text[line_start : last.end]
     indent = len(body) - len(body.lstrip(" \t"))
     lines = [ln[indent:] if ln[:indent].strip() == "" else ln for ln in body.splitlines(keepends=True)]
     try:
@@ -331,16 +371,17 @@ def comment_delta(old: list[str], new: list[str]) -> tuple[Counter[str], Counter
 
 # ---------------------------------------------------------------- edits
 
+
 def atom_edit(old: Side, new: Side, atom: Atom) -> TextEdit:
     """The minimal text edit of one atom (common head and tail trimmed, never between \\r and \\n)."""
     a0, a1, b0, b1 = atom.a0, atom.a1, atom.b0, atom.b1
     ot, nt = old.text, new.text
     if atom.category == RENAME:  # the whole name: `numbers` to `values`, not `number` to `value`
         return TextEdit(range=Range(start=old.position(a0), end=old.position(a1)), new_text=nt[b0:b1])
-    while a0 < a1 and b0 < b1 and ot[a0] == nt[b0] and not (ot[a0] == "\r" and ot[a0 + 1:a0 + 2] == "\n"):
+    while a0 < a1 and b0 < b1 and ot[a0] == nt[b0] and not (ot[a0] == "\r" and ot[a0 + 1 : a0 + 2] == "\n"):
         a0 += 1
         b0 += 1
-    while a1 > a0 and b1 > b0 and ot[a1 - 1] == nt[b1 - 1] and not (ot[a1 - 1] == "\n" and ot[a1 - 2:a1 - 1] == "\r"):
+    while a1 > a0 and b1 > b0 and ot[a1 - 1] == nt[b1 - 1] and not (ot[a1 - 1] == "\n" and ot[a1 - 2 : a1 - 1] == "\r"):
         a1 -= 1
         b1 -= 1
     return TextEdit(range=Range(start=old.position(a0), end=old.position(a1)), new_text=nt[b0:b1])

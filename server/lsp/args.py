@@ -59,8 +59,14 @@ def single_object(command: str, arguments: Any) -> dict:
 def _kind(v: Any) -> str:
     if v is None:
         return "null"
-    return {bool: "a boolean", int: "a number", float: "a number", str: "a string", list: "an array",
-            dict: "an object"}.get(type(v), type(v).__name__)
+    return {
+        bool: "a boolean",
+        int: "a number",
+        float: "a number",
+        str: "a string",
+        list: "an array",
+        dict: "an object",
+    }.get(type(v), type(v).__name__)
 
 
 def span(rng: Any) -> tuple[tuple[int, int], tuple[int, int]] | None:

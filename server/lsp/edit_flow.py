@@ -38,6 +38,7 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
+
 @dataclass
 class EditRequest:
     uri: str
@@ -106,10 +107,22 @@ def parse_request(ls: EditFidelityServer, command: str, arguments, *, allow_back
     language = doc.language_id or "python"
     if language == "python" and text.strip() and not parses(text):
         warnings.append("the buffer does not parse as Python; the fidelity report covers what it can")
-    return EditRequest(uri=doc.uri, key=state.uri, version=version, text=text, instruction=instruction,
-                       selection=selection, backends=[b for b in chosen if b is not None], style=style,
-                       warnings=warnings, gold=gold, language=language, n=n, generation=state.generation,
-                       answer_language=answer_language if answer_language != language else None)
+    return EditRequest(
+        uri=doc.uri,
+        key=state.uri,
+        version=version,
+        text=text,
+        instruction=instruction,
+        selection=selection,
+        backends=[b for b in chosen if b is not None],
+        style=style,
+        warnings=warnings,
+        gold=gold,
+        language=language,
+        n=n,
+        generation=state.generation,
+        answer_language=answer_language if answer_language != language else None,
+    )
 
 
 def _match_line_endings(original: str, code: str) -> str:
@@ -127,17 +140,22 @@ def _normalise_whole_file(original: str, code: str) -> str:
     return code
 
 
-async def _ask(backend: OpenAIBackend | LocalBackend, plan: PromptPlan, n: int,
-               progress: WorkProgress | None) -> Completion:
+async def _ask(
+    backend: OpenAIBackend | LocalBackend, plan: PromptPlan, n: int, progress: WorkProgress | None
+) -> Completion:
     if plan.prompt is not None:
         if isinstance(backend, LocalBackend):
-            raise BackendError("unsupported", f"backend {backend.name!r} (the embedded model) has no text-completion "
-                               "endpoint: use a chat style")
+            raise BackendError(
+                "unsupported",
+                f"backend {backend.name!r} (the embedded model) has no text-completion endpoint: use a chat style",
+            )
         return await backend.complete_prompt(plan.prompt, stop=plan.stop, n=n)
     if isinstance(backend, LocalBackend):
         if n > 1:
-            raise BackendError("unsupported", f"backend {backend.name!r} (the embedded model) samples one answer "
-                               "per request: leave out `n`")
+            raise BackendError(
+                "unsupported",
+                f"backend {backend.name!r} (the embedded model) samples one answer per request: leave out `n`",
+            )
         if progress is not None:
             # a CPU model takes a while: say what it does (downloading, loading, tokens so far)
             def on_progress(e: LocalProgress, name: str = backend.name) -> None:
@@ -150,7 +168,9 @@ async def _ask(backend: OpenAIBackend | LocalBackend, plan: PromptPlan, n: int,
 
 
 async def ask_backend(
-    ls: EditFidelityServer, req: EditRequest, backend: OpenAIBackend | LocalBackend,
+    ls: EditFidelityServer,
+    req: EditRequest,
+    backend: OpenAIBackend | LocalBackend,
     progress: WorkProgress | None = None,
 ) -> list[Proposal]:
     """One request to one backend; a proposal per sample (`req.n`), or one error proposal."""
@@ -159,14 +179,30 @@ async def ask_backend(
         style = ls.settings.default_style if ls.settings.default_style not in WHOLE_DOCUMENT_STYLES else "minimal"
 
     def proposal(sample: int) -> Proposal:
-        return Proposal(id=uuid.uuid4().hex, uri=req.key, version=req.version, backend=backend.name,
-                        instruction=req.instruction, style=style, original=req.text, target=req.selection,
-                        client_uri=req.uri, sample=sample, generation=req.generation)
+        return Proposal(
+            id=uuid.uuid4().hex,
+            uri=req.key,
+            version=req.version,
+            backend=backend.name,
+            instruction=req.instruction,
+            style=style,
+            original=req.text,
+            target=req.selection,
+            client_uri=req.uri,
+            sample=sample,
+            generation=req.generation,
+        )
 
     started = time.perf_counter()
     try:
-        plan = build_prompt(req.instruction, req.text, style=style, selection=req.selection, language=req.language,
-                            answer_language=req.answer_language)
+        plan = build_prompt(
+            req.instruction,
+            req.text,
+            style=style,
+            selection=req.selection,
+            language=req.language,
+            answer_language=req.answer_language,
+        )
         completion = await _ask(backend, plan, req.n, progress)
     except BackendError as exc:
         p = proposal(0)
@@ -188,23 +224,36 @@ async def ask_backend(
     return out
 
 
-async def _score(ls: EditFidelityServer, req: EditRequest, backend: OpenAIBackend | LocalBackend, plan: PromptPlan,
-                 text: str, p: Proposal) -> None:
+async def _score(
+    ls: EditFidelityServer,
+    req: EditRequest,
+    backend: OpenAIBackend | LocalBackend,
+    plan: PromptPlan,
+    text: str,
+    p: Proposal,
+) -> None:
     """The proposal for one answer: the code in it, the edited document, its fidelity report."""
     try:
         code = extract_for(text, language=req.answer_language or req.language, mode=plan.extract)
         if code is None:
             preview = " ".join(text.split())[:120]
-            raise BackendError("no_code", f"backend {backend.name!r} answered without code: {preview!r}",
-                               attempts=p.attempts)
+            raise BackendError(
+                "no_code", f"backend {backend.name!r} answered without code: {preview!r}", attempts=p.attempts
+            )
         code = _match_line_endings(req.text, code)
         if req.selection is None:
             edited = _normalise_whole_file(req.text, code)
         else:
             edited = assemble_selection(req.text, req.selection[0], req.selection[1], code)
         target = range(req.selection[0] + 1, req.selection[1] + 2) if req.selection else None
-        report = await ls.compute(owned(req.key, functools.partial(measure, req.text, edited, gold=req.gold,
-                                                                   target=target, language=resolve(req.language, req.key))))
+        report = await ls.compute(
+            owned(
+                req.key,
+                functools.partial(
+                    measure, req.text, edited, gold=req.gold, target=target, language=resolve(req.language, req.key)
+                ),
+            )
+        )
         p.edited = edited
         p.report = report
         p.report_json = report.to_builtins()
@@ -221,9 +270,7 @@ async def _score(ls: EditFidelityServer, req: EditRequest, backend: OpenAIBacken
         p.status, p.error, p.error_kind = "error", f"internal error: {type(exc).__name__}: {exc}"[:300], "internal"
 
 
-async def run_edit(
-    ls: EditFidelityServer, req: EditRequest, token, title: str
-) -> list[Proposal]:
+async def run_edit(ls: EditFidelityServer, req: EditRequest, token, title: str) -> list[Proposal]:
     progress = WorkProgress(ls, token, title)
     await progress.start(f"asking {len(req.backends)} backend{'s' if len(req.backends) != 1 else ''}")
     tasks = [asyncio.create_task(ask_backend(ls, req, b, progress), name=f"edit:{b.name}") for b in req.backends]
@@ -248,7 +295,9 @@ async def run_edit(
         ls.store.release_document(req.key)
     req.warnings.extend(_heavy(p, ls.settings.thresholds.distance_warning) for p in done if p.heavy)
     n_ok = sum(1 for p in done if p.status == "ok")
-    progress.end(f"{n_ok} proposal{'s' if n_ok != 1 else ''}, {len(done) - n_ok} error{'s' if len(done) - n_ok != 1 else ''}")
+    progress.end(
+        f"{n_ok} proposal{'s' if n_ok != 1 else ''}, {len(done) - n_ok} error{'s' if len(done) - n_ok != 1 else ''}"
+    )
     errors = [p for p in done if p.status == "error"]
     if errors and n_ok == 0:
         ls.show("edit-fidelity: " + "; ".join(p.error or "" for p in errors)[:800], types.MessageType.Error)
@@ -261,8 +310,10 @@ def _heavy(p: Proposal, limit: float) -> str:
     """thresholds.distanceWarning: the proposal rewrites more of the code than an edit should."""
     assert p.report is not None
     d = p.report.distance["no_comments"].normalized
-    return (f"{p.label}: the proposal rewrites {d:.0%} of the code (no_comments token distance {d:.2f} > "
-            f"thresholds.distanceWarning {limit:g})")
+    return (
+        f"{p.label}: the proposal rewrites {d:.0%} of the code (no_comments token distance {d:.2f} > "
+        f"thresholds.distanceWarning {limit:g})"
+    )
 
 
 def stale_warning(ls: EditFidelityServer, req: EditRequest) -> str | None:
@@ -271,6 +322,8 @@ def stale_warning(ls: EditFidelityServer, req: EditRequest) -> str | None:
     if state is None:
         return "the document was closed while the backends worked: these proposals are stale"
     if not same_content(state, req.version, req.generation, req.text):
-        return ("the document changed while the backends worked (edited, or closed and reopened with other "
-                "text): these proposals are stale")
+        return (
+            "the document changed while the backends worked (edited, or closed and reopened with other "
+            "text): these proposals are stale"
+        )
     return None

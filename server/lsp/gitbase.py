@@ -10,7 +10,7 @@ from server.lsp.args import RequestFailed
 
 async def head_text(path: str | None, *, timeout: float = 10.0) -> str:
     if not path or not os.path.isabs(path):
-        raise RequestFailed(message="checkChange: baseline \"git\" needs a file: URI")
+        raise RequestFailed(message='checkChange: baseline "git" needs a file: URI')
     folder, name = os.path.split(path)
     if not os.path.isdir(folder):
         raise RequestFailed(message=f"checkChange: folder {folder} does not exist")
@@ -18,8 +18,13 @@ async def head_text(path: str | None, *, timeout: float = 10.0) -> str:
     async def git(*argv: str) -> tuple[int, bytes, bytes]:
         try:
             proc = await asyncio.create_subprocess_exec(
-                "git", "-C", folder, *argv,
-                stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+                "git",
+                "-C",
+                folder,
+                *argv,
+                stdin=asyncio.subprocess.DEVNULL,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE,
                 env={**os.environ, "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C"},
             )
         except FileNotFoundError:

@@ -83,8 +83,11 @@ def hunk_views(
             mentioned.add(fname)
         if delta is not None and delta >= thresholds.complexity_warning and delta > 0:
             message += f"; +{delta} cognitive complexity in `{fname}`"
-        unrequested = list(verdict.unrequested) if verdict is not None and verdict.unrequested else \
-            [k for k in hunk.kinds if k in UNREQUESTED_KINDS]
+        unrequested = (
+            list(verdict.unrequested)
+            if verdict is not None and verdict.unrequested
+            else [k for k in hunk.kinds if k in UNREQUESTED_KINDS]
+        )
         if is_flagged:
             severity = flagged_severity(hunk, unrequested, thresholds)
             loud = hunk.tokens_changed >= thresholds.hunk_tokens_error or (
@@ -96,7 +99,7 @@ def hunk_views(
             severity = 2
         else:
             severity = 4 if not (delta is not None and delta >= thresholds.complexity_warning) else 3
-        code = (unrequested[0] if is_flagged and unrequested else (hunk.kinds[0] if hunk.kinds else "change"))
+        code = unrequested[0] if is_flagged and unrequested else (hunk.kinds[0] if hunk.kinds else "change")
         lo, hi = (hunk.new_start_line, hunk.new_end_line) if edited_side else (hunk.start_line, hunk.end_line)
         if spans is not None:
             span = spans[i] if i < len(spans) else None
@@ -112,6 +115,7 @@ def _original_span(hunk: Hunk) -> tuple[dict, dict] | None:
     start = min((e.range.start for e in hunk.edits), key=lambda p: (p.line, p.character))
     end = max((e.range.end for e in hunk.edits), key=lambda p: (p.line, p.character))
     return {"line": start.line, "character": start.character}, {"line": end.line, "character": end.character}
+
 
 def count_flags(views: list[HunkView]) -> tuple[int, int]:
     """Flagged units at warning severity (error or warning) and at hint severity (information or hint):

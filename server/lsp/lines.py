@@ -64,7 +64,7 @@ def assemble_selection(original: str, first: int, last: int, code: str) -> str:
     if sel_indent and not code_indent:
         code = textwrap.indent(code, sel_indent)
     elif sel_indent and code_indent and len(code_indent) < len(sel_indent) and sel_indent.startswith(code_indent):
-        code = textwrap.indent(code, sel_indent[len(code_indent):])
+        code = textwrap.indent(code, sel_indent[len(code_indent) :])
     eol = "\r\n" if selected and selected[0].endswith("\r\n") else "\n"
     ends_with_break = bool(selected) and selected[-1].endswith(("\n", "\r"))
     if ends_with_break and code and not code.endswith(("\n", "\r")):

@@ -129,14 +129,17 @@ def workspace_root(ls: EditFidelityServer, uri: str) -> tuple[Path, str]:
     roots = [uris.to_fs_path(f) for f in ls.workspace.folders] + [ls.workspace.root_path]
     found = [Path(r) for r in roots if r and doc.is_relative_to(r)]
     if not found:
-        raise A.RequestFailed(message=f"{COMMAND}: {doc} lies outside the workspace folders; the test command "
-                                      "runs on a copy of the workspace folder that holds the document")
+        raise A.RequestFailed(
+            message=f"{COMMAND}: {doc} lies outside the workspace folders; the test command "
+            "runs on a copy of the workspace folder that holds the document"
+        )
     root = max(found, key=lambda r: len(r.parts))
     return root, doc.relative_to(root).as_posix()
 
 
-def collect_files(root: Path, include: tuple[str, ...], max_files: int, max_bytes: int,
-                  overrides: dict[str, str]) -> dict[str, bytes]:
+def collect_files(
+    root: Path, include: tuple[str, ...], max_files: int, max_bytes: int, overrides: dict[str, str]
+) -> dict[str, bytes]:
     """The workspace files matching `include` (dot files and folders, caches and environments left
     out; links leaving the workspace too), with `overrides` (relative path -> text) on top."""
     files: dict[str, bytes] = {}
@@ -160,9 +163,11 @@ def collect_files(root: Path, include: tuple[str, ...], max_files: int, max_byte
                 continue
             total += len(data)
             if len(files) + 1 > max_files or total > max_bytes:
-                raise A.RequestFailed(message=f"{COMMAND}: the workspace files matching necessity.include are more "
-                                              f"than {max_files} files or {max_bytes:,} bytes; narrow "
-                                              "editFidelity.necessity.include")
+                raise A.RequestFailed(
+                    message=f"{COMMAND}: the workspace files matching necessity.include are more "
+                    f"than {max_files} files or {max_bytes:,} bytes; narrow "
+                    "editFidelity.necessity.include"
+                )
             files[rel] = data
     for rel, text in overrides.items():
         files[rel] = text.encode()
@@ -211,7 +216,9 @@ def _describe(res: NecessityResult, full: ExecResult | None, command: str) -> st
     if res.status == "full_fails":
         tail = (full.stderr or full.stdout)[-400:].strip() if full else ""
         status = f"{full.status}, exit code {full.exit_code}" if full else "failed"
-        return f"`{command}` fails with the whole proposal ({status}): nothing to conclude" + (f"\n{tail}" if tail else "")
+        return f"`{command}` fails with the whole proposal ({status}): nothing to conclude" + (
+            f"\n{tail}" if tail else ""
+        )
     if not res.needed:
         return f"the tests pass on the original: none of the {n} hunks is needed ({res.runs} runs)"
     gone = ", ".join(str(i + 1) for i in res.unnecessary) or "none"
@@ -234,26 +241,39 @@ async def analyze(ls: EditFidelityServer, pid: str, token: Any) -> dict:
         raise A.RequestFailed(message=f"{COMMAND}: the document {p.uri} is not open")
     doc, docstate = opened
     if doc.version != p.version or not same_content(docstate, p.version, p.generation, p.original):
-        raise A.ContentModified(message=f"{COMMAND}: the document changed since the proposal was computed "
-                                        f"(version {p.version}, now {doc.version})")
+        raise A.ContentModified(
+            message=f"{COMMAND}: the document changed since the proposal was computed "
+            f"(version {p.version}, now {doc.version})"
+        )
     settings = ls.settings
     if not settings.test_command:
-        raise A.RequestFailed(message=f"{COMMAND}: no test command: set editFidelity.testCommand "
-                                      "(for example \"python -m pytest -x tests/test_x.py\")")
+        raise A.RequestFailed(
+            message=f"{COMMAND}: no test command: set editFidelity.testCommand "
+            '(for example "python -m pytest -x tests/test_x.py")'
+        )
     state = _state(ls)
     if pid in state.running:
         raise A.RequestFailed(message=f"{COMMAND}: an analysis of proposal {pid} is already running")
     root, rel = workspace_root(ls, doc.uri)
     state.running.add(pid)
     try:
-        return await _analyze(ls, p, root, rel, token, settings.necessity, settings.sandbox,
-                              list(settings.test_command))
+        return await _analyze(
+            ls, p, root, rel, token, settings.necessity, settings.sandbox, list(settings.test_command)
+        )
     finally:
         state.running.discard(pid)
 
 
-async def _analyze(ls: EditFidelityServer, p: Proposal, root: Path, rel: str, token: Any,
-                   cfg: NecessitySettings, sandbox_setting: str | None, command: list[str]) -> dict:
+async def _analyze(
+    ls: EditFidelityServer,
+    p: Proposal,
+    root: Path,
+    rel: str,
+    token: Any,
+    cfg: NecessitySettings,
+    sandbox_setting: str | None,
+    command: list[str],
+) -> dict:
     started = time.perf_counter()
     report = p.report
     assert report is not None and p.edited is not None
@@ -276,8 +296,11 @@ async def _analyze(ls: EditFidelityServer, p: Proposal, root: Path, rel: str, to
         progress.end("cancelled")
         raise
     # held by the server, and not cancelled at shutdown: the sandbox made in the thread must be closed
-    making = ls.spawn(ls.compute(make_sandbox, sandbox_setting, min(cfg.parallel, cfg.max_runs)),
-                      name=f"necessity:sandbox:{p.id}", cancel=False)
+    making = ls.spawn(
+        ls.compute(make_sandbox, sandbox_setting, min(cfg.parallel, cfg.max_runs)),
+        name=f"necessity:sandbox:{p.id}",
+        cancel=False,
+    )
     try:
         box = await asyncio.shield(making)
     except asyncio.CancelledError:  # the pool is made in a thread all the same: release it when it is
@@ -292,19 +315,20 @@ async def _analyze(ls: EditFidelityServer, p: Proposal, root: Path, rel: str, to
     async def check(keep: frozenset[int]) -> bool | None:
         files: dict[str, str | bytes] = dict(base)
         files[rel] = sub_edit(original, edits, keep)
-        res = await box.arun(files, rel, language="python", command=argv, suite=env,
-                             timeout_s=cfg.timeout_s)
+        res = await box.arun(files, rel, language="python", command=argv, suite=env, timeout_s=cfg.timeout_s)
         results[keep] = res
         return None if res.status == "error" else res.status == "ok"
 
     def on_probe(probe: Probe, runs: int, max_runs: int) -> None:
         verdict = {True: "pass", False: "fail", None: "could not run"}[probe.passed]
-        progress.report(f"run {runs}/{max_runs}: {len(probe.hunks)} of {len(edits)} hunks: {verdict}",
-                        int(100 * runs / max_runs))
+        progress.report(
+            f"run {runs}/{max_runs}: {len(probe.hunks)} of {len(edits)} hunks: {verdict}", int(100 * runs / max_runs)
+        )
 
     try:
-        result = await find_needed_hunks(len(edits), check, max_runs=cfg.max_runs, parallel=cfg.parallel,
-                                         on_probe=on_probe)
+        result = await find_needed_hunks(
+            len(edits), check, max_runs=cfg.max_runs, parallel=cfg.parallel, on_probe=on_probe
+        )
     except asyncio.CancelledError:
         progress.end("cancelled")
         await asyncio.shield(asyncio.to_thread(_stop_and_close, box))
@@ -323,16 +347,29 @@ async def _analyze(ls: EditFidelityServer, p: Proposal, root: Path, rel: str, to
     cannot_start = start_failure(full, base) if status == "full_fails" else None
     if cannot_start is not None:  # the command, not the proposal: nothing ran of the workspace
         status = "command_failed"
-        message = f"`{shown}` cannot start in the test environment {env!r}: {cannot_start}; {start_hint(cannot_start, cfg)}"
+        message = (
+            f"`{shown}` cannot start in the test environment {env!r}: {cannot_start}; {start_hint(cannot_start, cfg)}"
+        )
     record = NecessityRecord(
-        id=p.id, status=status, message=message, hunks=result.hunks,
-        needed=[] if cannot_start else result.needed, unnecessary=[] if cannot_start else result.unnecessary, runs=result.runs, max_runs=result.max_runs,
-        cache_hits=result.cache_hits, one_minimal=result.one_minimal,
-        distance=_wire(estimate.distance) if estimate else None, d_min=_wire(estimate.d_min) if estimate else None,
+        id=p.id,
+        status=status,
+        message=message,
+        hunks=result.hunks,
+        needed=[] if cannot_start else result.needed,
+        unnecessary=[] if cannot_start else result.unnecessary,
+        runs=result.runs,
+        max_runs=result.max_runs,
+        cache_hits=result.cache_hits,
+        one_minimal=result.one_minimal,
+        distance=_wire(estimate.distance) if estimate else None,
+        d_min=_wire(estimate.d_min) if estimate else None,
         excess_ref_free=estimate.excess if estimate else None,
         probes=[_run_record(pr, results.get(frozenset(pr.hunks))) for pr in result.probes],
-        test_command=command, isolation=box.level, environment=env,
-        requirements=[] if cfg.environment else list(requirements(cfg)), files=len(base),
+        test_command=command,
+        isolation=box.level,
+        environment=env,
+        requirements=[] if cfg.environment else list(requirements(cfg)),
+        files=len(base),
         elapsed_ms=round((time.perf_counter() - started) * 1000.0, 1),
     )
     progress.end(record.message.splitlines()[0])
@@ -356,8 +393,12 @@ def _stop_and_close(box: Sandbox) -> None:
 
 
 def _run_record(probe: Probe, res: ExecResult | None) -> RunRecord:
-    return RunRecord(hunks=probe.hunks, passed=probe.passed, status=res.status if res else "unknown",
-                     wall_s=res.wall_s if res else 0.0)
+    return RunRecord(
+        hunks=probe.hunks,
+        passed=probe.passed,
+        status=res.status if res else "unknown",
+        wall_s=res.wall_s if res else 0.0,
+    )
 
 
 def _open_buffers(ls: EditFidelityServer, root: Path, include: tuple[str, ...]) -> dict[str, str]:
@@ -367,8 +408,9 @@ def _open_buffers(ls: EditFidelityServer, root: Path, include: tuple[str, ...]) 
         path = uris.to_fs_path(uri) if uri.startswith("file:") else None
         if path and Path(path).is_relative_to(root):
             rel = Path(path).relative_to(root).as_posix()
-            if not any(part.startswith(".") for part in PurePosixPath(rel).parts) and \
-                    any(fnmatch.fnmatch(rel, pat) for pat in include):
+            if not any(part.startswith(".") for part in PurePosixPath(rel).parts) and any(
+                fnmatch.fnmatch(rel, pat) for pat in include
+            ):
                 found[rel] = doc.source
     return found
 
@@ -387,19 +429,21 @@ def necessity_diagnostics(ls: EditFidelityServer, state: DocState, lines: list[s
         command = " ".join(a.record.test_command)
         for i in a.result.unnecessary:
             view = p.views[i]
-            out.append(types.Diagnostic(
-                range=hunk_range(lines, view),
-                message=f"the tests still pass without this hunk (`{command}`, {a.result.runs} runs) [{p.label}]",
-                severity=types.DiagnosticSeverity.Information,
-                source=SOURCE,
-                code=CODE,
-                data={"kind": "necessity", "id": p.id, "hunk": i},
-            ))
+            out.append(
+                types.Diagnostic(
+                    range=hunk_range(lines, view),
+                    message=f"the tests still pass without this hunk (`{command}`, {a.result.runs} runs) [{p.label}]",
+                    severity=types.DiagnosticSeverity.Information,
+                    source=SOURCE,
+                    code=CODE,
+                    data={"kind": "necessity", "id": p.id, "hunk": i},
+                )
+            )
     return out
 
 
 def necessity_actions(ls: EditFidelityServer, state: DocState, uri: str) -> list[ActionEntry]:
-    """"Keep only the needed hunks" on every hunk of an analysed proposal: the needed hunks as one
+    """ "Keep only the needed hunks" on every hunk of an analysed proposal: the needed hunks as one
     versioned edit (the proposal then no longer matches the buffer, so the rest is dropped), or a
     rejection when the tests need none."""
     from server.lsp.views import CMD_APPLY, CMD_REJECT, ActionEntry
@@ -415,18 +459,23 @@ def necessity_actions(ls: EditFidelityServer, state: DocState, uri: str) -> list
         if needed:
             # applyProposal with the needed units' own edits, the rest dropped: the server's own edit,
             # so the observation of changes does not flag it
-            action = types.CodeAction(title=title, kind=types.CodeActionKind.QuickFix, is_preferred=True,
-                                      command=types.Command(title="Keep only the needed hunks", command=CMD_APPLY,
-                                                            arguments=[{"id": p.id, "hunks": needed,
-                                                                        "rest": "reject"}]))
+            action = types.CodeAction(
+                title=title,
+                kind=types.CodeActionKind.QuickFix,
+                is_preferred=True,
+                command=types.Command(
+                    title="Keep only the needed hunks",
+                    command=CMD_APPLY,
+                    arguments=[{"id": p.id, "hunks": needed, "rest": "reject"}],
+                ),
+            )
         else:
             action = types.CodeAction(
                 title=f"[{p.label}] Keep only the needed hunks (none: the tests pass on the original)",
                 kind=types.CodeActionKind.QuickFix,
-                command=types.Command(title="Reject", command=CMD_REJECT, arguments=[{"id": p.id}]))
+                command=types.Command(title="Reject", command=CMD_REJECT, arguments=[{"id": p.id}]),
+            )
         for v in p.views:
             lo = v.start_line - 1
             entries.append(ActionEntry(lo, max(v.end_line - 1, lo), action, ("proposal", p.id, v.index)))
     return entries
-
-

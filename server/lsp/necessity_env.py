@@ -72,36 +72,49 @@ def ensure_environment(cfg: NecessitySettings) -> str:
     name = environment_name(cfg)
     if cfg.environment:
         if name not in envs.SUITES:
-            raise EnvironmentProblem(f"necessity.environment {name!r} is not a sandbox environment "
-                                     f"(known: {', '.join(s for s in envs.SUITES if not s.startswith('necessity-'))}); "
-                                     "leave it unset to use the server's own (pytest and necessity.packages)")
+            raise EnvironmentProblem(
+                f"necessity.environment {name!r} is not a sandbox environment "
+                f"(known: {', '.join(s for s in envs.SUITES if not s.startswith('necessity-'))}); "
+                "leave it unset to use the server's own (pytest and necessity.packages)"
+            )
         if not envs.is_prepared(name):
-            raise EnvironmentProblem(f"the sandbox environment {name!r} is not prepared: run "
-                                     f"`edit-fidelity sandbox prepare --suite {name}`")
+            raise EnvironmentProblem(
+                f"the sandbox environment {name!r} is not prepared: run `edit-fidelity sandbox prepare --suite {name}`"
+            )
         return name
     reqs = requirements(cfg)
     envs.SUITES[name] = envs.Suite(name, reqs)  # this process's sandbox runs look it up by name
     if envs.is_prepared(name):
         return name
     try:
-        done = subprocess.run([sys.executable, "-c", _PREPARE, name, json.dumps(list(reqs))], capture_output=True,
-                              text=True, timeout=PREPARE_TIMEOUT_S, check=False)
+        done = subprocess.run(
+            [sys.executable, "-c", _PREPARE, name, json.dumps(list(reqs))],
+            capture_output=True,
+            text=True,
+            timeout=PREPARE_TIMEOUT_S,
+            check=False,
+        )
     except subprocess.TimeoutExpired as exc:
-        raise EnvironmentProblem(f"making the test environment ({', '.join(reqs)}) took over "
-                                 f"{PREPARE_TIMEOUT_S:.0f} s") from exc
+        raise EnvironmentProblem(
+            f"making the test environment ({', '.join(reqs)}) took over {PREPARE_TIMEOUT_S:.0f} s"
+        ) from exc
     if done.returncode != 0 or not envs.is_prepared(name):
         lines = [ln.strip() for ln in done.stderr.splitlines() if ln.strip() and not ln.startswith(("WARNING", "  "))]
         # pip's own "ERROR: ..." line says it best; else the last line (a traceback's exception)
         why = next((ln for ln in lines if ln.startswith("ERROR:")), lines[-1] if lines else "no message")
-        raise EnvironmentProblem(f"could not make the test environment ({', '.join(reqs)}): {why[:300]}; "
-                                 "check editFidelity.necessity.packages")
+        raise EnvironmentProblem(
+            f"could not make the test environment ({', '.join(reqs)}): {why[:300]}; "
+            "check editFidelity.necessity.packages"
+        )
     return name
 
 
 # The interpreter's own "cannot run that" messages (no traceback: nothing of the workspace ran).
 _NO_MODULE = re.compile(r"^\S*python[\d.]*: No module named (?P<mod>[\w.]+)$")
-_NO_SPEC = re.compile(r"^\S*python[\d.]*: Error while finding module specification for '[\w.]+' "
-                      r"\(ModuleNotFoundError: No module named '(?P<mod>[\w.]+)'\)$")
+_NO_SPEC = re.compile(
+    r"^\S*python[\d.]*: Error while finding module specification for '[\w.]+' "
+    r"\(ModuleNotFoundError: No module named '(?P<mod>[\w.]+)'\)$"
+)
 _NO_FILE = re.compile(r"^\S*python[\d.]*: can't open file '(?P<path>[^']+)': \[Errno 2\] No such file or directory$")
 # The sandbox's wrappers (reaper, setpriv, prlimit) when the program cannot be executed.
 _NO_EXEC = re.compile(r"(cannot execute|failed to execute|No such file or directory|Permission denied|not found)")
@@ -142,9 +155,11 @@ def start_hint(line: str, cfg: NecessitySettings) -> str:
     if m:
         mod = m["mod"].split(".")[0]
         if cfg.environment:
-            return (f"the sandbox environment {cfg.environment!r} has no `{mod}`: leave necessity.environment "
-                    f"unset to use the server's own (pytest and necessity.packages), with `{mod}`'s package in "
-                    "editFidelity.necessity.packages")
+            return (
+                f"the sandbox environment {cfg.environment!r} has no `{mod}`: leave necessity.environment "
+                f"unset to use the server's own (pytest and necessity.packages), with `{mod}`'s package in "
+                "editFidelity.necessity.packages"
+            )
         return f"add the package that provides `{mod}` to editFidelity.necessity.packages"
     if "file or directory not found" in line or "can't open file" in line:
         return "check editFidelity.testCommand and editFidelity.necessity.include (the runs get a copy of those files)"

@@ -83,21 +83,43 @@ async def observe_now(ls: EditFidelityServer, state: DocState) -> None:
         ls.publish(state.uri)
         return
     ls.counters["observationsMeasured"] += 1
-    report, window = await ls.compute(owned(state.uri, functools.partial(
-        measure_windowed, baseline, snap.text, ls.settings.thresholds.large_file_lines, snap.language)))
+    report, window = await ls.compute(
+        owned(
+            state.uri,
+            functools.partial(
+                measure_windowed, baseline, snap.text, ls.settings.thresholds.large_file_lines, snap.language
+            ),
+        )
+    )
     if ls.store.docs.get(state.uri) is not state or state.current is not snap:
         return  # closed, or changed again: a newer run is scheduled
     store_observation(ls, state, baseline, snap.text, snap.version, source, report, window)
 
 
-def store_observation(ls, state: DocState, baseline: str, current: str, version: int, source: str, report,
-                      window: Window | None) -> Observation:
+def store_observation(
+    ls, state: DocState, baseline: str, current: str, version: int, source: str, report, window: Window | None
+) -> Observation:
     flagged = flag_hunks(report, None)
     geometry = UnitGeometry(baseline, current, report)
-    views = hunk_views(report, flagged, ls.settings.thresholds, edited_side=True,
-                       spans=[geometry.edited_range(i) for i in range(len(report.hunks))])
-    obs = Observation(uri=state.uri, version=version, baseline=baseline, current=current, source=source,
-                      report=report, flagged=flagged, views=views, window=window, geometry=geometry)
+    views = hunk_views(
+        report,
+        flagged,
+        ls.settings.thresholds,
+        edited_side=True,
+        spans=[geometry.edited_range(i) for i in range(len(report.hunks))],
+    )
+    obs = Observation(
+        uri=state.uri,
+        version=version,
+        baseline=baseline,
+        current=current,
+        source=source,
+        report=report,
+        flagged=flagged,
+        views=views,
+        window=window,
+        geometry=geometry,
+    )
     state.observation = obs
     state.observe_baseline = None
     state.dismissed = False
@@ -131,8 +153,9 @@ def _rebased(obs: Observation, current: str, edits: Sequence[TextEdit]) -> str |
     return "".join(out)
 
 
-def expect_own_edit(state: DocState, expected: str, edits: Sequence[TextEdit] | None, budget: int,
-                    baseline: str | None = None) -> OwnEdit:
+def expect_own_edit(
+    state: DocState, expected: str, edits: Sequence[TextEdit] | None, budget: int, baseline: str | None = None
+) -> OwnEdit:
     """Register an edit the server is about to send. `edits` (against the buffer): an apply, the
     observation's baseline moves by them; None: a revert, the observation keeps `baseline`."""
     obs = state.observation

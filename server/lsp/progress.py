@@ -52,6 +52,7 @@ class WorkProgress:
         self.active = True
         fut = ls.work_done_progress.tokens.get(self.token)
         if fut is not None and task is not None:
+
             def _cancelled(f: Any) -> None:
                 if f.cancelled() and not task.done():
                     loop.call_soon_threadsafe(task.cancel)
@@ -71,8 +72,9 @@ class WorkProgress:
             self.ls.work_done_progress.tokens.pop(self.token, None)
 
 
-async def as_finished(progress: WorkProgress, tasks: Sequence[asyncio.Task[T]],
-                      describe: Callable[[T], str]) -> list[T]:
+async def as_finished(
+    progress: WorkProgress, tasks: Sequence[asyncio.Task[T]], describe: Callable[[T], str]
+) -> list[T]:
     """The tasks' results in the order they finish, each reported as `describe(result) (n/total)`. If one
     fails or the command is cancelled, the others are cancelled and awaited and the progress ends as cancelled."""
     done: list[T] = []

@@ -39,10 +39,17 @@ class LspTextDocument(TextDocument):
 
 
 class LspWorkspace(Workspace):
-    def _create_text_document(self, doc_uri: str, source: str | None = None, version: int | None = None,
-                              language_id: str | None = None) -> TextDocument:
-        return LspTextDocument(doc_uri, source=source, version=version, language_id=language_id,
-                               sync_kind=self._sync_kind, position_codec=self._position_codec)
+    def _create_text_document(
+        self, doc_uri: str, source: str | None = None, version: int | None = None, language_id: str | None = None
+    ) -> TextDocument:
+        return LspTextDocument(
+            doc_uri,
+            source=source,
+            version=version,
+            language_id=language_id,
+            sync_kind=self._sync_kind,
+            position_codec=self._position_codec,
+        )
 
 
 class FidelityProtocol(LanguageServerProtocol):
@@ -72,7 +79,8 @@ class FidelityProtocol(LanguageServerProtocol):
 
     @lsp_method(types.WORKSPACE_EXECUTE_COMMAND)
     async def lsp_workspace__execute_command(  # type: ignore[override]  # pygls runs a coroutine handler too
-        self, params: types.ExecuteCommandParams,
+        self,
+        params: types.ExecuteCommandParams,
     ) -> Any:
         handler = self.fm.commands.get(params.command)
         if handler is None:

@@ -18,8 +18,17 @@ from server.protocol.commands import (
 )
 from server.protocol.encode import with_camel_keys
 
-__all__ = ["ApplyResult", "CheckChangeResult", "CompareResult", "CompareRow", "ProposalRecord",
-           "RequestEditResult", "ServerStats", "Usage", "wire_report"]
+__all__ = [
+    "ApplyResult",
+    "CheckChangeResult",
+    "CompareResult",
+    "CompareRow",
+    "ProposalRecord",
+    "RequestEditResult",
+    "ServerStats",
+    "Usage",
+    "wire_report",
+]
 
 
 @overload

@@ -126,8 +126,10 @@ class EditFidelityServer(LanguageServer):
         not JSON): logged for the user to find, no pop-up; the server carries on."""
         logger.warning("%s: %s", getattr(source, "__name__", source), error)
         try:
-            self.log(f"edit-fidelity: ignored a bad message ({type(error).__name__}: {str(error)[:200]})",
-                     types.MessageType.Warning)
+            self.log(
+                f"edit-fidelity: ignored a bad message ({type(error).__name__}: {str(error)[:200]})",
+                types.MessageType.Warning,
+            )
         except Exception:
             logger.debug("could not log to the client", exc_info=True)
 

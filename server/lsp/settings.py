@@ -37,8 +37,20 @@ from server.protocol.decode import convert_fields
 from server.protocol.names import SECTION, SEVERITY_NAMES
 from server.protocol.settings import NECESSITY_INCLUDE, NecessitySettings
 
-__all__ = ["NECESSITY_INCLUDE", "SECTION", "SEVERITY_DEFAULTS", "SEVERITY_NAMES", "STYLES", "WHITESPACE_HINT_LINES",
-           "NecessitySettings", "Settings", "Thresholds", "default_backend", "extract_section", "parse_settings"]
+__all__ = [
+    "NECESSITY_INCLUDE",
+    "SECTION",
+    "SEVERITY_DEFAULTS",
+    "SEVERITY_NAMES",
+    "STYLES",
+    "WHITESPACE_HINT_LINES",
+    "NecessitySettings",
+    "Settings",
+    "Thresholds",
+    "default_backend",
+    "extract_section",
+    "parse_settings",
+]
 
 
 class Thresholds(wire.Thresholds, frozen=True, kw_only=True):
@@ -78,15 +90,18 @@ def _parse_necessity(raw: Any, problems: list[str]) -> NecessitySettings:
     bad = _bad_requirement(packages) if packages is not None else None
     if bad:
         problems.append(bad)
-    values, field_problems = convert_fields({k: v for k, v in raw.items() if k != "packages" or not bad},
-                                            NecessitySettings, "necessity")
+    values, field_problems = convert_fields(
+        {k: v for k, v in raw.items() if k != "packages" or not bad}, NecessitySettings, "necessity"
+    )
     problems.extend(field_problems)
     if "environment" in values:
         values["environment"] = values["environment"].strip()
     if values.get("packages"):
         if values.get("environment"):
-            problems.append("necessity.packages go into the server's own test environment: leave "
-                            "necessity.environment unset to use them (a prepared environment is used as it is)")
+            problems.append(
+                "necessity.packages go into the server's own test environment: leave "
+                "necessity.environment unset to use them (a prepared environment is used as it is)"
+            )
             del values["packages"]
         else:
             values["packages"] = tuple(p.strip() for p in values["packages"])
@@ -98,18 +113,21 @@ def _parse_necessity(raw: Any, problems: list[str]) -> NecessitySettings:
 _VERSION = r"(?:===|==|!=|<=|>=|~=|<|>)\s*[A-Za-z0-9.*+!_-]+"
 _REQUIREMENT = re.compile(
     r"[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?(?:\s*\[\s*[A-Za-z0-9._-]+(?:\s*,\s*[A-Za-z0-9._-]+)*\s*\])?"
-    rf"\s*(?:{_VERSION}(?:\s*,\s*{_VERSION})*|@\s*\S+)?\s*(?:;[^\n]*)?")
+    rf"\s*(?:{_VERSION}(?:\s*,\s*{_VERSION})*|@\s*\S+)?\s*(?:;[^\n]*)?"
+)
 
 
 def _bad_requirement(packages: Any) -> str | None:
     if not isinstance(packages, list) or not all(isinstance(p, str) for p in packages):
-        return f"necessity.packages must be an array of pip requirements like \"numpy==2.4.6\", got {packages!r}"[:200]
+        return f'necessity.packages must be an array of pip requirements like "numpy==2.4.6", got {packages!r}'[:200]
     if len(packages) > 200:
         return "necessity.packages: at most 200 requirements"
     for p in packages:
         if len(p) > 500 or not _REQUIREMENT.fullmatch(p.strip()):
-            return (f"necessity.packages: {p[:80]!r} is not a pip requirement (a name with optional extras, "
-                    "versions or `@ URL`; no pip options)")
+            return (
+                f"necessity.packages: {p[:80]!r} is not a pip requirement (a name with optional extras, "
+                "versions or `@ URL`; no pip options)"
+            )
     return None
 
 

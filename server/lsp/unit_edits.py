@@ -47,7 +47,7 @@ class _Text:
             if self.lines and not self.lines[-1].endswith(("\n", "\r")):
                 return {"line": len(self.lines) - 1, "character": utf16_len(self.lines[-1])}
             return {"line": len(self.lines), "character": 0}
-        return {"line": line, "character": utf16_len(self.text[self.starts[line]:offset])}
+        return {"line": line, "character": utf16_len(self.text[self.starts[line] : offset])}
 
 
 def offsets_of(text: str, edits) -> list[tuple[int, int]]:
@@ -66,8 +66,10 @@ def _edited_spans(original: str, report: FidelityReport) -> list[list[tuple[int,
     the edits do not give the edited side (then only whole-text reverts are safe)."""
     flat = [(u, e) for u, h in enumerate(report.hunks) for e in h.edits]
     base = _Text(original)
-    spans = sorted(((base.offset(e.range.start), base.offset(e.range.end), k) for k, (_, e) in enumerate(flat)),
-                   key=lambda s: (s[0], s[1]))  # the order apply_text_edits applies them in
+    spans = sorted(
+        ((base.offset(e.range.start), base.offset(e.range.end), k) for k, (_, e) in enumerate(flat)),
+        key=lambda s: (s[0], s[1]),
+    )  # the order apply_text_edits applies them in
     out: list[list[tuple[int, int, int, int]]] = [[] for _ in report.hunks]
     shift, cursor = 0, 0
     for begin, end, k in spans:
@@ -103,13 +105,21 @@ class UnitGeometry:
         """LSP TextEdits against the edited text that restore the original of `units` only."""
         chosen = sorted(set(units))
         if self.spans is not None:
-            return [{"range": {"start": self._edited.position(es), "end": self._edited.position(ee)},
-                     "newText": self.original[ob:oe]}
-                    for u in chosen for ob, oe, es, ee in self.spans[u]]
+            return [
+                {
+                    "range": {"start": self._edited.position(es), "end": self._edited.position(ee)},
+                    "newText": self.original[ob:oe],
+                }
+                for u in chosen
+                for ob, oe, es, ee in self.spans[u]
+            ]
         # no usable unit edits: the text with every other unit applied, as one edit over the difference
         keep = [i for i in range(len(self.report.hunks)) if i not in set(chosen)]
-        target = apply_text_edits(self.original, unit_edits(self.report, keep)) if all(
-            self.report.hunks[i].edits for i in keep) else self.original
+        target = (
+            apply_text_edits(self.original, unit_edits(self.report, keep))
+            if all(self.report.hunks[i].edits for i in keep)
+            else self.original
+        )
         return [_diff_edit(self._edited, target)]
 
 
@@ -123,8 +133,10 @@ def _diff_edit(current: _Text, target: str) -> dict:
     tail = 0
     while tail < limit - head and a[len(a) - 1 - tail] == b[len(b) - 1 - tail]:
         tail += 1
-    return {"range": {"start": current.position(head), "end": current.position(len(a) - tail)},
-            "newText": b[head:len(b) - tail]}
+    return {
+        "range": {"start": current.position(head), "end": current.position(len(a) - tail)},
+        "newText": b[head : len(b) - tail],
+    }
 
 
 def original_range(report: FidelityReport, unit: int) -> tuple[dict, dict] | None:

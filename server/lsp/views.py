@@ -115,15 +115,18 @@ def bug_diagnostics(state: DocState, lines: list[str]) -> list[types.Diagnostic]
         if m.version != state.version or not 0 <= m.line < len(lines):
             continue
         end = utf16_len(lines[m.line].rstrip("\r\n"))
-        out.append(types.Diagnostic(
-            range=types.Range(start=types.Position(line=m.line, character=0),
-                              end=types.Position(line=m.line, character=end)),
-            message=f"syntax bug here: {m.bug_type} [{m.backend}]",
-            severity=types.DiagnosticSeverity.Warning,
-            source=SOURCE,
-            code=BUG_DIAGNOSTIC_CODE,
-            data={"kind": "bug", "backend": m.backend, "version": m.version},
-        ))
+        out.append(
+            types.Diagnostic(
+                range=types.Range(
+                    start=types.Position(line=m.line, character=0), end=types.Position(line=m.line, character=end)
+                ),
+                message=f"syntax bug here: {m.bug_type} [{m.backend}]",
+                severity=types.DiagnosticSeverity.Warning,
+                source=SOURCE,
+                code=BUG_DIAGNOSTIC_CODE,
+                data={"kind": "bug", "backend": m.backend, "version": m.version},
+            )
+        )
     return out
 
 
@@ -152,8 +155,12 @@ def report_markdown(title: str, report: Any, view: HunkView | None, flagged: lis
     rows.append("")
     rows.append("| complexity | before | after | Δ |")
     rows.append("|---|---:|---:|---:|")
-    names = {"paper": "cognitive (paper)", "sonar": "cognitive (Sonar)", "cyclomatic": "cyclomatic",
-             "maintainability": "maintainability"}
+    names = {
+        "paper": "cognitive (paper)",
+        "sonar": "cognitive (Sonar)",
+        "cyclomatic": "cyclomatic",
+        "maintainability": "maintainability",
+    }
     for key, c in report.complexity.items():
         delta = c.delta
         sign = "+" if isinstance(delta, (int, float)) and delta > 0 else ""
@@ -226,20 +233,27 @@ def code_lenses_for(ls: EditFidelityServer, state: DocState) -> list[types.CodeL
     if p is not None:
         assert p.report is not None
         first = min((v.start_line for v in p.views), default=1)
-        line = (p.target[0] if p.target else first - 1)
+        line = p.target[0] if p.target else first - 1
         n = len(p.report.hunks)
         unflagged = [i for i, f in enumerate(p.flagged) if not f]
         lenses.append(_lens(line, f"✓ Accept ({proposal_summary(p)})", CMD_APPLY, {"id": p.id}))
         if unflagged and len(unflagged) < n:
             lenses.append(
-                _lens(line, f"Accept minimal ({len(unflagged)} of {n} hunks)", CMD_APPLY,
-                      {"id": p.id, "hunks": unflagged})
+                _lens(
+                    line, f"Accept minimal ({len(unflagged)} of {n} hunks)", CMD_APPLY, {"id": p.id, "hunks": unflagged}
+                )
             )
         lenses.append(_lens(line, "✗ Reject", CMD_REJECT, {"id": p.id}))
         for k, other in enumerate(pending):  # the others, one lens each: show it instead
             if other is not p:
-                lenses.append(_lens(line, f"Show proposal {k + 1} of {len(pending)}: {proposal_summary(other)}",
-                                    CMD_SELECT, {"uri": state.uri, "id": other.id}))
+                lenses.append(
+                    _lens(
+                        line,
+                        f"Show proposal {k + 1} of {len(pending)}: {proposal_summary(other)}",
+                        CMD_SELECT,
+                        {"uri": state.uri, "id": other.id},
+                    )
+                )
     obs = _visible_observation(state)
     if obs is not None:
         flagged = [v for v in obs.views if v.flagged]
@@ -247,8 +261,13 @@ def code_lenses_for(ls: EditFidelityServer, state: DocState) -> list[types.CodeL
             line = flagged[0].start_line - 1
             label = _SOURCE_LABEL.get(obs.source, obs.source)
             lenses.append(
-                _lens(line, f"edit-fidelity: revert {len(flagged)} unrequested change{'s' if len(flagged) != 1 else ''}"
-                      f" ({label})", CMD_REVERT, {"uri": state.uri, "version": state.version})
+                _lens(
+                    line,
+                    f"edit-fidelity: revert {len(flagged)} unrequested change{'s' if len(flagged) != 1 else ''}"
+                    f" ({label})",
+                    CMD_REVERT,
+                    {"uri": state.uri, "version": state.version},
+                )
             )
             lenses.append(_lens(line, "Dismiss", CMD_DISMISS, {"uri": state.uri}))
     return lenses
@@ -266,9 +285,7 @@ class ActionEntry:
 def _workspace_edit(uri: str, version: int, edits: list[dict]) -> types.WorkspaceEdit:
     text_edits = [
         types.TextEdit(
-            range=types.Range(
-                start=types.Position(**e["range"]["start"]), end=types.Position(**e["range"]["end"])
-            ),
+            range=types.Range(start=types.Position(**e["range"]["start"]), end=types.Position(**e["range"]["end"])),
             new_text=e["newText"],
         )
         for e in edits
@@ -295,30 +312,60 @@ def build_action_entries(ls: EditFidelityServer, state: DocState, uri: str) -> l
             hi = max(v.end_line - 1, lo)
             key = ("proposal", p.id, v.index)
             label = f"[{p.label}] "
-            entries.append(ActionEntry(lo, hi, types.CodeAction(
-                title=f"{label}Accept this hunk: {v.message}"[:160],
-                kind=quickfix,
-                command=types.Command(title="Accept hunk", command=CMD_APPLY,
-                                      arguments=[{"id": p.id, "hunks": [v.index]}]),
-                is_preferred=not v.flagged,
-            ), key))
-            entries.append(ActionEntry(lo, hi, types.CodeAction(
-                title=f"{label}Accept the whole proposal ({len(p.views)} hunks)",
-                kind=quickfix,
-                command=types.Command(title="Accept proposal", command=CMD_APPLY, arguments=[{"id": p.id}]),
-            ), key))
+            entries.append(
+                ActionEntry(
+                    lo,
+                    hi,
+                    types.CodeAction(
+                        title=f"{label}Accept this hunk: {v.message}"[:160],
+                        kind=quickfix,
+                        command=types.Command(
+                            title="Accept hunk", command=CMD_APPLY, arguments=[{"id": p.id, "hunks": [v.index]}]
+                        ),
+                        is_preferred=not v.flagged,
+                    ),
+                    key,
+                )
+            )
+            entries.append(
+                ActionEntry(
+                    lo,
+                    hi,
+                    types.CodeAction(
+                        title=f"{label}Accept the whole proposal ({len(p.views)} hunks)",
+                        kind=quickfix,
+                        command=types.Command(title="Accept proposal", command=CMD_APPLY, arguments=[{"id": p.id}]),
+                    ),
+                    key,
+                )
+            )
             if flagged_any and unflagged:
-                entries.append(ActionEntry(lo, hi, types.CodeAction(
-                    title=f"{label}Accept only the requested hunks ({len(unflagged)} of {len(p.views)})",
-                    kind=quickfix,
-                    command=types.Command(title="Accept minimal", command=CMD_APPLY,
-                                          arguments=[{"id": p.id, "hunks": unflagged}]),
-                ), key))
-            entries.append(ActionEntry(lo, hi, types.CodeAction(
-                title=f"{label}Reject this proposal",
-                kind=quickfix,
-                command=types.Command(title="Reject", command=CMD_REJECT, arguments=[{"id": p.id}]),
-            ), key))
+                entries.append(
+                    ActionEntry(
+                        lo,
+                        hi,
+                        types.CodeAction(
+                            title=f"{label}Accept only the requested hunks ({len(unflagged)} of {len(p.views)})",
+                            kind=quickfix,
+                            command=types.Command(
+                                title="Accept minimal", command=CMD_APPLY, arguments=[{"id": p.id, "hunks": unflagged}]
+                            ),
+                        ),
+                        key,
+                    )
+                )
+            entries.append(
+                ActionEntry(
+                    lo,
+                    hi,
+                    types.CodeAction(
+                        title=f"{label}Reject this proposal",
+                        kind=quickfix,
+                        command=types.Command(title="Reject", command=CMD_REJECT, arguments=[{"id": p.id}]),
+                    ),
+                    key,
+                )
+            )
     obs = _visible_observation(state)
     if obs is not None:
         # reverts are server commands (revertHunks): the server then knows the edit is its own and
@@ -330,26 +377,54 @@ def build_action_entries(ls: EditFidelityServer, state: DocState, uri: str) -> l
             lo = v.start_line - 1
             hi = max(v.end_line - 1, lo)
             key = ("observation", state.uri, v.index)
-            entries.append(ActionEntry(lo, hi, types.CodeAction(
-                title=f"Revert this hunk: {v.message}"[:160],
-                kind=quickfix,
-                command=types.Command(title="Revert hunk", command=CMD_REVERT,
-                                      arguments=[{"uri": uri, "version": state.version, "hunks": [v.index]}]),
-                is_preferred=v.flagged,
-            ), key))
+            entries.append(
+                ActionEntry(
+                    lo,
+                    hi,
+                    types.CodeAction(
+                        title=f"Revert this hunk: {v.message}"[:160],
+                        kind=quickfix,
+                        command=types.Command(
+                            title="Revert hunk",
+                            command=CMD_REVERT,
+                            arguments=[{"uri": uri, "version": state.version, "hunks": [v.index]}],
+                        ),
+                        is_preferred=v.flagged,
+                    ),
+                    key,
+                )
+            )
             if flagged_views:
-                entries.append(ActionEntry(lo, hi, types.CodeAction(
-                    title=f"Revert all {len(flagged_views)} unrequested hunks",
-                    kind=quickfix,
-                    command=types.Command(title="Revert unrequested", command=CMD_REVERT,
-                                          arguments=[{"uri": uri, "version": state.version,
-                                                      "hunks": [f.index for f in flagged_views]}]),
-                ), key))
-            entries.append(ActionEntry(lo, hi, types.CodeAction(
-                title="Dismiss edit-fidelity warnings for this change",
-                kind=quickfix,
-                command=types.Command(title="Dismiss", command=CMD_DISMISS, arguments=[{"uri": state.uri}]),
-            ), key))
+                entries.append(
+                    ActionEntry(
+                        lo,
+                        hi,
+                        types.CodeAction(
+                            title=f"Revert all {len(flagged_views)} unrequested hunks",
+                            kind=quickfix,
+                            command=types.Command(
+                                title="Revert unrequested",
+                                command=CMD_REVERT,
+                                arguments=[
+                                    {"uri": uri, "version": state.version, "hunks": [f.index for f in flagged_views]}
+                                ],
+                            ),
+                        ),
+                        key,
+                    )
+                )
+            entries.append(
+                ActionEntry(
+                    lo,
+                    hi,
+                    types.CodeAction(
+                        title="Dismiss edit-fidelity warnings for this change",
+                        kind=quickfix,
+                        command=types.Command(title="Dismiss", command=CMD_DISMISS, arguments=[{"uri": state.uri}]),
+                    ),
+                    key,
+                )
+            )
     from server.lsp.necessity import necessity_actions  # imports this module
 
     entries.extend(necessity_actions(ls, state, uri))
@@ -376,9 +451,14 @@ def code_actions_for(
         cache = (state.version, build_action_entries(ls, state, uri))
         state.actions_cache = cache
     entries = cache[1]
-    if context is not None and context.only and not any(
-        str(k).startswith(str(types.CodeActionKind.QuickFix)) or str(types.CodeActionKind.QuickFix).startswith(str(k))
-        for k in context.only
+    if (
+        context is not None
+        and context.only
+        and not any(
+            str(k).startswith(str(types.CodeActionKind.QuickFix))
+            or str(types.CodeActionKind.QuickFix).startswith(str(k))
+            for k in context.only
+        )
     ):
         return []
     diags: dict[tuple, list[types.Diagnostic]] = {}
@@ -399,8 +479,12 @@ def code_actions_for(
         action = e.action
         if e.diagnostic_key in diags:
             action = types.CodeAction(
-                title=action.title, kind=action.kind, command=action.command, edit=action.edit,
-                is_preferred=action.is_preferred, diagnostics=diags[e.diagnostic_key],
+                title=action.title,
+                kind=action.kind,
+                command=action.command,
+                edit=action.edit,
+                is_preferred=action.is_preferred,
+                diagnostics=diags[e.diagnostic_key],
             )
         out.append(action)
     return out

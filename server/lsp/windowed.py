@@ -25,9 +25,14 @@ class Window:
 
 def _shift_edit(e, offset: int):
     r = e.range
-    return msgspec.structs.replace(e, range=msgspec.structs.replace(
-        r, start=msgspec.structs.replace(r.start, line=r.start.line + offset),
-        end=msgspec.structs.replace(r.end, line=r.end.line + offset)))
+    return msgspec.structs.replace(
+        e,
+        range=msgspec.structs.replace(
+            r,
+            start=msgspec.structs.replace(r.start, line=r.start.line + offset),
+            end=msgspec.structs.replace(r.end, line=r.end.line + offset),
+        ),
+    )
 
 
 def _shift_report(report: FidelityReport, offset: int) -> FidelityReport:
@@ -54,13 +59,17 @@ def _shift_report(report: FidelityReport, offset: int) -> FidelityReport:
         )
         for f in report.functions
     ]
-    edits = [e for h in hunks for e in h.edits] if len(report.edits) == sum(len(h.edits) for h in report.hunks) \
+    edits = (
+        [e for h in hunks for e in h.edits]
+        if len(report.edits) == sum(len(h.edits) for h in report.hunks)
         else [_shift_edit(e, offset) for e in report.edits]
+    )
     return msgspec.structs.replace(report, hunks=hunks, functions=functions, edits=edits)
 
 
-def measure_windowed(before: str, after: str, large_file_lines: int,
-                     language: str | None = None) -> tuple[FidelityReport, Window | None]:
+def measure_windowed(
+    before: str, after: str, large_file_lines: int, language: str | None = None
+) -> tuple[FidelityReport, Window | None]:
     """`measure`, but for files longer than `large_file_lines` only over the top-level blocks
     (functions, classes) that the change touches; line numbers and edits are for the whole file.
     Another language is measured whole (its top-level blocks are not found by indentation)."""

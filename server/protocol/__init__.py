@@ -18,5 +18,17 @@ from server.protocol.names import (
     Command,
 )
 
-__all__ = ["BUG_TYPES", "COMMANDS", "EDITOR_STYLES", "SANDBOXES", "SECTION", "SEVERITY_NAMES", "STYLES",
-           "WHOLE_DOCUMENT_STYLES", "Command", "DecodeError", "convert", "convert_fields"]
+__all__ = [
+    "BUG_TYPES",
+    "COMMANDS",
+    "EDITOR_STYLES",
+    "SANDBOXES",
+    "SECTION",
+    "SEVERITY_NAMES",
+    "STYLES",
+    "WHOLE_DOCUMENT_STYLES",
+    "Command",
+    "DecodeError",
+    "convert",
+    "convert_fields",
+]

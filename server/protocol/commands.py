@@ -61,6 +61,7 @@ class Usage(msgspec.Struct, rename="camel", frozen=True):
 
 # ---- arguments ---------------------------------------------------------------------------------
 
+
 class RequestEditArgs(msgspec.Struct, rename="camel", frozen=True, kw_only=True):
     uri: Uri
     version: Version
@@ -90,8 +91,9 @@ class BaselineText(msgspec.Struct, frozen=True):
     text: Annotated[str, Meta(max_length=MAX_BASELINE)]
 
 
-Baseline = Annotated[Literal["snapshot", "git"] | BaselineText,
-                     Meta(extra={"expect": '"snapshot", "git" or {"text": ...}'})]
+Baseline = Annotated[
+    Literal["snapshot", "git"] | BaselineText, Meta(extra={"expect": '"snapshot", "git" or {"text": ...}'})
+]
 
 
 class CheckChangeArgs(msgspec.Struct, rename="camel", frozen=True, kw_only=True):
@@ -135,6 +137,7 @@ class NoArgs(msgspec.Struct, frozen=True):
 
 
 # ---- results -----------------------------------------------------------------------------------
+
 
 class ProposalRecord(msgspec.Struct, rename="camel"):
     id: str

@@ -57,9 +57,12 @@ def convert_fields(raw: dict, typ: type[msgspec.Struct], prefix: str) -> tuple[d
         if raw.get(field.encode_name) is None:
             continue
         try:
-            values[field.name] = convert(raw[field.encode_name], hints[field.name],
-                                         prefix=f"{prefix}.{field.encode_name}" if prefix else field.encode_name,
-                                         quote=False)
+            values[field.name] = convert(
+                raw[field.encode_name],
+                hints[field.name],
+                prefix=f"{prefix}.{field.encode_name}" if prefix else field.encode_name,
+                quote=False,
+            )
         except DecodeError as exc:
             problems.append(str(exc))
     return values, problems
@@ -126,8 +129,14 @@ def _type_at(typ: Any, steps: list[str | int]) -> tuple[mi.Type, dict]:
 def _kind(v: Any) -> str:
     if v is None:
         return "null"
-    return {bool: "a boolean", int: "a number", float: "a number", str: "a string", list: "an array",
-            dict: "an object"}.get(type(v), type(v).__name__)
+    return {
+        bool: "a boolean",
+        int: "a number",
+        float: "a number",
+        str: "a string",
+        list: "an array",
+        dict: "an object",
+    }.get(type(v), type(v).__name__)
 
 
 def _bounds(t: mi.Type) -> tuple[Any, Any]:
@@ -202,8 +211,11 @@ def _explain(msg: str, steps: list[str | int], raw: Any, typ: Any, prefix: str, 
         kind, op, n = length.groups()
         if op == ">=":
             hint = extra.get("hint") or ""
-            return extra.get("expect") and f"{name} must be {extra['expect']}" \
+            return (
+                extra.get("expect")
+                and f"{name} must be {extra['expect']}"
                 or f"{name} must not be empty" + (f" ({hint})" if hint else "")
+            )
         size = len(value) if isinstance(value, (str, list, dict)) else 0
         unit = "characters" if kind == "str" else "items"
         return f"{name} is too long ({size:,} {unit}, at most {int(n):,})"

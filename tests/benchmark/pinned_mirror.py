@@ -18,8 +18,9 @@ from tools.doubles.files import FileServer, Reply, Request
 
 
 @contextmanager
-def serve(pinned: PinnedFiles, source: Path, monkeypatch: pytest.MonkeyPatch,
-          corrupt: Callable[[bytes], bytes]) -> Iterator[dict]:
+def serve(
+    pinned: PinnedFiles, source: Path, monkeypatch: pytest.MonkeyPatch, corrupt: Callable[[bytes], bytes]
+) -> Iterator[dict]:
     """Serves every pinned file (read from `source`, the suite's folder of the shared data) at
     /COMMIT/PATH, with the suite's mirror variable pointing here. The state it yields:
     `state["fail"][dest]` = 404 | "truncate" | "corrupt" (through `corrupt`); `state["hits"]`, the paths asked for."""
@@ -44,5 +45,8 @@ def serve(pinned: PinnedFiles, source: Path, monkeypatch: pytest.MonkeyPatch,
 
 def tree(root: Path, skip: set[str] | frozenset[str] = frozenset()) -> dict[str, bytes]:
     """Every file below `root` (but those named in `skip`) by its relative path, with its bytes."""
-    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*"))
-            if p.is_file() and p.name not in skip}
+    return {
+        p.relative_to(root).as_posix(): p.read_bytes()
+        for p in sorted(root.rglob("*"))
+        if p.is_file() and p.name not in skip
+    }

@@ -21,9 +21,24 @@ BAD = [
 @pytest.mark.parametrize(("flag", "value", "says"), BAD)
 def test_out_of_range_option_is_a_usage_error(tmp_path, flag, value, says):
     proc = subprocess.run(
-        [sys.executable, "-m", "server.cli", "bench", "run", "--suite", "canitedit", "--backend", "gold",
-         "--out", str(tmp_path / "run"), flag, value],
-        capture_output=True, text=True, timeout=120,
+        [
+            sys.executable,
+            "-m",
+            "server.cli",
+            "bench",
+            "run",
+            "--suite",
+            "canitedit",
+            "--backend",
+            "gold",
+            "--out",
+            str(tmp_path / "run"),
+            flag,
+            value,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert proc.returncode == 2, proc.stderr
     assert "Traceback" not in proc.stderr

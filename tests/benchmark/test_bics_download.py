@@ -16,8 +16,9 @@ from benchmark.suites.bics import download, published, snippets
 
 SHARED = data_dir()
 SOURCE = SHARED / "bics" if SHARED else None
-pytestmark = pytest.mark.skipif(SOURCE is None or not (SOURCE / snippets.CSV_NAME).is_file(),
-                                reason="no BICS data to serve")
+pytestmark = pytest.mark.skipif(
+    SOURCE is None or not (SOURCE / snippets.CSV_NAME).is_file(), reason="no BICS data to serve"
+)
 
 
 @pytest.fixture
@@ -27,8 +28,10 @@ def server(monkeypatch):
 
 
 def _runs(stats: Path) -> list[tuple]:
-    return [(r.model, Path(r.file).relative_to(stats).as_posix(), r.trials, r.problems, r.disagreements)
-            for r in published.read_stats(stats)]
+    return [
+        (r.model, Path(r.file).relative_to(stats).as_posix(), r.trials, r.problems, r.disagreements)
+        for r in published.read_stats(stats)
+    ]
 
 
 def test_download_command_writes_what_the_loaders_read_from_the_shared_data(server, tmp_path, capsys):

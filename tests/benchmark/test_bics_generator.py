@@ -75,8 +75,9 @@ def test_inserter_edits_one_line_and_the_interpreter_points_at_it(table, bug_typ
 def test_inserters_on_new_code():
     rng = random.Random(1)
     code = 'def greet(name, times):\n    return ["hi " + name] * times\n'
-    assert insert_bug(code, "missing_colon", rng) == Bugged(code=code.replace(":", "", 1), line=1,
-                                                           bug_type="missing_colon")
+    assert insert_bug(code, "missing_colon", rng) == Bugged(
+        code=code.replace(":", "", 1), line=1, bug_type="missing_colon"
+    )
     b = insert_bug("x = [1, 2, 3]\n", "missing_comma", rng)
     assert b.line == 1 and b.code in ("x = [1 2, 3]\n", "x = [1, 2 3]\n")
     # no place the interpreter would reject: no bug rather than a wrong label
@@ -92,8 +93,15 @@ def test_interpreter_line_equals_label_per_bug_type(table):
     raised, agree = Counter(), Counter()
     for bug_type in BUG_TYPES:
         for trial in range(16):
-            h = haystack.build(table, length=(300, 700, 1500)[trial % 3], depth=(0.0, 0.3, 0.6, 1.0)[trial % 4],
-                               trial=trial, seed=11, source="inserted", bug_type=bug_type)
+            h = haystack.build(
+                table,
+                length=(300, 700, 1500)[trial % 3],
+                depth=(0.0, 0.3, 0.6, 1.0)[trial % 4],
+                trial=trial,
+                seed=11,
+                source="inserted",
+                bug_type=bug_type,
+            )
             line = syntax_error_line(h.code)
             if line is not None:
                 raised[bug_type] += 1
@@ -121,14 +129,22 @@ def test_label_formula_on_1000_seeded_haystacks(table):
     wrong = []
     for i in range(1000):
         source = haystack.SOURCES[i % 2]
-        h = haystack.build(table, length=rng.choice((60, 150, 400, 900, 2000)), depth=rng.choice((0, 0.1, 0.5, 0.9, 1)),
-                           trial=i, seed=3, source=source)
+        h = haystack.build(
+            table,
+            length=rng.choice((60, 150, 400, 900, 2000)),
+            depth=rng.choice((0, 0.1, 0.5, 0.9, 1)),
+            trial=i,
+            seed=3,
+            source=source,
+        )
         if verify.label_by_text(table, h) != h.label_line:
             wrong.append((i, source, h.label_line, verify.label_by_text(table, h)))
         # the numbered text shows the bug line at the label, numbered as the paper numbers it
         width = len(str(len(h.code.split("\n"))))
-        assert h.numbered.split("\n")[h.label_line - 1] == \
-            f"{h.label_line:<{width}}| {h.bug_snippet.split(chr(10))[h.bug_line_in_snippet - 1]}"
+        assert (
+            h.numbered.split("\n")[h.label_line - 1]
+            == f"{h.label_line:<{width}}| {h.bug_snippet.split(chr(10))[h.bug_line_in_snippet - 1]}"
+        )
     assert not wrong, wrong[:5]
 
 
@@ -145,7 +161,9 @@ def test_token_counts_exact_and_lengths_within_one_snippet(table):
 def test_deterministic_with_a_seed_in_any_order(table):
     cells = [(500, 0.5, 0), (1000, 0.25, 3), (2000, 1.0, 7)]
     first = [haystack.build(table, length=L, depth=D, trial=t, seed=5, source="inserted") for L, D, t in cells]
-    again = [haystack.build(table, length=L, depth=D, trial=t, seed=5, source="inserted") for L, D, t in reversed(cells)]
+    again = [
+        haystack.build(table, length=L, depth=D, trial=t, seed=5, source="inserted") for L, D, t in reversed(cells)
+    ]
     assert first == list(reversed(again))
     other = haystack.build(table, length=500, depth=0.5, trial=0, seed=6, source="inserted")
     assert other.code != first[0].code
@@ -160,10 +178,21 @@ def test_grid_defaults_and_specs(table, monkeypatch):
     g = haystack.Grid()
     assert (g.lengths, g.depths, g.trials) == ((500, 1000, 2000, 4000, 8000, 15500), (0.0, 0.25, 0.5, 0.75, 1.0), 25)
     spec = parse_grid("lengths=300,600; depths=0,1; trials=2; seed=9; bug_types=missing_colon")
-    assert (spec.lengths, spec.depths, spec.trials, spec.seed, spec.bug_types) == ((300, 600), (0.0, 1.0), 2, 9,
-                                                                                  ("missing_colon",))
-    for bad, message in (("lengths=a", "invalid literal"), ("depths=1.5", "depths must lie in"), ("trials=0", ">= 1"),
-                         ("colour=red", "unknown key"), ("bug_types=typo", "unknown bug types"), ("seed", "KEY=VALUE")):
+    assert (spec.lengths, spec.depths, spec.trials, spec.seed, spec.bug_types) == (
+        (300, 600),
+        (0.0, 1.0),
+        2,
+        9,
+        ("missing_colon",),
+    )
+    for bad, message in (
+        ("lengths=a", "invalid literal"),
+        ("depths=1.5", "depths must lie in"),
+        ("trials=0", ">= 1"),
+        ("colour=red", "unknown key"),
+        ("bug_types=typo", "unknown bug types"),
+        ("seed", "KEY=VALUE"),
+    ):
         with pytest.raises(GridSpecError, match=message):
             parse_grid(bad)
     tasks = Bics(haystack.Grid()).load(DATA, 30)  # trial first: one pass over the 6 x 5 grid
@@ -176,8 +205,11 @@ def test_grid_defaults_and_specs(table, monkeypatch):
 
 
 def test_bad_rows_are_reported_one_by_one_and_the_rest_loads():
-    good = {"output": "def f(x):\n    return x", "output_missing_colon": "def f(x)\n    return x",
-            "bug_line_number_missing_colon": "1"}
+    good = {
+        "output": "def f(x):\n    return x",
+        "output_missing_colon": "def f(x)\n    return x",
+        "bug_line_number_missing_colon": "1",
+    }
     rows = [
         good,
         {"output": "print 'python 2'"},

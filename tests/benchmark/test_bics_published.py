@@ -70,18 +70,22 @@ def test_unreadable_rows_and_files_are_reported(tmp_path):
         HEADER + "500,0.0,0,3,missing_colon,3,missing_colon,TRUE\n"
         "500,0.0,1,4,missing_comma,four,missing_comma,False\n"
         "500,0.0,2,4,missing_comma,4,missing_comma,maybe\n"
-        "500,0.25,0,9,missing_comma,9,missing_colon,True\n")
+        "500,0.25,0,9,missing_comma,9,missing_colon,True\n"
+    )
     (tmp_path / "model_a" / "result_20230101000000000000.csv").write_text(HEADER)
     (tmp_path / "model_b").mkdir()
     (tmp_path / "model_b" / "result_1.csv").write_text("a,b\n1,2\n")
     runs = {r.model: r for r in published.read_stats(tmp_path)}
     a = runs["model_a"]
     assert [t.correct for t in a.trials] == [True, True]
-    assert a.problems == ["result_20240101000000000000.csv row 3: pred_bug_line_number 'four' is not a number",
-                          "result_20240101000000000000.csv row 4: result 'maybe' is not True/False",
-                          "result_20230101000000000000.csv: ignored, an older result file"]
-    assert a.disagreements == [("result_20240101000000000000.csv row 5: stored True, answer 9, 'missing_colon' "
-                                "for 9, missing_comma")]
+    assert a.problems == [
+        "result_20240101000000000000.csv row 3: pred_bug_line_number 'four' is not a number",
+        "result_20240101000000000000.csv row 4: result 'maybe' is not True/False",
+        "result_20230101000000000000.csv: ignored, an older result file",
+    ]
+    assert a.disagreements == [
+        ("result_20240101000000000000.csv row 5: stored True, answer 9, 'missing_colon' for 9, missing_comma")
+    ]
     assert runs["model_b"].trials == [] and "missing columns" in runs["model_b"].problems[0]
     with pytest.raises(published.PublishedError, match="not a directory"):
         published.read_stats(tmp_path / "nothing")

@@ -27,8 +27,9 @@ def bench(*argv: str) -> int:
 
 
 def run(out: Path, *args: str) -> dict:
-    assert bench("run", "--suite", "bics", "--out", str(out), "--data", str(DATA), "--quiet", "--workers", "1",
-                 *args) == 0
+    assert (
+        bench("run", "--suite", "bics", "--out", str(out), "--data", str(DATA), "--quiet", "--workers", "1", *args) == 0
+    )
     return json.loads((out / "summary.json").read_text())
 
 
@@ -46,8 +47,15 @@ def test_gold_answers_are_all_right_for_both_bug_sources(tmp_path, monkeypatch):
         assert answer["raw"] == f"{h.label_line}, {h.bug_type}" and answer["line"] == h.label_line
         assert r.metrics["label_line"] == h.label_line and r.metrics["tokens"] == h.tokens
     # our results replay as a recorded run, with the same verdicts
-    again = run(tmp_path / "again", "--backend", f"recorded:{tmp_path / 'gold'}", "--conditions", "dataset,inserted",
-                "--limit", "5")
+    again = run(
+        tmp_path / "again",
+        "--backend",
+        f"recorded:{tmp_path / 'gold'}",
+        "--conditions",
+        "dataset,inserted",
+        "--limit",
+        "5",
+    )
     assert again["conditions"] == s["conditions"]
     assert all(r.recorded_pass is True for r in read_records(tmp_path / "again" / RESULTS))
     # the run's own HTML report: tables and a heatmap per condition and view
@@ -82,16 +90,22 @@ def test_a_model_through_the_server_both_accuracies(tmp_path, monkeypatch):
         return f"{h.label_line}, {'missing_comma' if h.bug_type != 'missing_comma' else 'missing_colon'}"
 
     with ScriptedServer({"oracle": [Step(content=answer)]}) as srv:
-        s = run(tmp_path / "oracle", "--backend", "openai", "--base-url", srv.base_url, "--model", "oracle",
-                "--limit", "10")
+        s = run(
+            tmp_path / "oracle", "--backend", "openai", "--base-url", srv.base_url, "--model", "oracle", "--limit", "10"
+        )
         assert len(srv.requests_for("oracle")) == 10
     c = s["conditions"]["dataset"]
     assert c["accuracy"] == round(700 / 9, 4) and c["accuracy_all"] == 70.0
     assert c["accuracy_without_longest"] == 50.0 and c["accuracy_all_without_longest"] == 40.0
     assert (c["trials"], c["unparseable"], c["errors"]) == (10, 1, 0)
     d = s["details"]["dataset"]
-    assert d["parseable"]["matrix"]["accuracy"] == [[100.0, 100.0], [0.0, 100.0], [None, 100.0], [0.0, 100.0],
-                                                    [100.0, 100.0]]
+    assert d["parseable"]["matrix"]["accuracy"] == [
+        [100.0, 100.0],
+        [0.0, 100.0],
+        [None, 100.0],
+        [0.0, 100.0],
+        [100.0, 100.0],
+    ]
     assert d["all"]["matrix"]["accuracy"][2] == [0.0, 100.0]
     assert sum(v["trials"] for v in d["all"]["per_bug_type"].values()) == 10
     unparsed = [r for r in read_records(tmp_path / "oracle" / RESULTS) if not r.metrics["parseable"]]
@@ -103,19 +117,37 @@ async def test_errors_are_counted_apart_from_answers():
     suite = Bics()
     [task] = suite.load(DATA, 1)
     h = task.haystack("dataset")
-    right = await suite.judge(None, task, "dataset", json.dumps({"line": h.label_line, "bugType": h.bug_type,
-                                                                 "parseable": True}))
+    right = await suite.judge(
+        None, task, "dataset", json.dumps({"line": h.label_line, "bugType": h.bug_type, "parseable": True})
+    )
     garbled = await suite.judge(None, task, "dataset", "not json")
     assert isinstance(right, Verdict) and right.passed and right.exec_status == "correct"
     assert not garbled.passed and garbled.exec_status == "unparseable"
     recs = []
     for i, v in enumerate((right, garbled)):
-        rec = SampleRecord(suite="bics", task_id=task.task_id, task=task.name, condition="dataset", backend="m",
-                           sample=i, outcome="pass" if v.passed else "fail")
+        rec = SampleRecord(
+            suite="bics",
+            task_id=task.task_id,
+            task=task.name,
+            condition="dataset",
+            backend="m",
+            sample=i,
+            outcome="pass" if v.passed else "fail",
+        )
         v.fill(rec)
         recs.append(rec)
-    recs.append(SampleRecord(suite="bics", task_id=task.task_id, task=task.name, condition="dataset", backend="m",
-                             sample=2, outcome="backend_error", error_kind="timeout"))
+    recs.append(
+        SampleRecord(
+            suite="bics",
+            task_id=task.task_id,
+            task=task.name,
+            condition="dataset",
+            backend="m",
+            sample=2,
+            outcome="backend_error",
+            error_kind="timeout",
+        )
+    )
     s = suite.summarise(RunConfig(suite="bics", backend="m", samples=3, conditions=["dataset"]), recs)
     c = s["conditions"]["dataset"]
     assert (c["accuracy"], c["accuracy_all"], c["trials"], c["unparseable"], c["errors"]) == (100.0, 50.0, 2, 1, 1)
@@ -123,20 +155,55 @@ async def test_errors_are_counted_apart_from_answers():
 
 
 def test_grid_options_on_the_command_line_and_the_published_report(tmp_path, capsys):
-    s = run(tmp_path / "grid", "--backend", "gold", "--suite-option", "lengths=500", "--suite-option", "depths=0.5",
-            "--suite-option", "trials=2", "--suite-option", "seed=7")
+    s = run(
+        tmp_path / "grid",
+        "--backend",
+        "gold",
+        "--suite-option",
+        "lengths=500",
+        "--suite-option",
+        "depths=0.5",
+        "--suite-option",
+        "trials=2",
+        "--suite-option",
+        "seed=7",
+    )
     assert s["conditions"]["dataset"]["trials"] == 2
     assert sorted(r.task_id for r in read_records(tmp_path / "grid" / RESULTS)) == ["s7-500-0.5-0", "s7-500-0.5-1"]
     assert json.loads((tmp_path / "grid" / "config.json").read_text())["options"]["seed"] == "7"
     # a resume must ask for the same grid
-    assert bench("run", "--suite", "bics", "--backend", "gold", "--out", str(tmp_path / "grid"), "--data", str(DATA),
-                 "--resume", "--quiet", "--suite-option", "lengths=500", "--suite-option", "trials=3") == 2
+    assert (
+        bench(
+            "run",
+            "--suite",
+            "bics",
+            "--backend",
+            "gold",
+            "--out",
+            str(tmp_path / "grid"),
+            "--data",
+            str(DATA),
+            "--resume",
+            "--quiet",
+            "--suite-option",
+            "lengths=500",
+            "--suite-option",
+            "trials=3",
+        )
+        == 2
+    )
     assert "different run" in capsys.readouterr().err
-    assert bench("run", "--suite", "bics", "--backend", "gold", "--out", str(tmp_path / "x"), "--suite-option",
-                 "colour=red") == 2
+    assert (
+        bench(
+            "run", "--suite", "bics", "--backend", "gold", "--out", str(tmp_path / "x"), "--suite-option", "colour=red"
+        )
+        == 2
+    )
     assert "unknown key" in capsys.readouterr().err
-    assert bench("run", "--suite", "canitedit", "--backend", "gold", "--out", str(tmp_path / "y"), "--suite-option",
-                 "a=b") == 2
+    assert (
+        bench("run", "--suite", "canitedit", "--backend", "gold", "--out", str(tmp_path / "y"), "--suite-option", "a=b")
+        == 2
+    )
     assert "takes no options" in capsys.readouterr().err
     assert bench("report", "--published", "bics", str(DATA / "bics" / "stats"), str(tmp_path / "grid")) == 0
     out = capsys.readouterr().out

@@ -103,17 +103,24 @@ def test_list_leniency_pads_one_none_and_keeps_the_better_side() -> None:
         checks.score(fib, [], padding="best")  # type: ignore[arg-type]
 
 
-@pytest.mark.parametrize(("language", "code", "expected"), [
-    ("python", "def gcd(a: int, b=0) -> int:\n    return a", ("gcd", ["a", "b=0"])),
-    ("python", "import math\n\ndef  glork (bork):\n  pass\ndef other(x):\n  pass", ("glork ", ["bork"])),
-    ("python", "def meaning_of_life():\n    return 42", ("meaning_of_life", [])),
-    ("python", "class A:\n    def __init__(self, x):\n        pass", ("__init__", ["self", "x"])),
-    ("python", "print('no function here')", None),
-    ("javascript", "function fib(n) {\n  return n;\n}", ("fib", ["n"])),
-    ("javascript", "function* gen(a, b) {\n  yield a;\n}", ("gen", ["a", "b"])),
-    ("javascript", "const flatten = (obj, prefix = '') => {\n  return obj;\n};", ("flatten", ["obj", "prefix = ''"])),
-    ("javascript", "const f = x => x + 1;", None),
-])
+@pytest.mark.parametrize(
+    ("language", "code", "expected"),
+    [
+        ("python", "def gcd(a: int, b=0) -> int:\n    return a", ("gcd", ["a", "b=0"])),
+        ("python", "import math\n\ndef  glork (bork):\n  pass\ndef other(x):\n  pass", ("glork ", ["bork"])),
+        ("python", "def meaning_of_life():\n    return 42", ("meaning_of_life", [])),
+        ("python", "class A:\n    def __init__(self, x):\n        pass", ("__init__", ["self", "x"])),
+        ("python", "print('no function here')", None),
+        ("javascript", "function fib(n) {\n  return n;\n}", ("fib", ["n"])),
+        ("javascript", "function* gen(a, b) {\n  yield a;\n}", ("gen", ["a", "b"])),
+        (
+            "javascript",
+            "const flatten = (obj, prefix = '') => {\n  return obj;\n};",
+            ("flatten", ["obj", "prefix = ''"]),
+        ),
+        ("javascript", "const f = x => x + 1;", None),
+    ],
+)
 def test_function_name_and_args_regex(language: str, code: str, expected) -> None:
     assert function_info(language, code) == expected
 
@@ -182,21 +189,46 @@ def test_malformed_questions_are_reported_one_by_one(tmp_path: Path) -> None:
     assert qs["b"].error.startswith("custom/b.yaml: cannot load the YAML")
     assert all(q.error.startswith("custom/") for n, q in qs.items() if n != "Good")
     assert [q.name for q in parse_interview_file("custom", folder / "a.yaml")] == [
-        "Good", "NoAssert", "BadWeight", "NotPython", "NoSignature"]
+        "Good",
+        "NoAssert",
+        "BadWeight",
+        "NotPython",
+        "NoSignature",
+    ]
 
 
 def test_unknown_template_is_a_clear_error(canaicode_root: Path) -> None:
     with pytest.raises(PromptError, match="prompt template 'nope' not found"):
         render(canaicode_root / "prompts_params", "nope", "python", {})
-    v2 = render(canaicode_root / "prompts_params", "chat-simple-v2", "javascript", {"Signature": "f()", "Input": "i", "Output": "o"})
-    assert "Do not return any HTML elements" in v2 and v2.startswith("Write a javascript function f() i that returns o.")
+    v2 = render(
+        canaicode_root / "prompts_params",
+        "chat-simple-v2",
+        "javascript",
+        {"Signature": "f()", "Input": "i", "Output": "o"},
+    )
+    assert "Do not return any HTML elements" in v2 and v2.startswith(
+        "Write a javascript function f() i that returns o."
+    )
 
 
 def test_recorded_file_problems_keep_their_lines(canaicode_root: Path, tmp_path: Path) -> None:
-    good = json.dumps({"name": "GCDZeroShot", "language": "python", "code": "def gcd(a, b): return 1",
-                       "status": "FAIL", "passed": 3, "total": 9})
-    lines = [good, "{not json", json.dumps({"name": "GCDZeroShot", "language": "rust", "code": ""}),
-             json.dumps({"name": "NoSuchQuestion", "language": "python", "code": "x"}), good]
+    good = json.dumps(
+        {
+            "name": "GCDZeroShot",
+            "language": "python",
+            "code": "def gcd(a, b): return 1",
+            "status": "FAIL",
+            "passed": 3,
+            "total": 9,
+        }
+    )
+    lines = [
+        good,
+        "{not json",
+        json.dumps({"name": "GCDZeroShot", "language": "rust", "code": ""}),
+        json.dumps({"name": "NoSuchQuestion", "language": "python", "code": "x"}),
+        good,
+    ]
     path = tmp_path / "eval_junior-v2_python_chat-simple_none_greedy_m_1.ndjson"
     path.write_text("\n".join(lines))
     ev = recorded.load(path)
@@ -205,10 +237,12 @@ def test_recorded_file_problems_keep_their_lines(canaicode_root: Path, tmp_path:
     assert ev.get("junior-v2/GCDZeroShot", "python") == ["def gcd(a, b): return 1"]
     assert ev.verdict("junior-v2/GCDZeroShot", "python", 0) is False
     messages = sorted(p.message for p in ev.problems)
-    assert messages == ["line 2: not JSON (Expecting property name enclosed in double quotes: line 1 column 2 (char 1))",
-                        "line 3: GCDZeroShot: unknown language 'rust'",
-                        "line 4: NoSuchQuestion: no such question in junior-v2",
-                        "line 5: GCDZeroShot (python) repeats line 1"]
+    assert messages == [
+        "line 2: not JSON (Expecting property name enclosed in double quotes: line 1 column 2 (char 1))",
+        "line 3: GCDZeroShot: unknown language 'rust'",
+        "line 4: NoSuchQuestion: no such question in junior-v2",
+        "line 5: GCDZeroShot (python) repeats line 1",
+    ]
     assert ev.get(recorded.problem_id(2), "python") == [""]  # reaches the suite, which reports the error
 
 

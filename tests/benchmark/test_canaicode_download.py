@@ -17,14 +17,17 @@ from benchmark.suites.canaicode.suite import CanAiCode, questions_root
 
 SHARED = data_dir()
 SOURCE = SHARED / "canaicode" if SHARED else None
-pytestmark = pytest.mark.skipif(SOURCE is None or not (SOURCE / "senior").is_dir(), reason="no can-ai-code data to serve")
+pytestmark = pytest.mark.skipif(
+    SOURCE is None or not (SOURCE / "senior").is_dir(), reason="no can-ai-code data to serve"
+)
 NOT_UPSTREAM = {"results_summary_all_eval_files.csv"}  # derived by whoever built the shared data; not fetched
 
 
 @pytest.fixture
 def server(monkeypatch):
-    with serve(download.PINNED, SOURCE, monkeypatch,
-               corrupt=lambda body: body.replace(b"eq:", b"eq: ", 1) + b"\n") as state:
+    with serve(
+        download.PINNED, SOURCE, monkeypatch, corrupt=lambda body: body.replace(b"eq:", b"eq: ", 1) + b"\n"
+    ) as state:
         yield state
 
 

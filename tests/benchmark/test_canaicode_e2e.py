@@ -12,8 +12,27 @@ from benchmark.store import RESULTS, read_records
 
 
 def run(out: Path, backend: str, data: Path, *extra: str) -> dict:
-    assert cli.main(["bench", "run", "--suite", "canaicode", "--backend", backend, "--out", str(out),
-                     "--data", str(data), "--quiet", "--workers", "2", *extra]) == 0
+    assert (
+        cli.main(
+            [
+                "bench",
+                "run",
+                "--suite",
+                "canaicode",
+                "--backend",
+                backend,
+                "--out",
+                str(out),
+                "--data",
+                str(data),
+                "--quiet",
+                "--workers",
+                "2",
+                *extra,
+            ]
+        )
+        == 0
+    )
     return json.loads((out / "summary.json").read_text())
 
 
@@ -29,18 +48,28 @@ def test_gold_answers_score_full_points_in_both_languages(canaicode_root: Path, 
     js = next(r for r in records if r.condition == "javascript")
     assert js.completion.startswith("function factorial(n) {") and js.metrics["function"] == "factorial"
     # one interview set, chosen on the command line: senior's 3 questions, 74 weighted points a language
-    senior = run(tmp_path / "senior", "gold", canaicode_root.parent, "--suite-option", "interviews=senior",
-                 "--conditions", "python")
+    senior = run(
+        tmp_path / "senior",
+        "gold",
+        canaicode_root.parent,
+        "--suite-option",
+        "interviews=senior",
+        "--conditions",
+        "python",
+    )
     assert senior["conditions"]["python"] == {"points": 74, "total": 74, "score": 1.0, "n_questions": 3}
 
 
-def test_recorded_eval_file_regrades_row_by_row_through_the_server(canaicode_root: Path, tmp_path: Path, capsys) -> None:
+def test_recorded_eval_file_regrades_row_by_row_through_the_server(
+    canaicode_root: Path, tmp_path: Path, capsys
+) -> None:
     path = next((canaicode_root / "results_sample").glob("eval_senior_*gpt-3.5-turbo*.ndjson"))
     stored = {(r["name"], r["language"]): r for r in map(json.loads, path.read_text().splitlines())}
     s = run(tmp_path / "rec", f"recorded:{path}", canaicode_root.parent)
     assert {c: (m["points"], m["total"]) for c, m in s["conditions"].items()} == {
         "python": (sum(r["passed"] for r in stored.values() if r["language"] == "python"), 74),
-        "javascript": (sum(r["passed"] for r in stored.values() if r["language"] == "javascript"), 74)}
+        "javascript": (sum(r["passed"] for r in stored.values() if r["language"] == "javascript"), 74),
+    }
     records = read_records(tmp_path / "rec" / RESULTS)
     assert len(records) == len(stored) == 6
     for r in records:
@@ -96,8 +125,11 @@ def test_bad_input_rows_get_their_own_status_and_the_run_goes_on(canaicode_root:
     eval_file = tmp_path / "eval_junior-v2_python-javascript_chat-simple_none_greedy-openai_test_1.ndjson"
     eval_file.write_text("\n".join(lines))
     s = run(tmp_path / "bad", f"recorded:{eval_file}", data)
-    statuses = {(r["task"], lang): (r["status"], r["points"], r["total"], r.get("error", ""))
-                for lang in ("python", "javascript") for r in s["details"][lang]["rows"]}
+    statuses = {
+        (r["task"], lang): (r["status"], r["points"], r["total"], r.get("error", ""))
+        for lang in ("python", "javascript")
+        for r in s["details"][lang]["rows"]
+    }
     assert statuses[("junior-v2/FactorialZeroShot", "python")][:3] == ("PASS", 4, 4)
     assert statuses[("junior-v2/FactorialZeroShot", "javascript")][:3] == ("NO_CODE", 0, 4)
     assert statuses[("junior-v2/FactorialMisnamed", "python")][:3] == ("NO_FUNCTION", 0, 6)

@@ -36,7 +36,9 @@ def test_published_eval_files_regrade_exactly(canaicode_root: Path, box: Sandbox
     async def regrade(path: Path):
         questions = {q.name: q for q in load_interview(canaicode_root, path.name.split("_")[1])}
         rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-        return rows, await asyncio.gather(*(evaluate(questions[r["name"]], r["language"], r["code"], box) for r in rows))
+        return rows, await asyncio.gather(
+            *(evaluate(questions[r["name"]], r["language"], r["code"], box) for r in rows)
+        )
 
     async def all_files():
         return await asyncio.gather(*(regrade(p) for p in files))
@@ -119,9 +121,14 @@ def test_no_code_no_function_and_what_upstream_wrappers_allow(canaicode_root: Pa
     # the Python wrapper imported math before the answer runs; a generator comes back as a list
     gcd = asyncio.run(evaluate(q["GCDZeroShot"], "python", "def gcd(a, b):\n    return math.gcd(a, b)", box))
     assert gcd.status == "PASS"
-    fib = asyncio.run(evaluate(q["FibonacciListZeroShot"], "python",
-                               "def fib(n):\n    a, b = 0, 1\n    for _ in range(n):\n        yield a\n"
-                               "        a, b = b, a + b", box))
+    fib = asyncio.run(
+        evaluate(
+            q["FibonacciListZeroShot"],
+            "python",
+            "def fib(n):\n    a, b = 0, 1\n    for _ in range(n):\n        yield a\n        a, b = b, a + b",
+            box,
+        )
+    )
     assert {c.name: c.got for c in fib.checks}["value_5"] == [0, 1, 1, 2, 3]
     # JavaScript that returns undefined prints `###undefined`: not JSON, the check's value is the error text
     undefined = asyncio.run(evaluate(fact, "javascript", "function factorial(n) {\n  let r = 1;\n}", box))

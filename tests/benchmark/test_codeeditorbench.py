@@ -64,10 +64,14 @@ def test_loader_reads_the_published_fields_of_every_kind(tasks: dict[str, ceb.Ta
         assert t.before.split("\n", 1)[0].strip() not in ("python", "cpp", "java"), t.task_id
     debug = tasks["debug/707"]
     assert (debug.language, debug.shape, debug.bug_type) == ("python", "program", "reference error:undefined methods")
-    assert debug.before.startswith("n = int(input())") and "increment" in debug.before and "increment" not in debug.after
+    assert (
+        debug.before.startswith("n = int(input())") and "increment" in debug.before and "increment" not in debug.after
+    )
     # private tests published as a Python literal string (debug/227 inputs, translate/3685 outputs)
     assert len(tasks["debug/227"].private_inputs) == len(tasks["debug/227"].private_outputs) == 7
-    assert len(tasks["translate/3685"].private_outputs) == 7 and tasks["translate/3685"].private_outputs[5].startswith("7\n")
+    assert len(tasks["translate/3685"].private_outputs) == 7 and tasks["translate/3685"].private_outputs[5].startswith(
+        "7\n"
+    )
     tr = tasks["translate/13"]
     assert (tr.language, tr.answer_language, tr.shape) == ("java", "python", "function")
     assert tr.after.startswith("def longest_common_prefix") and tr.reference == tr.before
@@ -80,15 +84,20 @@ def test_loader_reads_the_published_fields_of_every_kind(tasks: dict[str, ceb.Ta
     assert [t.task_id for t in limited] == ["debug/707", "translate/13", "polish/1", "switch/5"]
 
 
-def test_unreadable_records_are_reported_per_line_and_the_rest_load(tmp_path: Path, shared_data: Path,
-                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+def test_unreadable_records_are_reported_per_line_and_the_rest_load(
+    tmp_path: Path, shared_data: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     target = tmp_path / "codeeditorbench"
     shutil.copytree(shared_data / "codeeditorbench", target)
     with (target / "cluster_debug.jsonl").open("a") as fh:
         fh.write('{"idx": 9, "code_language": "python3"\n')  # torn
         fh.write(json.dumps({"idx": 10, "code_language": "python3", "solutions": "print(1)"}) + "\n")  # no buggy code
-        fh.write(json.dumps({"idx": 11, "code_language": "rust", "incorrect_solutions": "fn main(){}",
-                             "solutions": "fn main(){}"}) + "\n")  # a language the judge does not run
+        fh.write(
+            json.dumps(
+                {"idx": 11, "code_language": "rust", "incorrect_solutions": "fn main(){}", "solutions": "fn main(){}"}
+            )
+            + "\n"
+        )  # a language the judge does not run
     issues: list[ceb.LoadIssue] = []
     loaded = ceb.load(tmp_path, None, issues)
     assert sum(t.kind == "debug" for t in loaded) == 3 and len(loaded) == 12
@@ -106,12 +115,18 @@ def test_leetcode_text_becomes_one_json_line_per_parameter() -> None:
     two = [("nums1", "List[int]"), ("nums2", "List[int]")]
     assert ceb.argument_lines(" nums1 = \\[1,3\\], nums2 = \\[2\\]\n", two, scraped=True) == "[1,3]\n[2]\n"
     assert ceb.argument_lines(' s =  "babad "\n', [("s", "string")], scraped=True) == '"babad"\n'
-    assert ceb.argument_lines(' strs = \\[ "flower ", "flow ", "flight "\\]\n', [("strs", "String[]")],
-                              scraped=True) == '["flower","flow","flight"]\n'
-    assert ceb.argument_lines("PAYPALISHIRING, 4", [("s", "String"), ("numRows", "int")], scraped=False) == \
-        '"PAYPALISHIRING"\n4\n'
-    assert ceb.argument_lines("k = 2, nums = [1, 2]", [("nums", "vector<int>&"), ("k", "int")], scraped=False) == \
-        "[1,2]\n2\n"
+    assert (
+        ceb.argument_lines(' strs = \\[ "flower ", "flow ", "flight "\\]\n', [("strs", "String[]")], scraped=True)
+        == '["flower","flow","flight"]\n'
+    )
+    assert (
+        ceb.argument_lines("PAYPALISHIRING, 4", [("s", "String"), ("numRows", "int")], scraped=False)
+        == '"PAYPALISHIRING"\n4\n'
+    )
+    assert (
+        ceb.argument_lines("k = 2, nums = [1, 2]", [("nums", "vector<int>&"), ("k", "int")], scraped=False)
+        == "[1,2]\n2\n"
+    )
     assert ceb.argument_lines("[None, True, 'x']", [("a", "")], scraped=False) == '[null,true,"x"]\n'
     with pytest.raises(ceb.InputError, match="cannot read"):
         ceb.argument_lines('"123$#@!#', [("s", "string")], scraped=False)
@@ -140,8 +155,11 @@ def test_instructions_are_the_papers_prompts(tasks: dict[str, ceb.Task]) -> None
     assert suite.task_conditions(tasks["polish/2"], list(ceb.CONDITIONS)) == ["polish", "polish-3shot"]
     # translate: the document is the source program (java); the answer is asked for and read in python
     t13 = tasks["translate/13"]
-    assert (suite.task_language(t13), suite.answer_language(t13), suite.answer_fence(t13, "translate")) == \
-        ("java", "python", "python")
+    assert (suite.task_language(t13), suite.answer_language(t13), suite.answer_fence(t13, "translate")) == (
+        "java",
+        "python",
+        "python",
+    )
     assert suite.answer_language(tasks["debug/707"]) is None
 
 
@@ -149,7 +167,8 @@ def test_instructions_are_the_papers_prompts(tasks: dict[str, ceb.Task]) -> None
 
 
 def test_sample_references_pass_and_incorrect_debug_solutions_fail_with_their_class(
-        tasks: dict[str, ceb.Task], suite: ceb.CodeEditorBench, box: Sandbox) -> None:
+    tasks: dict[str, ceb.Task], suite: ceb.CodeEditorBench, box: Sandbox
+) -> None:
     async def judge_all() -> dict[str, ceb.Verdict]:
         jobs = {
             "707 gold": (tasks["debug/707"], tasks["debug/707"].after),
@@ -193,7 +212,8 @@ def test_special_judges() -> None:
 
 
 def test_bad_answers_each_get_their_verdict_and_the_batch_goes_on(
-        tasks: dict[str, ceb.Task], suite: ceb.CodeEditorBench, box: Sandbox) -> None:
+    tasks: dict[str, ceb.Task], suite: ceb.CodeEditorBench, box: Sandbox
+) -> None:
     task = tasks["debug/707"]
     answers = {
         "accepted": task.after,
@@ -221,14 +241,31 @@ def test_bad_answers_each_get_their_verdict_and_the_batch_goes_on(
 
 ORIGINAL = "n = int(input())\ntotal = 0\nfor i in range(n):\n    for _ in range(4):\n        total += i\nprint(total)\n"
 FASTER = "n = int(input())\nprint(4 * n * (n - 1) // 2)\n"
-SLOWER = ("n = int(input())\ntotal = 0\nfor i in range(n):\n    for _ in range(4):\n        total += i\n"
-          "waste = [str(i) for i in range(5 * n)]\nprint(total)\n")
+SLOWER = (
+    "n = int(input())\ntotal = 0\nfor i in range(n):\n    for _ in range(4):\n        total += i\n"
+    "waste = [str(i) for i in range(5 * n)]\nprint(total)\n"
+)
 
 
 def polish_task() -> ceb.Task:
     n = 150_000
-    return _make("polish", 900, "test", "python", "python", ORIGINAL, FASTER, ORIGINAL, "python",
-                 f"{n}\n", f"{4 * n * (n - 1) // 2}\n", ["90000\n"], [], {"input": f"{n}", "output": "?"}, [])
+    return _make(
+        "polish",
+        900,
+        "test",
+        "python",
+        "python",
+        ORIGINAL,
+        FASTER,
+        ORIGINAL,
+        "python",
+        f"{n}\n",
+        f"{4 * n * (n - 1) // 2}\n",
+        ["90000\n"],
+        [],
+        {"input": f"{n}", "output": "?"},
+        [],
+    )
 
 
 def test_opt_score_is_zero_for_slower_positive_for_faster_and_noise_is_margin(box: Sandbox) -> None:
@@ -266,24 +303,37 @@ def test_opt_score_formula_and_margin() -> None:
 
 def test_win_rate_matches_a_hand_worked_example() -> None:
     def summary(debug: float, translate: float, polish: float, switch: float | None) -> dict:
-        conds = {"debug": {"pass@1": debug}, "translate": {"pass@1": translate},
-                 "polish": {"pass@1": 1.0, "opt_score": polish}}
+        conds = {
+            "debug": {"pass@1": debug},
+            "translate": {"pass@1": translate},
+            "polish": {"pass@1": 1.0, "opt_score": polish},
+        }
         if switch is not None:
             conds["switch"] = {"pass@1": switch}
         return {"suite": "codeeditorbench", "conditions": conds}
 
     # debug ranks A, B, C; translate: B and C tie for first (rank 1.5 each), A third; polish (OptScore)
     # A, C, B; switch C, A, B; a fourth backend with only debug = 0.3 (ties B there)
-    got = ceb.win_rate({"A": summary(0.5, 0.2, 0.10, 0.2), "B": summary(0.3, 0.4, 0.0, 0.1),
-                        "C": summary(0.1, 0.4, 0.05, 0.3), "D": {"conditions": {"debug": {"pass@1": 0.3}}}})
+    got = ceb.win_rate(
+        {
+            "A": summary(0.5, 0.2, 0.10, 0.2),
+            "B": summary(0.3, 0.4, 0.0, 0.1),
+            "C": summary(0.1, 0.4, 0.05, 0.3),
+            "D": {"conditions": {"debug": {"pass@1": 0.3}}},
+        }
+    )
     # debug has 4 backends: A 1, B and D tie at 2.5, C 4 -> 1, 0.5, 0.5, 0 ; other categories N = 3
     assert got["A"].scores == {"debug": 1.0, "translate": 0.0, "polish": 1.0, "switch": 0.5}
     assert got["B"].scores == {"debug": 0.5, "translate": 0.75, "polish": 0.0, "switch": 0.0}
     assert got["C"].scores == {"debug": 0.0, "translate": 0.75, "polish": 0.5, "switch": 1.0}
     assert got["A"].win_rate == pytest.approx(2.5 / 4) and got["B"].win_rate == pytest.approx(1.25 / 4)
     assert got["C"].win_rate == pytest.approx(2.25 / 4) and got["D"].win_rate == pytest.approx(0.5)
-    assert got["B"].ranks["translate"] == 1.5 and got["A"].compared == {"debug": 4, "translate": 3, "polish": 3,
-                                                                          "switch": 3}
+    assert got["B"].ranks["translate"] == 1.5 and got["A"].compared == {
+        "debug": 4,
+        "translate": 3,
+        "polish": 3,
+        "switch": 3,
+    }
     assert ceb.win_rate({"alone": summary(1, 1, 1, 1)})["alone"].win_rate is None  # nothing to rank against
 
 
@@ -291,21 +341,37 @@ def test_summary_has_pass_at_1_per_kind_and_opt_score_for_polish() -> None:
     config = RunConfig(suite="codeeditorbench", backend="gold", samples=2, conditions=list(ceb.KINDS))
 
     def rec(task: str, cond: str, sample: int, passed: bool, **m: object) -> SampleRecord:
-        return SampleRecord(suite="codeeditorbench", task_id=task, task=task, condition=cond, backend="gold",
-                            sample=sample, outcome="pass" if passed else "fail",
-                            exec_status="accepted" if passed else "wrong_answer",
-                            metrics={"verdict": "accepted" if passed else "wrong_answer", **m})
+        return SampleRecord(
+            suite="codeeditorbench",
+            task_id=task,
+            task=task,
+            condition=cond,
+            backend="gold",
+            sample=sample,
+            outcome="pass" if passed else "fail",
+            exec_status="accepted" if passed else "wrong_answer",
+            metrics={"verdict": "accepted" if passed else "wrong_answer", **m},
+        )
 
-    records = [rec("debug/1", "debug", 0, True), rec("debug/1", "debug", 1, False),
-               rec("debug/2", "debug", 0, True), rec("debug/2", "debug", 1, True),
-               rec("polish/1", "polish", 0, True, opt_score=0.4, opt_score_margin=0.3),
-               rec("polish/1", "polish", 1, False, opt_score=0.0, opt_score_margin=0.0),
-               rec("polish/2", "polish", 0, True, opt_score=0.2, opt_score_margin=0.0),
-               rec("polish/2", "polish", 1, True, opt_score=0.0, opt_score_margin=0.0)]
+    records = [
+        rec("debug/1", "debug", 0, True),
+        rec("debug/1", "debug", 1, False),
+        rec("debug/2", "debug", 0, True),
+        rec("debug/2", "debug", 1, True),
+        rec("polish/1", "polish", 0, True, opt_score=0.4, opt_score_margin=0.3),
+        rec("polish/1", "polish", 1, False, opt_score=0.0, opt_score_margin=0.0),
+        rec("polish/2", "polish", 0, True, opt_score=0.2, opt_score_margin=0.0),
+        rec("polish/2", "polish", 1, True, opt_score=0.0, opt_score_margin=0.0),
+    ]
     s = ceb.summarise(config, records)
     assert s["conditions"]["debug"] == {"pass@1": 0.75, "n_tasks": 2, "n_samples": 2}
-    assert s["conditions"]["polish"] == {"pass@1": 0.75, "n_tasks": 2, "n_samples": 2, "opt_score": 0.15,
-                                         "opt_score_margin": 0.075}
+    assert s["conditions"]["polish"] == {
+        "pass@1": 0.75,
+        "n_tasks": 2,
+        "n_samples": 2,
+        "opt_score": 0.15,
+        "opt_score_margin": 0.075,
+    }
     assert s["conditions"]["translate"]["pass@1"] is None and s["conditions"]["switch"]["n_tasks"] == 0
     assert s["details"]["debug"]["verdicts"] == {"accepted": 3, "wrong_answer": 1}
     text = ceb.render_text({"suite": "codeeditorbench", "backend": "gold", **s})
@@ -319,11 +385,15 @@ def gets(hub: FakeHub) -> list[tuple[str, str | None]]:
     return [(r.path, r.range) for r in hub.requests if r.method == "GET"]
 
 
-def test_download_from_a_local_hub_resumes_checks_and_reports_each_file(tmp_path: Path, shared_data: Path,
-                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+def test_download_from_a_local_hub_resumes_checks_and_reports_each_file(
+    tmp_path: Path, shared_data: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     samples = shared_data / "codeeditorbench"
-    files = {f"code_{ceb.HUB_KIND[k]}_primary.jsonl": (samples / f"cluster_{ceb.HUB_KIND[k]}.jsonl").read_bytes()
-             for k in ceb.KINDS if k != "switch"}
+    files = {
+        f"code_{ceb.HUB_KIND[k]}_primary.jsonl": (samples / f"cluster_{ceb.HUB_KIND[k]}.jsonl").read_bytes()
+        for k in ceb.KINDS
+        if k != "switch"
+    }
     hub = FakeHub(ceb.HUB_REPO, files, kind="dataset", cut={"code_debug_primary.jsonl"}).start()  # drops 1000 bytes in
     # the library reads in chunks of 10 MB and resumes from the last whole chunk: small ones, for small files
     monkeypatch.setattr("huggingface_hub.constants.DOWNLOAD_CHUNK_SIZE", 500)
@@ -346,8 +416,9 @@ def test_download_from_a_local_hub_resumes_checks_and_reports_each_file(tmp_path
         assert len(loaded) == 12 and {t.set for t in loaded} == {"primary"}
     finally:
         hub.close()
-    bad = FakeHub(ceb.HUB_REPO, {"code_debug_primary.jsonl": b"{}\n"}, kind="dataset",
-                  bad_etag={"code_debug_primary.jsonl"}).start()
+    bad = FakeHub(
+        ceb.HUB_REPO, {"code_debug_primary.jsonl": b"{}\n"}, kind="dataset", bad_etag={"code_debug_primary.jsonl"}
+    ).start()
     try:
         with pytest.raises(ceb.DownloadError, match="sha256"):
             ceb.download_file("code_debug_primary.jsonl", tmp_path / "x", endpoint=bad.url)
@@ -364,8 +435,12 @@ def test_download_from_a_local_hub_resumes_checks_and_reports_each_file(tmp_path
 
 def test_requests_go_through_the_language_server(tasks: dict[str, ceb.Task]) -> None:
     suite = ceb.CodeEditorBench()
-    chosen = [(tasks["debug/707"], "debug"), (tasks["switch/5"], "switch"), (tasks["translate/13"], "translate"),
-              (tasks["polish/2"], "polish-3shot")]
+    chosen = [
+        (tasks["debug/707"], "debug"),
+        (tasks["switch/5"], "switch"),
+        (tasks["translate/13"], "translate"),
+        (tasks["polish/2"], "polish-3shot"),
+    ]
     backend = Replay("gold")
 
     async def ask_all() -> list:
@@ -373,8 +448,13 @@ def test_requests_go_through_the_language_server(tasks: dict[str, ceb.Task]) -> 
             async with ServerSession(backend.server_backends(ep.base_url, 1, 4)) as session:
                 out = []
                 for task, cond in chosen:
-                    handle = backend.book.put("s0", suite.replay_key(task, cond), task.instruction(cond),
-                                              suite.gold_answer(task, cond), lang=suite.answer_fence(task, cond))
+                    handle = backend.book.put(
+                        "s0",
+                        suite.replay_key(task, cond),
+                        task.instruction(cond),
+                        suite.gold_answer(task, cond),
+                        lang=suite.answer_fence(task, cond),
+                    )
                     got = await suite.ask(session, task, cond, "s0", name=task.name, style=None)
                     backend.book.drop("s0", handle)
                     out.append(got[0] if isinstance(got, list) else got)
@@ -389,14 +469,37 @@ def test_requests_go_through_the_language_server(tasks: dict[str, ceb.Task]) -> 
 def bench_run(out: Path, data: Path, backend: str) -> tuple[dict, dict[str, SampleRecord]]:
     env = {**os.environ, "EDIT_FIDELITY_DATA": str(data)}
     env.pop(ceb.SET_ENV, None)
-    done = subprocess.run([sys.executable, "-m", "server.cli", "bench", "run", "--suite", "codeeditorbench",
-                           "--backend", backend, "--out", str(out), "--limit", "1", "--quiet"],
-                          check=False, cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "server.cli",
+            "bench",
+            "run",
+            "--suite",
+            "codeeditorbench",
+            "--backend",
+            backend,
+            "--out",
+            str(out),
+            "--limit",
+            "1",
+            "--quiet",
+        ],
+        check=False,
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     summary = json.loads((out / "summary.json").read_text())
     assert summary["suite"] == "codeeditorbench" and summary["backend"] == backend
     assert list(summary["conditions"]) == list(ceb.KINDS)
-    records = [msgspec.json.decode(line, type=SampleRecord) for line in (out / "results.jsonl").read_text().splitlines()]
+    records = [
+        msgspec.json.decode(line, type=SampleRecord) for line in (out / "results.jsonl").read_text().splitlines()
+    ]
     by_task = {r.task_id: r for r in records}
     assert sorted(by_task) == ["debug/707", "polish/1", "switch/5", "translate/13"]
     return summary, by_task
@@ -411,7 +514,8 @@ def test_bench_run_gold_and_unedited_answers_and_their_win_rate(tmp_path: Path, 
     rates = out["across"]["codeeditorbench"]["win_rate"]
     for label, expected in (("gold", 1.0), ("identity", 0.0)):
         assert {k: rates[label]["scores"][k] for k in ("debug", "translate", "switch")} == dict.fromkeys(
-            ("debug", "translate", "switch"), expected)
+            ("debug", "translate", "switch"), expected
+        )
     # polish ranks by OptScore: gold's answer does not compile (0), the unedited original scores its own
     # timing noise, so which one wins there is chance; in the margin mode the noise is exactly 0 (asserted
     # in check_identity): a tie, half a win each
@@ -442,7 +546,10 @@ def check_identity(tmp_path: Path, shared_data: Path) -> None:
     assert by_task["translate/13"].exec_status == "compile_error" and by_task["translate/13"].metrics["wrong_language"]
     assert "looks like java, not python" in by_task["translate/13"].stderr_tail
     # the similar problem's function does not take the target problem's arguments
-    assert by_task["switch/5"].exec_status == "runtime_error" and "cannot take the test input" in by_task["switch/5"].stderr_tail
+    assert (
+        by_task["switch/5"].exec_status == "runtime_error"
+        and "cannot take the test input" in by_task["switch/5"].stderr_tail
+    )
     # the unchanged original is correct, measured against itself: noise only, 0 in the margin mode
     polish = by_task["polish/1"]
     assert polish.passed and polish.metrics["repeats"] == ceb.OPT_REPEATS

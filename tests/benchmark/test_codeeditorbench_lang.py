@@ -54,13 +54,24 @@ def test_summary_averages_the_language_numbers() -> None:
     config = RunConfig(suite="codeeditorbench", backend="gold", samples=1, conditions=["debug"])
 
     def rec(task: str, passed: bool, fid: dict | None) -> SampleRecord:
-        return SampleRecord(suite="codeeditorbench", task_id=task, task=task, condition="debug", backend="gold",
-                            sample=0, outcome="pass" if passed else "fail",
-                            metrics={"verdict": "accepted", **({"lang_fidelity": fid} if fid else {})})
+        return SampleRecord(
+            suite="codeeditorbench",
+            task_id=task,
+            task=task,
+            condition="debug",
+            backend="gold",
+            sample=0,
+            outcome="pass" if passed else "fail",
+            metrics={"verdict": "accepted", **({"lang_fidelity": fid} if fid else {})},
+        )
 
     fid = {"distance": 0.2, "excess": 0.1, "cyclomatic_delta": 1, "cognitive_delta": 2, "added_cognitive": None}
-    records = [rec("debug/1", True, fid), rec("debug/2", True, {**fid, "cyclomatic_delta": 3}),
-               rec("debug/3", False, {**fid, "cyclomatic_delta": 100}), rec("debug/4", True, None)]
+    records = [
+        rec("debug/1", True, fid),
+        rec("debug/2", True, {**fid, "cyclomatic_delta": 3}),
+        rec("debug/3", False, {**fid, "cyclomatic_delta": 100}),
+        rec("debug/4", True, None),
+    ]
     d = ceb.summarise(config, records)["details"]["debug"]["fidelity"]
     assert d["n_lang"] == 2 and d["cyclomatic_delta_mean"] == 2.0 and d["cognitive_delta_mean"] == 2.0
     assert d["lang_distance_mean"] == pytest.approx(0.2) and d["added_cognitive_mean"] is None

@@ -13,8 +13,9 @@ from benchmark.corruptions.testrun import run_tests
 from benchmark.make_suite import make_suite, sources
 from sandbox import Sandbox, envs
 
-pytestmark = pytest.mark.skipif(not envs.is_prepared("canitedit"),
-                                reason="sandbox suite env missing: run scripts/setup-sandbox")
+pytestmark = pytest.mark.skipif(
+    not envs.is_prepared("canitedit"), reason="sandbox suite env missing: run scripts/setup-sandbox"
+)
 
 
 def test_kept_tasks_fail_and_gold_patches_pass(shared_data: Path):
@@ -24,13 +25,24 @@ def test_kept_tasks_fail_and_gold_patches_pass(shared_data: Path):
     async def go():
         box = Sandbox(workers=2)
         try:
-            made = await make_suite(box, srcs, FAMILIES, max_corruptions=2, seed=11, variants=1, attempts=3,
-                                    functions="all", timeout_s=20.0, concurrency=4)
+            made = await make_suite(
+                box,
+                srcs,
+                FAMILIES,
+                max_corruptions=2,
+                seed=11,
+                variants=1,
+                attempts=3,
+                functions="all",
+                timeout_s=20.0,
+                concurrency=4,
+            )
             checks = []
             for t in made.tasks:
                 bad = await run_tests(box, t.corrupted_solution, t.test_code, kind=t.kind, env=t.env, timeout_s=20)
-                good = await run_tests(box, invert(t.corrupted_solution, t.corruptions), t.test_code, kind=t.kind,
-                                       env=t.env, timeout_s=20)
+                good = await run_tests(
+                    box, invert(t.corrupted_solution, t.corruptions), t.test_code, kind=t.kind, env=t.env, timeout_s=20
+                )
                 checks.append((bad.passed, good.passed))
             return made, checks
         finally:

@@ -25,15 +25,24 @@ CASES: dict[str, tuple[str, str, set[str]]] = {
     "mutate_comparison_operators": ("def f(a, b):\n    return a < b\n", "a < b", {"a <= b"}),
     "mutate_range_bounds": ("def f(n):\n    return list(range(n))\n", "range(n)", {"range(n - 1)", "range(n + 1)"}),
     "mutate_sort_order": ("def f(xs):\n    return sorted(xs)\n", "sorted(xs)", {"sorted(xs, reverse=True)"}),
-    "mutate_accumulator_init": ("def f(xs):\n    total = 0\n    for x in xs:\n        total += x\n    return total\n",
-                                "total = 0", {"total = 1"}),
+    "mutate_accumulator_init": (
+        "def f(xs):\n    total = 0\n    for x in xs:\n        total += x\n    return total\n",
+        "total = 0",
+        {"total = 1"},
+    ),
     "mutate_arithmetic_operators": ("def f(a, b):\n    return a * b\n", "a * b", {"a // b"}),
-    "mutate_edge_case_guards": ("def f(xs):\n    if not xs:\n        return None\n    return xs[-1]\n", "not xs",
-                                {"xs"}),
+    "mutate_edge_case_guards": (
+        "def f(xs):\n    if not xs:\n        return None\n    return xs[-1]\n",
+        "not xs",
+        {"xs"},
+    ),
     "mutate_list_indexing": ("def f(xs):\n    return xs[0]\n", "xs[0]", {"xs[1]"}),
     "mutate_function_call_name": ("def f(xs):\n    return max(xs)\n", "max(xs)", {"min(xs)"}),
-    "mutate_remove_copy_calls": ("def f(xs):\n    ys = xs.copy()\n    ys.clear()\n    return xs\n", "xs.copy()",
-                                 {"xs"}),
+    "mutate_remove_copy_calls": (
+        "def f(xs):\n    ys = xs.copy()\n    ys.clear()\n    return xs\n",
+        "xs.copy()",
+        {"xs"},
+    ),
     "mutate_boolean_constants": ("def f(x):\n    return x is True\n", "True", {"False"}),
     "mutate_numeric_constants": ("def f(x):\n    return x * 7\n", "7", {"6", "8"}),
     "mutate_slice_bounds": ("def f(xs):\n    return xs[2:]\n", "xs[2:]", {"xs[1:]", "xs[3:]"}),
@@ -43,8 +52,11 @@ CASES: dict[str, tuple[str, str, set[str]]] = {
     "mutate_abs_removal": ("def f(x):\n    return abs(x)\n", "abs(x)", {"x"}),
     "mutate_append_extend": ("def f(xs, y):\n    xs.append(y)\n    return xs\n", "xs.append(y)", {"xs.extend(y)"}),
     "mutate_enumerate_start": ("def f(xs):\n    return list(enumerate(xs))\n", "enumerate(xs)", {"enumerate(xs, 1)"}),
-    "mutate_break_continue": ("def f(xs):\n    for x in xs:\n        if x:\n            break\n    return x\n", "break",
-                              {"continue"}),
+    "mutate_break_continue": (
+        "def f(xs):\n    for x in xs:\n        if x:\n            break\n    return x\n",
+        "break",
+        {"continue"},
+    ),
     "mutate_dict_get_default": ("def f(d):\n    return d.get('k', 0)\n", "d.get('k', 0)", {"d.get('k')"}),
     "mutate_lower_upper": ("def f(s):\n    return s.lower()\n", "s.lower()", {"s.upper()"}),
     "mutate_strip_variants": ("def f(s):\n    return s.strip()\n", "s.strip()", {"s.lstrip()", "s.rstrip()"}),
@@ -52,13 +64,19 @@ CASES: dict[str, tuple[str, str, set[str]]] = {
     "mutate_sorted_key_len": ("def f(xs):\n    return sorted(xs)\n", "sorted(xs)", {"sorted(xs, key=len)"}),
     "mutate_set_list_cast": ("def f(xs):\n    return set(xs)\n", "set(xs)", {"list(xs)"}),
     "mutate_round_int": ("def f(x):\n    return round(x)\n", "round(x)", {"int(x)"}),
-    "mutate_comprehension_filter": ("def f(xs):\n    return [x for x in xs if x > 0]\n", "[x for x in xs if x > 0]",
-                                    {"[x for x in xs]"}),
+    "mutate_comprehension_filter": (
+        "def f(xs):\n    return [x for x in xs if x > 0]\n",
+        "[x for x in xs if x > 0]",
+        {"[x for x in xs]"},
+    ),
     "mutate_find_index": ("def f(s):\n    return s.find('a')\n", "s.find('a')", {"s.index('a')"}),
     "mutate_any_all": ("def f(xs):\n    return any(xs)\n", "any(xs)", {"all(xs)"}),
     "mutate_zip_order": ("def f(a, b):\n    return list(zip(a, b))\n", "zip(a, b)", {"zip(b, a)"}),
-    "mutate_range_len_endpoint": ("def f(xs):\n    return [xs[i] for i in range(len(xs))]\n", "range(len(xs))",
-                                  {"range(len(xs) - 1)"}),
+    "mutate_range_len_endpoint": (
+        "def f(xs):\n    return [xs[i] for i in range(len(xs))]\n",
+        "range(len(xs))",
+        {"range(len(xs) - 1)"},
+    ),
     "mutate_negative_index": ("def f(xs):\n    return xs[-1]\n", "xs[-1]", {"xs[-2]"}),
     "mutate_dict_views": ("def f(d):\n    return list(d.keys())\n", "d.keys()", {"d.values()"}),
     "mutate_none_comparison": ("def f(x):\n    return x == None\n", "x == None", {"x is None"}),
@@ -95,8 +113,10 @@ def test_two_corruptions_are_undone_in_reverse_order():
             return total
     """)
     made = corrupt(source, IN_DISTRIBUTION, max_corruptions=2, chooser=Chooser(5, "pair"))
-    seen = {len(corrupt(source, IN_DISTRIBUTION, max_corruptions=2, chooser=Chooser(s, "pair")).corruptions)
-            for s in range(12)}
+    seen = {
+        len(corrupt(source, IN_DISTRIBUTION, max_corruptions=2, chooser=Chooser(s, "pair")).corruptions)
+        for s in range(12)
+    }
     assert seen == {1, 2}  # 1..N corruptions
     assert invert(made.source, made.corruptions) == ast.unparse(ast.parse(source))
 
@@ -104,8 +124,12 @@ def test_two_corruptions_are_undone_in_reverse_order():
 def test_a_default_argument_is_never_corrupted():
     source = "def f(x, scale=3):\n    return x * scale\n"
     for seed in range(10):
-        made = corrupt(source, select("mutate_numeric_constants,arithmetic_operators"), max_corruptions=2,
-                       chooser=Chooser(seed, "sig"))
+        made = corrupt(
+            source,
+            select("mutate_numeric_constants,arithmetic_operators"),
+            max_corruptions=2,
+            chooser=Chooser(seed, "sig"),
+        )
         assert "scale=3" in made.source
         assert [c.family for c in made.corruptions] == ["mutate_arithmetic_operators"]
 

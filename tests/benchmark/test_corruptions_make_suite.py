@@ -28,7 +28,7 @@ CLIP = textwrap.dedent('''
             return limit
         return gap
 ''')
-CLIP_TESTS = textwrap.dedent('''
+CLIP_TESTS = textwrap.dedent("""
     import unittest
 
     class TestCases(unittest.TestCase):
@@ -42,16 +42,18 @@ CLIP_TESTS = textwrap.dedent('''
         def test_at_limit(self):
             self.assertEqual(clip_gap(0, 10, 10), 10)
             self.assertEqual(clip_gap(0, 11, 10), 10)
-''')
-COUNT = textwrap.dedent('''
+""")
+COUNT = textwrap.dedent("""
     def count_above(xs, t):
         n = 0
         for x in xs:
             if x > t:
                 n += 1
         return n
-''')
-COUNT_TESTS = "assert count_above([1, 5, 7], 4) == 2\nassert count_above([4, 4], 4) == 0\nassert count_above([], 0) == 0\n"
+""")
+COUNT_TESTS = (
+    "assert count_above([1, 5, 7], 4) == 2\nassert count_above([4, 4], 4) == 0\nassert count_above([], 0) == 0\n"
+)
 
 
 def _write(root: Path, files: dict[str, str]) -> Path:
@@ -68,10 +70,34 @@ def base_env() -> str:
 
 
 def _make(src: Path | str, out: Path, *extra: str, seed: int = 3, hashseed: str = "0") -> subprocess.CompletedProcess:
-    cmd = [sys.executable, "-m", "benchmark.make_suite", "make-suite", "--from", str(src), "--out", str(out),
-           "--seed", str(seed), "--env", "base", "--workers", "2", "--memory", "1024", *extra]
-    return subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=240, check=False,
-                          env={**os.environ, "PYTHONHASHSEED": hashseed})
+    cmd = [
+        sys.executable,
+        "-m",
+        "benchmark.make_suite",
+        "make-suite",
+        "--from",
+        str(src),
+        "--out",
+        str(out),
+        "--seed",
+        str(seed),
+        "--env",
+        "base",
+        "--workers",
+        "2",
+        "--memory",
+        "1024",
+        *extra,
+    ]
+    return subprocess.run(
+        cmd,
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=240,
+        check=False,
+        env={**os.environ, "PYTHONHASHSEED": hashseed},
+    )
 
 
 def _tasks(path: Path) -> list[Task]:
@@ -79,14 +105,23 @@ def _tasks(path: Path) -> list[Task]:
 
 
 def test_bad_input_is_reported_per_task_and_the_run_goes_on(tmp_path: Path, base_env: str):
-    src = _write(tmp_path / "src", {
-        "clip/solution.py": CLIP, "clip/tests.py": CLIP_TESTS, "clip/prompt.txt": "Clip the gap.",
-        "count.py": COUNT, "test_count.py": COUNT_TESTS,
-        "broken/solution.py": "def f(:\n    return 1\n", "broken/tests.py": "assert True\n",
-        "hangs/solution.py": CLIP, "hangs/tests.py": "while True:\n    pass\n",
-        "plain/solution.py": "def ident(x):\n    return x\n", "plain/tests.py": "assert ident(2) == 2\n",
-        "lonely.py": "def f():\n    return 1\n",
-    })
+    src = _write(
+        tmp_path / "src",
+        {
+            "clip/solution.py": CLIP,
+            "clip/tests.py": CLIP_TESTS,
+            "clip/prompt.txt": "Clip the gap.",
+            "count.py": COUNT,
+            "test_count.py": COUNT_TESTS,
+            "broken/solution.py": "def f(:\n    return 1\n",
+            "broken/tests.py": "assert True\n",
+            "hangs/solution.py": CLIP,
+            "hangs/tests.py": "while True:\n    pass\n",
+            "plain/solution.py": "def ident(x):\n    return x\n",
+            "plain/tests.py": "assert ident(2) == 2\n",
+            "lonely.py": "def f():\n    return 1\n",
+        },
+    )
     out = tmp_path / "suite.jsonl"
     done = _make(src, out, "--families", "comparison_operators,abs_removal,arithmetic_operators", "--timeout", "3")
     assert done.returncode == 0, done.stderr
@@ -100,8 +135,11 @@ def test_bad_input_is_reported_per_task_and_the_run_goes_on(tmp_path: Path, base
     assert [t.task_id for t in tasks] == ["clip", "count"]
     clip, count = tasks
     assert clip.prompt == "Clip the gap." and clip.test_kind == "unittest" and count.test_kind == "script"
-    assert all(c.family in {"mutate_comparison_operators", "mutate_abs_removal", "mutate_arithmetic_operators"}
-               for t in tasks for c in t.corruptions)
+    assert all(
+        c.family in {"mutate_comparison_operators", "mutate_abs_removal", "mutate_arithmetic_operators"}
+        for t in tasks
+        for c in t.corruptions
+    )
     assert clip.mutation_types == [c.family for c in clip.corruptions]
     assert clip.gold_patch.startswith("--- corrupted.py\n+++ fixed.py\n")
 
@@ -122,12 +160,16 @@ def test_bad_input_is_reported_per_task_and_the_run_goes_on(tmp_path: Path, base
 
 
 def test_same_seed_gives_identical_bytes_in_two_processes(tmp_path: Path, base_env: str):
-    src = _write(tmp_path / "src", {"clip/solution.py": CLIP, "clip/tests.py": CLIP_TESTS,
-                                    "count.py": COUNT, "test_count.py": COUNT_TESTS})
+    src = _write(
+        tmp_path / "src",
+        {"clip/solution.py": CLIP, "clip/tests.py": CLIP_TESTS, "count.py": COUNT, "test_count.py": COUNT_TESTS},
+    )
     a, b, c = tmp_path / "a.jsonl", tmp_path / "b.jsonl", tmp_path / "c.jsonl"
-    runs = [_make(src, a, "--families", "all", "--variants", "2", hashseed="1"),
-            _make(src, b, "--families", "all", "--variants", "2", hashseed="2"),
-            _make(src, c, "--families", "all", "--variants", "2", seed=4, hashseed="1")]
+    runs = [
+        _make(src, a, "--families", "all", "--variants", "2", hashseed="1"),
+        _make(src, b, "--families", "all", "--variants", "2", hashseed="2"),
+        _make(src, c, "--families", "all", "--variants", "2", seed=4, hashseed="1"),
+    ]
     assert all(r.returncode == 0 for r in runs), [r.stderr for r in runs]
     assert a.read_bytes() == b.read_bytes()
     assert len(_tasks(a)) >= 3 and {t.task_id for t in _tasks(a)} >= {"clip#v0", "clip#v1"}
@@ -147,8 +189,9 @@ def test_from_the_bigcodebench_tasks(shared_data: Path, tmp_path: Path, base_env
     subset = tmp_path / "two.jsonl"  # stdlib-only tasks: they run in `base`
     subset.write_text("".join(r + "\n" for r in rows if any(f'"BigCodeBench/{n}"' in r for n in (1, 5))))
     out = tmp_path / "bcb.jsonl"
-    done = _make("overedit", out, "--data", str(subset), "--families", "ood", "--max-corruptions", "1",
-                 "--timeout", "20")
+    done = _make(
+        "overedit", out, "--data", str(subset), "--families", "ood", "--max-corruptions", "1", "--timeout", "20"
+    )
     err = done.stderr
     assert done.returncode in (0, 1), err
     tasks = _tasks(out) if done.returncode == 0 else []

@@ -32,8 +32,14 @@ def rows_server(monkeypatch):
             return Reply(502)
         state["pages"] += 1
         shuffled = ROWS[::-1]  # the hub's order is not the id order
-        return Reply(body=json.dumps({"rows": [{"row_idx": i, "row": r} for i, r in enumerate(shuffled[off:off + n], off)],
-                                      "num_rows_total": len(ROWS)}).encode())
+        return Reply(
+            body=json.dumps(
+                {
+                    "rows": [{"row_idx": i, "row": r} for i, r in enumerate(shuffled[off : off + n], off)],
+                    "num_rows_total": len(ROWS),
+                }
+            ).encode()
+        )
 
     with FileServer(route=rows) as srv:
         monkeypatch.setenv("EDIT_FIDELITY_HF_ROWS_URL", f"{srv.url}/rows")

@@ -18,8 +18,9 @@ EDIT = "def f(xs):\n    total = 0\n    for x in xs:\n        if x:\n            
 
 def _record(report: dict):
     task = SimpleNamespace(task_id="t/0", name="t")
-    answer = Answer(proposal={"status": "ok", "report": report, "flaggedHunks": [], "hunkSeverities": []},
-                    completion=EDIT)
+    answer = Answer(
+        proposal={"status": "ok", "report": report, "flaggedHunks": [], "hunkSeverities": []}, completion=EDIT
+    )
     return score("suite", Job(task, "c", (0,)), 0, answer, "model")
 
 

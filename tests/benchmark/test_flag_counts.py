@@ -31,17 +31,41 @@ def test_a_proposals_flags_split_by_severity():
     assert flag_counts({"flaggedHunks": [1]}) == (1, None, None)  # an older server: no severities
 
 
-def _rec(task: str, sample: int, warn: int | None, hint: int | None, *, passed: bool = True,
-         condition: str = "descriptive", **metrics) -> SampleRecord:
-    return SampleRecord(suite="canitedit", task_id=task, task=task, condition=condition, backend="b", sample=sample,
-                        outcome="pass" if passed else "fail", flagged_warning=warn, flagged_hint=hint,
-                        flagged_hunks=(warn or 0) + (hint or 0), metrics=metrics)
+def _rec(
+    task: str,
+    sample: int,
+    warn: int | None,
+    hint: int | None,
+    *,
+    passed: bool = True,
+    condition: str = "descriptive",
+    **metrics,
+) -> SampleRecord:
+    return SampleRecord(
+        suite="canitedit",
+        task_id=task,
+        task=task,
+        condition=condition,
+        backend="b",
+        sample=sample,
+        outcome="pass" if passed else "fail",
+        flagged_warning=warn,
+        flagged_hint=hint,
+        flagged_hunks=(warn or 0) + (hint or 0),
+        metrics=metrics,
+    )
 
 
 def test_summary_counts_warnings_and_hints_apart_in_any_record_order():
     config = RunConfig(suite="canitedit", backend="b", samples=2, conditions=["descriptive"])
-    records = [_rec("t1", 0, 0, 3), _rec("t1", 1, 2, 0), _rec("t2", 0, 1, 1), _rec("t2", 1, None, None),
-               _rec("t3", 0, 5, 5, passed=False), _rec("t3", 1, 0, 0)]
+    records = [
+        _rec("t1", 0, 0, 3),
+        _rec("t1", 1, 2, 0),
+        _rec("t2", 0, 1, 1),
+        _rec("t2", 1, None, None),
+        _rec("t3", 0, 5, 5, passed=False),
+        _rec("t3", 1, 0, 0),
+    ]
     s = summarise(config, records)
     d = s["details"]["descriptive"]
     # over the 4 passing records with severities; the failing one and the old one are left out
@@ -60,19 +84,27 @@ def test_summary_counts_warnings_and_hints_apart_in_any_record_order():
 
 def test_overedit_summary_has_both_footings():
     config = RunConfig(suite="overedit", backend="b", samples=1, conditions=["generic"])
-    recs = [_rec("a", 0, 2, 1, condition="generic", families=["x"], flagged_warning_normalised=0,
-                 flagged_hint_normalised=0),
-            _rec("b", 0, 1, 0, condition="generic", families=["x"], flagged_warning_normalised=1,
-                 flagged_hint_normalised=2)]
+    recs = [
+        _rec(
+            "a", 0, 2, 1, condition="generic", families=["x"], flagged_warning_normalised=0, flagged_hint_normalised=0
+        ),
+        _rec(
+            "b", 0, 1, 0, condition="generic", families=["x"], flagged_warning_normalised=1, flagged_hint_normalised=2
+        ),
+    ]
     for r in recs:
         r.suite = "overedit"
     m = summarise(config, recs)["conditions"]["generic"]
     assert (m["flagged_warning_mean"], m["flagged_hint_mean"], m["flagged_warning_rate"]) == (1.5, 0.5, 1.0)
-    assert (m["flagged_warning_normalised_mean"], m["flagged_hint_normalised_mean"],
-            m["flagged_warning_normalised_rate"]) == (0.5, 1.0, 0.5)
+    assert (
+        m["flagged_warning_normalised_mean"],
+        m["flagged_hint_normalised_mean"],
+        m["flagged_warning_normalised_rate"],
+    ) == (0.5, 1.0, 0.5)
 
 
 # -- end to end -------------------------------------------------------------------------------------
+
 
 def _data(shared_data: Path) -> Path:
     if not (shared_data / canitedit.FILE).exists():
@@ -81,8 +113,27 @@ def _data(shared_data: Path) -> Path:
 
 
 def _bench(out: Path, suite: str, backend: str, data: Path, *extra: str) -> dict:
-    assert cli.main(["bench", "run", "--suite", suite, "--backend", backend, "--out", str(out), "--data", str(data),
-                     "--quiet", "--workers", "2", *extra]) == 0
+    assert (
+        cli.main(
+            [
+                "bench",
+                "run",
+                "--suite",
+                suite,
+                "--backend",
+                backend,
+                "--out",
+                str(out),
+                "--data",
+                str(data),
+                "--quiet",
+                "--workers",
+                "2",
+                *extra,
+            ]
+        )
+        == 0
+    )
     return json.loads((out / "summary.json").read_text())
 
 
@@ -109,14 +160,18 @@ def test_canitedit_warnings_and_hints_through_the_server(shared_data: Path, tmp_
     common = ("--limit", "3", "--conditions", "descriptive")
     gold = _bench(tmp_path / "gold", "canitedit", "gold", data, *common)
     with ScriptedServer({"over": [Step(content=answer)]}) as srv:
-        model = _bench(tmp_path / "model", "canitedit", "openai", data, "--base-url", srv.base_url, "--model", "over",
-                       *common)
+        model = _bench(
+            tmp_path / "model", "canitedit", "openai", data, "--base-url", srv.base_url, "--model", "over", *common
+        )
     g = {r.task_id: r for r in read_records(tmp_path / "gold" / RESULTS)}
     m = {r.task_id: r for r in read_records(tmp_path / "model" / RESULTS)}
     assert all(r.passed and r.flagged_warning is not None for r in [*g.values(), *m.values()])
     for task, r in m.items():
         extra = (1, 1) if task == "2_cov_corr" else (0, 0)
-        assert (r.flagged_warning, r.flagged_hint) == (g[task].flagged_warning + extra[0], g[task].flagged_hint + extra[1])
+        assert (r.flagged_warning, r.flagged_hint) == (
+            g[task].flagged_warning + extra[0],
+            g[task].flagged_hint + extra[1],
+        )
         assert r.flagged_warning + r.flagged_hint == r.flagged_hunks
     gd, md = gold["details"]["descriptive"], model["details"]["descriptive"]
     assert md["flagged_warning_mean"] == pytest.approx(gd["flagged_warning_mean"] + 1 / 3)
@@ -168,8 +223,9 @@ def test_overedit_counts_on_the_normalised_footing(shared_data: Path, tmp_path: 
             mp.setenv(k, v)
         gold = _bench(tmp_path / "gold", "overedit", "gold", subset)
         with ScriptedServer({"over": [Step(content=answer)]}) as srv:
-            model = _bench(tmp_path / "model", "overedit", "openai", subset, "--base-url", srv.base_url,
-                           "--model", "over")
+            model = _bench(
+                tmp_path / "model", "overedit", "openai", subset, "--base-url", srv.base_url, "--model", "over"
+            )
     for cond in overedit.CONDITIONS:
         assert gold["conditions"][cond]["flagged_warning_normalised_mean"] == 0.0
         assert gold["conditions"][cond]["n_flag_counted_normalised"] == 4
@@ -183,4 +239,5 @@ def test_overedit_counts_on_the_normalised_footing(shared_data: Path, tmp_path: 
         t = tasks[r.task_id]
         raw_report = measure(t.before, r.completion)
         assert (r.flagged_warning, r.flagged_hint) == count_unit_flags(
-            raw_report, t.instruction(r.condition), original=t.before, edited=r.completion)
+            raw_report, t.instruction(r.condition), original=t.before, edited=r.completion
+        )

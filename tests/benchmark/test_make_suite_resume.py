@@ -23,17 +23,35 @@ def _sources(root: Path) -> Path:
         (root / f"t{i}").mkdir(parents=True)
         (root / f"t{i}" / "solution.py").write_text(
             f"def clip_gap(a, b, limit):\n    gap = abs(a - b)\n    if gap > limit + {i}:\n"
-            f"        return limit + {i}\n    return gap\n")
+            f"        return limit + {i}\n    return gap\n"
+        )
         # the sleep makes each test run last, so the kill lands while sources are still left
         (root / f"t{i}" / "tests.py").write_text(
             f"import time\ntime.sleep(0.4)\nassert clip_gap(3, 5, 10) == 2\nassert clip_gap(0, 50, 10) == 10 + {i}\n"
-            f"assert clip_gap(0, 10 + {i}, 10) == 10 + {i}\nassert clip_gap(0, 9, 10) == 9\n")
+            f"assert clip_gap(0, 10 + {i}, 10) == 10 + {i}\nassert clip_gap(0, 9, 10) == 9\n"
+        )
     return root
 
 
 def _cmd(src: Path, out: Path, *extra: str) -> list[str]:
-    return [str(EXE), "bench", "make-suite", "--from", str(src), "--out", str(out), "--env", "base",
-            "--workers", "1", "--seed", "5", "--memory", "1024", *extra]
+    return [
+        str(EXE),
+        "bench",
+        "make-suite",
+        "--from",
+        str(src),
+        "--out",
+        str(out),
+        "--env",
+        "base",
+        "--workers",
+        "1",
+        "--seed",
+        "5",
+        "--memory",
+        "1024",
+        *extra,
+    ]
 
 
 def _run(src: Path, out: Path, *extra: str) -> subprocess.CompletedProcess[str]:

@@ -35,7 +35,7 @@ def task_func(values, limit=10):
     return (total, count, round(mean, 2), checked)
 '''
 CORRUPTED = ast.unparse(ast.parse(CANONICAL.replace("if v > limit", "if v >= limit")))
-TESTS = '''import unittest
+TESTS = """import unittest
 
 
 class TestCases(unittest.TestCase):
@@ -44,7 +44,7 @@ class TestCases(unittest.TestCase):
 
     def test_empty(self):
         self.assertEqual(task_func([]), (0, 0, 0.0, 0))
-'''
+"""
 
 
 @pytest.fixture(scope="module")
@@ -100,11 +100,19 @@ def test_study_on_a_task_file(box, tmp_path):
     rename. As change units the rename is one unit over all its occurrences: ddmin reverts it whole,
     keeps only the fix, and the reference-free excess equals the gold-based one."""
     (tmp_path / "overedit").mkdir()
-    row = {"task_id": "Constructed/0", "canonical_solution": CANONICAL, "corrupted_solution": CORRUPTED,
-           "test_code": TESTS, "mutation_type": "comparison_flip"}
+    row = {
+        "task_id": "Constructed/0",
+        "canonical_solution": CANONICAL,
+        "corrupted_solution": CORRUPTED,
+        "test_code": TESTS,
+        "mutation_type": "comparison_flip",
+    }
     (tmp_path / ns.OVEREDIT_FILE).write_text(json.dumps(row) + "\n")
-    [item] = asyncio.run(ns.overedit_items(box, tmp_path, tasks=1, per_task=1, env=None, timeout_s=30, max_runs=32,
-                                           parallel=2, seed=0, concurrency=1))
+    [item] = asyncio.run(
+        ns.overedit_items(
+            box, tmp_path, tasks=1, per_task=1, env=None, timeout_s=30, max_runs=32, parallel=2, seed=0, concurrency=1
+        )
+    )
     assert item.condition == "+".join(ns.EXTRAS) and item.status == "minimal", item.error
     edits = hunk_edits(CORRUPTED, ns.with_extras(ns.gold_text(CANONICAL), list(ns.EXTRAS)))
     assert item.hunks == len(edits) == 6 and item.needed == [3] and item.unnecessary == [0, 1, 2, 4, 5]
@@ -123,8 +131,12 @@ def test_correlation_figures():
     assert ns._ranks(xs) == [1.0, 2.5, 2.5, 4.0, 5.0]
     assert ns.spearman(xs, ys) == pytest.approx(statistics.correlation([1, 2.5, 2.5, 4, 5], [1, 3, 2, 4.5, 4.5]))
     assert ns.pearson([1.0, 1.0, 1.0], [0.0, 1.0, 2.0]) is None and ns.pearson([1.0, 2.0], [1.0, 2.0]) is None
-    items = [ns.StudyItem(source="s", task_id=str(i), condition="c", status="minimal", runs=3,
-                          excess_gold=g, excess_ref_free=r) for i, (g, r) in enumerate(zip(xs, ys, strict=True))]
+    items = [
+        ns.StudyItem(
+            source="s", task_id=str(i), condition="c", status="minimal", runs=3, excess_gold=g, excess_ref_free=r
+        )
+        for i, (g, r) in enumerate(zip(xs, ys, strict=True))
+    ]
     items.append(ns.StudyItem(source="s", task_id="x", condition="c", status="full_fails", runs=1, error="fails"))
     row = ns.summarise(items)["s"]
     assert (row["candidates"], row["analysed"], row["budget_hit"], row["max_runs"]) == (6, 5, 0, 3)

@@ -35,7 +35,9 @@ def test_tasks_needing_a_missing_module_are_named(shared_data: Path, tmp_path: P
     assert envs.missing_modules("fake") == {"tensorflow": "pip install failed: x"}
     tasks = OverEdit(env="fake").load(shared_data, None)
     needing = [t.task_id for t in tasks if missing_imports(t, "fake")]
-    assert len(needing) == 1 and missing_imports(tasks[[t.task_id for t in tasks].index(needing[0])], "fake") == ["tensorflow"]
+    assert len(needing) == 1 and missing_imports(tasks[[t.task_id for t in tasks].index(needing[0])], "fake") == [
+        "tensorflow"
+    ]
 
 
 def fidelity_report(task) -> dict:
@@ -55,8 +57,10 @@ def test_scientific_tasks_pass_with_gold_and_fail_corrupted(shared_data: Path):
     async def go():
         box = Sandbox(workers=2)
         try:
-            return [(await suite.judge(box, t, "generic", t.after), await suite.judge(box, t, "generic", t.before))
-                    for t in tasks]
+            return [
+                (await suite.judge(box, t, "generic", t.after), await suite.judge(box, t, "generic", t.before))
+                for t in tasks
+            ]
         finally:
             box.close()
 
@@ -70,10 +74,14 @@ def test_scientific_tasks_pass_with_gold_and_fail_corrupted(shared_data: Path):
 def test_what_the_sandbox_lacks_is_told_apart_from_a_wrong_solution():
     from benchmark.corruptions.testrun import missing_from, run_tests
 
-    solution = ("import socket\n\ndef task_func(ip):\n    try:\n        return socket.gethostbyaddr(ip)[0]\n"
-                "    except socket.herror:\n        return None\n")
-    tests = ("import unittest\nclass TestCases(unittest.TestCase):\n    def test_lookup(self):\n"
-             "        self.assertEqual(task_func('8.8.8.8'), 'dns.google')\n")
+    solution = (
+        "import socket\n\ndef task_func(ip):\n    try:\n        return socket.gethostbyaddr(ip)[0]\n"
+        "    except socket.herror:\n        return None\n"
+    )
+    tests = (
+        "import unittest\nclass TestCases(unittest.TestCase):\n    def test_lookup(self):\n"
+        "        self.assertEqual(task_func('8.8.8.8'), 'dns.google')\n"
+    )
     nltk_text = "LookupError: \n  Resource \x1b[93mstopwords\x1b[0m not found.\n  Please use the NLTK Downloader"
     assert missing_from(nltk_text) == "nltk_data:stopwords"
     assert missing_from("ModuleNotFoundError: No module named 'tensorflow.keras'") == "tensorflow"
@@ -82,9 +90,17 @@ def test_what_the_sandbox_lacks_is_told_apart_from_a_wrong_solution():
     async def go():
         box = Sandbox(workers=1)
         try:
-            return (await run_tests(box, solution, tests, kind="unittest", env="base", timeout_s=20),
-                    await run_tests(box, "import json\n" + solution.replace("socket.gethostbyaddr(ip)[0]", "ip"),
-                                    tests, kind="unittest", env="base", timeout_s=20))
+            return (
+                await run_tests(box, solution, tests, kind="unittest", env="base", timeout_s=20),
+                await run_tests(
+                    box,
+                    "import json\n" + solution.replace("socket.gethostbyaddr(ip)[0]", "ip"),
+                    tests,
+                    kind="unittest",
+                    env="base",
+                    timeout_s=20,
+                ),
+            )
         finally:
             box.close()
 

@@ -54,8 +54,9 @@ def test_a_bad_line_is_reported_and_the_rest_loads(raw_file: Path):
     assert errors[2] == "f.jsonl:4: duplicate task_id 'BigCodeBench/0'; the first one is kept"
 
 
-def test_download_is_checked_against_the_published_hash(raw_file: Path, tmp_path: Path,
-                                                         monkeypatch: pytest.MonkeyPatch):
+def test_download_is_checked_against_the_published_hash(
+    raw_file: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
     data = raw_file.read_bytes()
     assert hashlib.sha256(data).hexdigest() == overedit.SOURCE_SHA256
     files = {"/good.jsonl": data, "/tampered.jsonl": data.replace(b"task_func", b"task_fun", 1)}
@@ -97,8 +98,26 @@ def _subset(raw_file: Path, path: Path) -> Path:
 
 
 def _run(out: Path, backend: str, data: Path) -> dict:
-    assert cli.main(["bench", "run", "--suite", "overedit", "--backend", backend, "--out", str(out), "--data", str(data),
-                     "--quiet", "--workers", "2"]) == 0
+    assert (
+        cli.main(
+            [
+                "bench",
+                "run",
+                "--suite",
+                "overedit",
+                "--backend",
+                backend,
+                "--out",
+                str(out),
+                "--data",
+                str(data),
+                "--quiet",
+                "--workers",
+                "2",
+            ]
+        )
+        == 0
+    )
     return json.loads((out / "summary.json").read_text())
 
 
@@ -129,7 +148,11 @@ def test_gold_and_identity_end_to_end(raw_file: Path, tmp_path: Path, monkeypatc
     assert all(r.metrics["failures"] + r.metrics["errors"] > 0 for r in id_recs)
     page = overedit_html_sections(gold, gold_recs)
     # gold's excess is all zero: those charts are left out with a line saying why (issue 20)
-    assert page.count("<svg") + page.count('class="left-out"') >= 9 and "comparison operators" in page and "Pass@1 per number of corruptions" in page
+    assert (
+        page.count("<svg") + page.count('class="left-out"') >= 9
+        and "comparison operators" in page
+        and "Pass@1 per number of corruptions" in page
+    )
     same = compare_conditions(gold_recs)
     assert (same["n_pairs"], same["pass@1_change"], same["excess_lev_change"]) == (4, 0.0, 0.0)
     mixed = [r for r in gold_recs if r.condition == "generic"] + [r for r in id_recs if r.condition == "explicit"]

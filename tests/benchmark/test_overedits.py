@@ -62,7 +62,7 @@ def test_every_change_is_recorded_where_it_landed():
         # the fix (dropping `+ 1`) is where the spans say: on the line of the mean
         assert "+ 1" not in c.candidate and c.fix_spans
         for s, e in c.fix_spans:
-            line = c.candidate[c.candidate.rfind("\n", 0, s) + 1: c.candidate.find("\n", e)]
+            line = c.candidate[c.candidate.rfind("\n", 0, s) + 1 : c.candidate.find("\n", e)]
             assert "/ len(" in line and c.candidate[s:e].strip() in ("", ")"), (line, c.candidate[s:e])
 
 
@@ -89,8 +89,9 @@ def test_candidates_pass_their_tests_in_the_sandbox(tmp_path: Path):
 def test_bad_input_is_one_line_and_exit_2(tmp_path: Path):
     bad = tmp_path / "bad.jsonl"
     bad.write_text("not json\n")
-    run = subprocess.run([sys.executable, "-m", "benchmark.overedits.classify", str(bad)],
-                         capture_output=True, text=True, check=False)
+    run = subprocess.run(
+        [sys.executable, "-m", "benchmark.overedits.classify", str(bad)], capture_output=True, text=True, check=False
+    )
     assert run.returncode == 2 and run.stderr.count("\n") == 1 and "error:" in run.stderr
     run = subprocess.run([sys.executable, "-m", "benchmark.overedits"], capture_output=True, text=True, check=False)
     assert run.returncode == 2 and "usage:" in run.stderr
@@ -108,8 +109,9 @@ def test_necessity_over_units_finds_the_fix_alone():
 
 
 def test_instruction_aware_judge_keeps_unasked_over_edits_flagged():
-    generic = candidates_for(msgspec.structs.replace(PAIR, instruction="What is wrong? Fix and complete my function."),
-                             "made", 5, 30)
+    generic = candidates_for(
+        msgspec.structs.replace(PAIR, instruction="What is wrong? Fix and complete my function."), "made", 5, 30
+    )
     assert all(c.instruction for c in generic)
     core, aware = evaluate(generic), evaluate(generic, "aware")
     # nothing in a generic fix request asks for a rename, a guard or a reformat: the same units stay flagged
@@ -117,8 +119,9 @@ def test_instruction_aware_judge_keeps_unasked_over_edits_flagged():
         assert aware["kinds"][kind]["recall"] == row["recall"], (kind, aware["misses"][:8])
     assert aware["fix_kept"] == 1.0
     # an instruction that asks for validation lets the added guards through: the aware judge is really on
-    asks = [msgspec.structs.replace(c, instruction="Fix the mean and raise a ValueError on invalid input.")
-            for c in generic]
+    asks = [
+        msgspec.structs.replace(c, instruction="Fix the mean and raise a ValueError on invalid input.") for c in generic
+    ]
     told = evaluate(asks, "aware")
     assert told["kinds"]["defensive"]["recall"] < core["kinds"]["defensive"]["recall"]
     assert told["kinds"]["rename"]["recall"] == core["kinds"]["rename"]["recall"]
@@ -127,11 +130,16 @@ def test_instruction_aware_judge_keeps_unasked_over_edits_flagged():
 def test_aware_judge_needs_instructions(tmp_path: Path):
     old = tmp_path / "old.jsonl"
     old.write_bytes(msgspec.json.encode(corpus(per_task=1)[0]) + b"\n")  # made without an instruction
-    run = subprocess.run([sys.executable, "-m", "benchmark.overedits.classify", str(old), "--judge", "aware"],
-                         capture_output=True, text=True, check=False)
+    run = subprocess.run(
+        [sys.executable, "-m", "benchmark.overedits.classify", str(old), "--judge", "aware"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert run.returncode == 2 and run.stderr.count("\n") == 1 and "no instruction" in run.stderr
-    run = subprocess.run([sys.executable, "-m", "benchmark.overedits.classify", str(old)],
-                         capture_output=True, text=True, check=False)
+    run = subprocess.run(
+        [sys.executable, "-m", "benchmark.overedits.classify", str(old)], capture_output=True, text=True, check=False
+    )
     assert run.returncode == 0 and "fix kept" in run.stdout
 
 

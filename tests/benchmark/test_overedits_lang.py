@@ -42,9 +42,11 @@ function helper(x, y) {
 
 console.log(total([1, -2, 3], 2));
 """
-TS = JS.replace("function total(items, scale)", "function total(items: number[], scale: number): number") \
-    .replace("function helper(x, y)", "function helper(x: number, y: number): number") \
+TS = (
+    JS.replace("function total(items, scale)", "function total(items: number[], scale: number): number")
+    .replace("function helper(x, y)", "function helper(x: number, y: number): number")
     .replace("const fs = require('fs');", "import * as fs from 'fs';")
+)
 JAVA = """import java.util.*;
 
 public class Main {
@@ -98,9 +100,12 @@ int main() {
 PROGRAMS = {"javascript": JS, "typescript": TS, "java": JAVA, "cpp": CPP}
 ENTRY = {"javascript": "total", "typescript": "total", "java": "Main.total", "cpp": "total"}
 # families with no safe form in a language (see lang_transforms' docstring)
-NOT_IN = {"java": {"quotes", "typeof_guard"}, "cpp": {"quotes", "typeof_guard", "null_guard", "instanceof_guard",
-                                                       "require_non_null"},
-          "javascript": {"require_non_null"}, "typescript": {"require_non_null"}}
+NOT_IN = {
+    "java": {"quotes", "typeof_guard"},
+    "cpp": {"quotes", "typeof_guard", "null_guard", "instanceof_guard", "require_non_null"},
+    "javascript": {"require_non_null"},
+    "typescript": {"require_non_null"},
+}
 
 
 def _entry(text: str, language: str):
@@ -159,8 +164,15 @@ def test_javascript_candidates_behave_like_the_gold() -> None:
     """Real runs: every candidate of the program prints what the gold prints."""
     bug = inject_bug(JS, "javascript", Chooser(2, "bug"))
     assert bug is not None and bug != JS
-    pair = LangPair(task_id="made/total", language="javascript", original=bug, gold=JS, tests="{}", test_kind="none",
-                    instruction=lang_sources.FIX_ASK)
+    pair = LangPair(
+        task_id="made/total",
+        language="javascript",
+        original=bug,
+        gold=JS,
+        tests="{}",
+        test_kind="none",
+        instruction=lang_sources.FIX_ASK,
+    )
     cands = lang_make.candidates_for(pair, "made", 5, 24)
     assert {ch.family for c in cands for ch in c.changes} >= set(TRANSFORMS) - NOT_IN["javascript"]
 
@@ -174,8 +186,18 @@ def test_javascript_candidates_behave_like_the_gold() -> None:
 
 
 def test_generation_is_seeded_and_records_spans() -> None:
-    pairs = [LangPair(task_id=f"made/{lang}", language=lang, original=inject_bug(text, lang, Chooser(4, lang)) or "",
-                      gold=text, tests="{}", test_kind="none", instruction="Fix it.") for lang, text in PROGRAMS.items()]
+    pairs = [
+        LangPair(
+            task_id=f"made/{lang}",
+            language=lang,
+            original=inject_bug(text, lang, Chooser(4, lang)) or "",
+            gold=text,
+            tests="{}",
+            test_kind="none",
+            instruction="Fix it.",
+        )
+        for lang, text in PROGRAMS.items()
+    ]
     first = [c for p in pairs for c in lang_make.candidates_for(p, "made", 11, 6)]
     again = [c for p in pairs for c in lang_make.candidates_for(p, "made", 11, 6)]
     other = [c for p in pairs for c in lang_make.candidates_for(p, "made", 12, 6)]
@@ -184,12 +206,12 @@ def test_generation_is_seeded_and_records_spans() -> None:
     assert {c.language for c in first} == set(PROGRAMS)
     for c in first:
         # the fix is the one token the bug changed, where the gold has it (none where it deletes: `>=` -> `>`)
-        (s, e), = c.fix_spans
+        ((s, e),) = c.fix_spans
         assert c.candidate[s:e] in c.gold and e - s <= 2
         for ch in c.changes:
             assert list(ch.kinds) == list(KINDS[ch.family])
             if ch.family == "unused_import":
-                (s, e), = ch.spans
+                ((s, e),) = ch.spans
                 assert c.candidate[s:e].strip().startswith(("import", "#include", "const"))
         # undoing every change gives the gold back (the spans of a pure insertion cover exactly it)
         insertions = [ch for ch in c.changes if ch.family in ("unused_import", "outside_target", "lazy_placeholder")]
@@ -226,7 +248,9 @@ def test_make_and_classify_per_language(tmp_path: Path, capsys: pytest.CaptureFi
 
 
 def test_an_unknown_source_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert make.main(["--from", "canaicode-js", "--data", str(tmp_path / "none"), "--out", str(tmp_path / "c.jsonl")]) == 2
+    assert (
+        make.main(["--from", "canaicode-js", "--data", str(tmp_path / "none"), "--out", str(tmp_path / "c.jsonl")]) == 2
+    )
     err = capsys.readouterr().err
     assert err.startswith("error: cannot load 'canaicode-js'") and err.count("\n") == 1
     assert make.main(["--from", "canaicode-js,bogus", "--out", str(tmp_path / "c.jsonl")]) == 2

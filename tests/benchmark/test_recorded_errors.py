@@ -60,16 +60,34 @@ def _good_archive(path: Path, full_name: str) -> Path:
 
 
 def _bench(data: Path, tmp_path: Path, backend: str, *extra: str) -> subprocess.CompletedProcess[str]:
-    return cli("bench", "run", "--suite", "canitedit", "--backend", backend, "--data", str(data),
-               "--conditions", "descriptive", "--out", str(tmp_path / "run"), *extra, cwd=tmp_path)
+    return cli(
+        "bench",
+        "run",
+        "--suite",
+        "canitedit",
+        "--backend",
+        backend,
+        "--data",
+        str(data),
+        "--conditions",
+        "descriptive",
+        "--out",
+        str(tmp_path / "run"),
+        *extra,
+        cwd=tmp_path,
+    )
 
 
 def test_not_an_archive_and_not_gzip(tmp_path: Path, data: Path):
     (tmp_path / "notes.txt").write_text("hello\n")
     one_line_error(_bench(data, tmp_path, "recorded:notes.txt"), "notes.txt", "expected a CanItEdit run .tar.gz")
     (tmp_path / "junk.tar.gz").write_text("this is not gzip\n")
-    one_line_error(_bench(data, tmp_path, "recorded:junk.tar.gz"), "junk.tar.gz", "not a readable CanItEdit run archive",
-                   "not a gzip file")
+    one_line_error(
+        _bench(data, tmp_path, "recorded:junk.tar.gz"),
+        "junk.tar.gz",
+        "not a readable CanItEdit run archive",
+        "not a gzip file",
+    )
     (tmp_path / "empty.tgz").write_bytes(b"")
     one_line_error(_bench(data, tmp_path, "recorded:empty.tgz"), "empty.tgz", "not a readable")
     one_line_error(_bench(data, tmp_path, "recorded:missing.tar.gz"), "recorded run not found: missing.tar.gz")
@@ -86,24 +104,33 @@ def test_truncated_archive_also_on_resume(tmp_path: Path, data: Path, canitedit_
     one_line_error(_bench(data, tmp_path, "recorded:cut.tar.gz", "--resume"), "cut.tar.gz", "cut short")
 
 
-@pytest.mark.parametrize(("body", "needle"), [
-    (b"not gzip at all", "Not a gzipped file"),
-    (gzip.compress(b"{not json"), "malformed"),
-    (gzip.compress(b'{"x": 1}'), "missing required field `completions`"),
-    (gzip.compress(b'{"completions": "one"}'), "Expected `array`"),
-])
+@pytest.mark.parametrize(
+    ("body", "needle"),
+    [
+        (b"not gzip at all", "Not a gzipped file"),
+        (gzip.compress(b"{not json"), "malformed"),
+        (gzip.compress(b'{"x": 1}'), "missing required field `completions`"),
+        (gzip.compress(b'{"completions": "one"}'), "Expected `array`"),
+    ],
+)
 def test_damaged_member_is_named(tmp_path: Path, data: Path, body: bytes, needle: str):
     _archive(tmp_path / "bad.tar.gz", {"run/1_x_instruction_lazy.json.gz": body})
-    one_line_error(_bench(data, tmp_path, "recorded:bad.tar.gz"), "bad.tar.gz (member run/1_x_instruction_lazy.json.gz)",
-                   needle)
+    one_line_error(
+        _bench(data, tmp_path, "recorded:bad.tar.gz"), "bad.tar.gz (member run/1_x_instruction_lazy.json.gz)", needle
+    )
 
 
 def test_results_member_with_wrong_shape(tmp_path: Path, data: Path):
-    _archive(tmp_path / "bad.tar.gz", {
-        "run/1_x_instruction_lazy.json.gz": gzip.compress(b'{"completions": ["x"]}'),
-        "run/1_x_instruction_lazy.results.json.gz": gzip.compress(b'{"results": [{"status": 3}]}'),
-    })
-    one_line_error(_bench(data, tmp_path, "recorded:bad.tar.gz"), "1_x_instruction_lazy.results.json.gz", "Expected `str")
+    _archive(
+        tmp_path / "bad.tar.gz",
+        {
+            "run/1_x_instruction_lazy.json.gz": gzip.compress(b'{"completions": ["x"]}'),
+            "run/1_x_instruction_lazy.results.json.gz": gzip.compress(b'{"results": [{"status": 3}]}'),
+        },
+    )
+    one_line_error(
+        _bench(data, tmp_path, "recorded:bad.tar.gz"), "1_x_instruction_lazy.results.json.gz", "Expected `str"
+    )
 
 
 def test_malformed_results_jsonl_file_and_run_dir(tmp_path: Path, data: Path):
@@ -115,17 +142,31 @@ def test_malformed_results_jsonl_file_and_run_dir(tmp_path: Path, data: Path):
     one_line_error(_bench(data, tmp_path, "recorded:old"), "old/results.jsonl:1: not a result record")
 
 
-@pytest.mark.parametrize(("line", "needle"), [
-    ("{not json", "not a CanItEdit problem (Expecting property name"),
-    ('{"id": 7}', "not a CanItEdit problem (Object missing required field"),
-    ('{"id": "seven", "name": 1}', "not a CanItEdit problem (Expected `int`"),
-])
+@pytest.mark.parametrize(
+    ("line", "needle"),
+    [
+        ("{not json", "not a CanItEdit problem (Expecting property name"),
+        ('{"id": 7}', "not a CanItEdit problem (Object missing required field"),
+        ('{"id": "seven", "name": 1}', "not a CanItEdit problem (Expected `int`"),
+    ],
+)
 def test_malformed_canitedit_line_names_file_and_line(tmp_path: Path, data: Path, line: str, needle: str):
     path = data / "canitedit" / "canitedit_test.jsonl"
     path.write_text(path.read_text() + "\n" + line + "\n")  # line 3 (line 2 is blank)
-    for done in (_bench(data, tmp_path, "gold"),
-                 cli("bench", "make-suite", "--from", "canitedit", "--data", str(data), "--out",
-                     str(tmp_path / "s.jsonl"), cwd=tmp_path)):
+    for done in (
+        _bench(data, tmp_path, "gold"),
+        cli(
+            "bench",
+            "make-suite",
+            "--from",
+            "canitedit",
+            "--data",
+            str(data),
+            "--out",
+            str(tmp_path / "s.jsonl"),
+            cwd=tmp_path,
+        ),
+    ):
         one_line_error(done, f"{path}:3: ", needle, "bench download canitedit")
     assert not (tmp_path / "run").exists()  # refused before the run directory was made
 

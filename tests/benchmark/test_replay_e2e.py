@@ -18,8 +18,12 @@ DATA = Path(os.environ.get("EDIT_FIDELITY_DATA") or Path(__file__).resolve().par
 RUNS = sorted((DATA / "canitedit_runs").glob("codellama*.tar.gz"))
 
 pytestmark = [
-    pytest.mark.skipif(not (DATA / "canitedit" / "canitedit_test.jsonl").exists(), reason=f"no CanItEdit data at {DATA}"),
-    pytest.mark.skipif(not envs.is_prepared("canitedit"), reason="sandbox suite env missing: run scripts/setup-sandbox"),
+    pytest.mark.skipif(
+        not (DATA / "canitedit" / "canitedit_test.jsonl").exists(), reason=f"no CanItEdit data at {DATA}"
+    ),
+    pytest.mark.skipif(
+        not envs.is_prepared("canitedit"), reason="sandbox suite env missing: run scripts/setup-sandbox"
+    ),
 ]
 
 
@@ -28,8 +32,24 @@ def bench(*argv: str) -> int:
 
 
 def run(out: Path, backend: str, *extra: str) -> dict:
-    assert bench("run", "--suite", "canitedit", "--backend", backend, "--out", str(out), "--data", str(DATA),
-                 "--quiet", "--workers", "2", *extra) == 0
+    assert (
+        bench(
+            "run",
+            "--suite",
+            "canitedit",
+            "--backend",
+            backend,
+            "--out",
+            str(out),
+            "--data",
+            str(DATA),
+            "--quiet",
+            "--workers",
+            "2",
+            *extra,
+        )
+        == 0
+    )
     return json.loads((out / "summary.json").read_text())
 
 
@@ -64,6 +84,7 @@ def test_recorded_run_agrees_with_its_verdicts_and_replays_again(tmp_path, capsy
     first = {r.key[:2] + (r.sample,): r for r in read_records(tmp_path / "rec" / RESULTS)}
     # the stored completions go through the server unchanged (modulo the buffer's final newline)
     from benchmark import recorded
+
     stored = recorded.load(RUNS[0])
     for (task, cond, sample), r in first.items():
         assert r.completion.rstrip("\n") == stored.get(task, cond)[sample].rstrip("\n")
@@ -84,8 +105,10 @@ def test_recorded_run_agrees_with_its_verdicts_and_replays_again(tmp_path, capsy
     assert page.startswith("<!doctype html>") and len(charts) == 7
     assert "pass@1 per change kind" in page and "ExcessCode per instruction kind" in page
     kinds = json.loads((tmp_path / "rec" / "summary.json").read_text())["details"]["lazy"]["per_change_kind"]
-    assert set(kinds) <= {"corrective", "adaptive", "perfective"} and sum(k["n_tasks"] for k in kinds.values()) == \
-        s["conditions"]["lazy"]["n_tasks"]
+    assert (
+        set(kinds) <= {"corrective", "adaptive", "perfective"}
+        and sum(k["n_tasks"] for k in kinds.values()) == s["conditions"]["lazy"]["n_tasks"]
+    )
     # opens offline: inline script and SVG only (the SVG namespace URIs name, they fetch nothing)
     assert not re.search(r'(src|href)="(?!#)', page) and not re.search(r"https?://(?!www\.w3\.org/)", page)
     capsys.readouterr()
@@ -100,8 +123,22 @@ def test_openai_backend_through_a_real_endpoint_and_no_secret_stored(tmp_path, m
 
     # a "model" that answers with the code it was given: every CanItEdit `before` fails its tests
     with ScriptedServer({"echo": [Step(content=lambda req: fenced(user_code(req)))]}) as srv:
-        s = run(tmp_path / "oa", "openai", "--base-url", srv.base_url, "--model", "echo", "--api-key-env",
-                "BENCH_TEST_KEY", "--limit", "2", "--samples", "2", "--conditions", "lazy")
+        s = run(
+            tmp_path / "oa",
+            "openai",
+            "--base-url",
+            srv.base_url,
+            "--model",
+            "echo",
+            "--api-key-env",
+            "BENCH_TEST_KEY",
+            "--limit",
+            "2",
+            "--samples",
+            "2",
+            "--conditions",
+            "lazy",
+        )
         assert len(srv.requests_for("echo")) == 2  # one request per prompt, n=2 samples each
         assert all(r.body.get("n") == 2 for r in srv.requests_for("echo"))
         assert all(r.headers.get("authorization") == f"Bearer {key}" for r in srv.requests_for("echo"))
@@ -116,7 +153,10 @@ def test_usage_errors(tmp_path, capsys):
     assert "unknown backend" in capsys.readouterr().err
     assert bench("run", "--suite", "canitedit", "--backend", "openai", "--out", str(tmp_path / "x")) == 2
     assert "--base-url" in capsys.readouterr().err
-    assert bench("run", "--suite", "canitedit", "--backend", "recorded:/nonexistent.tar.gz", "--out", str(tmp_path / "x")) == 2
+    assert (
+        bench("run", "--suite", "canitedit", "--backend", "recorded:/nonexistent.tar.gz", "--out", str(tmp_path / "x"))
+        == 2
+    )
     assert "not found" in capsys.readouterr().err
     assert bench("report", str(tmp_path)) == 2
     assert "not a run directory" in capsys.readouterr().err
@@ -134,8 +174,18 @@ def test_local_backend_replays_through_the_embedded_model(tmp_path):
     from tools.doubles.local_tiny import build_tiny_model
 
     model = build_tiny_model(tmp_path / "tiny")
-    s = run(tmp_path / "local", f"local:{model}", "--limit", "1", "--samples", "1", "--conditions", "lazy",
-            "--max-tokens", "16")
+    s = run(
+        tmp_path / "local",
+        f"local:{model}",
+        "--limit",
+        "1",
+        "--samples",
+        "1",
+        "--conditions",
+        "lazy",
+        "--max-tokens",
+        "16",
+    )
     # a random model writes no working code: every sample is stored, as a failure or "no code"
     assert s["conditions"]["lazy"]["n_tasks"] == 1 and s["conditions"]["lazy"]["n_samples"] == 1
     assert s["conditions"]["lazy"]["pass@1"] == 0.0
@@ -145,8 +195,18 @@ def test_local_backend_replays_through_the_embedded_model(tmp_path):
 
 @pytest.mark.skipif(not RUNS, reason="no recorded CanItEdit run")
 def test_necessity_gives_a_reference_free_excess_beside_the_gold_based_one(tmp_path, capsys):
-    s = run(tmp_path / "nec", f"recorded:{RUNS[0]}", "--limit", "3", "--samples", "3", "--conditions", "descriptive",
-            "--necessity", "12")
+    s = run(
+        tmp_path / "nec",
+        f"recorded:{RUNS[0]}",
+        "--limit",
+        "3",
+        "--samples",
+        "3",
+        "--conditions",
+        "descriptive",
+        "--necessity",
+        "12",
+    )
     d = s["details"]["descriptive"]
     records = read_records(tmp_path / "nec" / RESULTS)
     passing = [r for r in records if r.passed]

@@ -34,7 +34,9 @@ def test_endpoint_answers_by_slot_text_and_instruction():
         status, body = post(ep.base_url, {"model": "s1", "messages": [{"role": "user", "content": msg}]})
         assert status == 200
         assert body["choices"][0]["message"]["content"] == "```python\nx = 3\n```\n"
-        status, body = post(ep.base_url, {"model": "s0", "messages": [{"role": "user", "content": msg.replace("x", "y")}]})
+        status, body = post(
+            ep.base_url, {"model": "s0", "messages": [{"role": "user", "content": msg.replace("x", "y")}]}
+        )
         assert body["choices"][0]["message"]["content"] == "```python\ny = 2\n```\n"
         status, body = post(ep.base_url, {"model": "s0", "messages": [{"role": "user", "content": "other"}]})
         assert status == 404 and ep.unmatched == 1
@@ -48,14 +50,23 @@ def test_fence_outgrows_backticks_in_the_code():
 def _archive(tmp_path):
     buf = tmp_path / "run.tar.gz"
     with tarfile.open(buf, "w:gz") as tar:
+
         def add(name, obj):
             data = gzip.compress(json.dumps(obj).encode())
             info = tarfile.TarInfo(f"somerun/{name}")
             info.size = len(data)
             tar.addfile(info, io.BytesIO(data))
+
         add("1_cipher_instruction_lazy.json.gz", {"completions": ["a = 1\n", "a = 2\n"]})
-        add("1_cipher_instruction_lazy.results.json.gz", {"results": [
-            {"status": "OK", "coverage_missing": "[3]"}, {"status": "Exception", "coverage_missing": None}]})
+        add(
+            "1_cipher_instruction_lazy.results.json.gz",
+            {
+                "results": [
+                    {"status": "OK", "coverage_missing": "[3]"},
+                    {"status": "Exception", "coverage_missing": None},
+                ]
+            },
+        )
         add("summary.json.gz", {})
     return buf
 

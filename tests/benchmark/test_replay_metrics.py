@@ -8,15 +8,18 @@ from benchmark import metrics
 from benchmark.suites.canitedit import metrics as excess
 
 
-@pytest.mark.parametrize("n,c,k,expected", [
-    (20, 5, 1, 0.25),
-    (20, 0, 1, 0.0),
-    (20, 20, 1, 1.0),
-    (5, 2, 2, 1 - 3 / 10),          # 1 - C(3,2)/C(5,2)
-    (10, 3, 5, 1 - 21 / 252),       # 1 - C(7,5)/C(10,5)
-    (4, 3, 2, 1.0),                 # n - c < k
-    (1, 1, 1, 1.0),
-])
+@pytest.mark.parametrize(
+    "n,c,k,expected",
+    [
+        (20, 5, 1, 0.25),
+        (20, 0, 1, 0.0),
+        (20, 20, 1, 1.0),
+        (5, 2, 2, 1 - 3 / 10),  # 1 - C(3,2)/C(5,2)
+        (10, 3, 5, 1 - 21 / 252),  # 1 - C(7,5)/C(10,5)
+        (4, 3, 2, 1.0),  # n - c < k
+        (1, 1, 1, 1.0),
+    ],
+)
 def test_pass_at_k_hand_values(n, c, k, expected):
     assert metrics.pass_at_k(n, c, k) == pytest.approx(expected, abs=1e-12)
 

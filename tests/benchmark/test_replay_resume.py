@@ -23,7 +23,9 @@ RUNS = sorted((DATA / "canitedit_runs").glob("codellama*.tar.gz"))
 
 pytestmark = [
     pytest.mark.skipif(not RUNS, reason=f"no recorded CanItEdit run under {DATA}"),
-    pytest.mark.skipif(not envs.is_prepared("canitedit"), reason="sandbox suite env missing: run scripts/setup-sandbox"),
+    pytest.mark.skipif(
+        not envs.is_prepared("canitedit"), reason="sandbox suite env missing: run scripts/setup-sandbox"
+    ),
 ]
 
 
@@ -49,14 +51,37 @@ def _alive(pid: int) -> bool:
 
 
 def args(out: Path, *extra: str) -> list[str]:
-    return ["bench", "run", "--suite", "canitedit", "--backend", f"recorded:{RUNS[0]}", "--out", str(out),
-            "--data", str(DATA), "--limit", "3", "--samples", "8", "--workers", "2", "--quiet", *extra]
+    return [
+        "bench",
+        "run",
+        "--suite",
+        "canitedit",
+        "--backend",
+        f"recorded:{RUNS[0]}",
+        "--out",
+        str(out),
+        "--data",
+        str(DATA),
+        "--limit",
+        "3",
+        "--samples",
+        "8",
+        "--workers",
+        "2",
+        "--quiet",
+        *extra,
+    ]
 
 
 def test_kill_9_then_resume_matches_an_uninterrupted_run(tmp_path):
     out = tmp_path / "killed"
-    proc = subprocess.Popen([sys.executable, "-m", "benchmark.cli", *args(out, "--concurrency", "2")], cwd=ROOT,
-                            start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "benchmark.cli", *args(out, "--concurrency", "2")],
+        cwd=ROOT,
+        start_new_session=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
     results = out / RESULTS
     deadline = time.monotonic() + 60
     try:
@@ -94,8 +119,12 @@ def test_kill_9_then_resume_matches_an_uninterrupted_run(tmp_path):
     by_key = {r.key: r for r in read_records(clean / RESULTS)}
     for r in records:
         c = by_key[r.key]
-        assert (r.outcome, r.completion, r.missing_lines, r.excess_code) == (c.outcome, c.completion, c.missing_lines,
-                                                                             c.excess_code)
+        assert (r.outcome, r.completion, r.missing_lines, r.excess_code) == (
+            c.outcome,
+            c.completion,
+            c.missing_lines,
+            c.excess_code,
+        )
     # byte for byte: the records were written in another order, the sums do not depend on it
     assert (out / "summary.json").read_bytes() == (clean / "summary.json").read_bytes()
     assert json.loads((out / "summary.json").read_text())["complete"] is True

@@ -30,14 +30,18 @@ async def test_a_server_that_exits_at_start_is_a_server_error():
 
 def _kill_server_after(results: Path, lines: int) -> threading.Thread:
     """SIGKILL this process' `server.lsp` child once `results` holds `lines` records."""
+
     def watch() -> None:
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
             if results.exists() and results.read_bytes().count(b"\n") >= lines:
                 for entry in Path("/proc").iterdir():
                     try:
-                        if entry.name.isdigit() and b"server.lsp" in (entry / "cmdline").read_bytes() and \
-                                int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1]) == os.getpid():
+                        if (
+                            entry.name.isdigit()
+                            and b"server.lsp" in (entry / "cmdline").read_bytes()
+                            and int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1]) == os.getpid()
+                        ):
                             os.kill(int(entry.name), signal.SIGKILL)
                             return
                     except OSError:
@@ -65,7 +69,9 @@ def test_a_server_that_dies_mid_run_stops_the_run_and_resume_completes_it(tmp_pa
             kept = len(store.records)
         assert 0 < kept < 72 and all(r.outcome == "pass" for r in store.records)
         with ResultsStore(tmp_path, config, resume=True) as store:
-            asyncio.run(Engine(config, canitedit.CanItEdit(), problems, backends.parse("gold"), store, box, concurrency=8).run())
+            asyncio.run(
+                Engine(config, canitedit.CanItEdit(), problems, backends.parse("gold"), store, box, concurrency=8).run()
+            )
             assert len(store.records) == 72 and all(r.outcome == "pass" for r in store.records)
     finally:
         box.close()

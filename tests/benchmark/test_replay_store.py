@@ -14,8 +14,16 @@ def cfg(**kw) -> RunConfig:
 
 
 def rec(task="1_a", cond="lazy", sample=0, outcome="pass") -> SampleRecord:
-    return SampleRecord(suite="canitedit", task_id=task, task="a", condition=cond, backend="gold", sample=sample,
-                        outcome=outcome, completion="x = 1\n")
+    return SampleRecord(
+        suite="canitedit",
+        task_id=task,
+        task="a",
+        condition=cond,
+        backend="gold",
+        sample=sample,
+        outcome=outcome,
+        completion="x = 1\n",
+    )
 
 
 def test_append_and_reload(tmp_path):
@@ -83,10 +91,18 @@ def test_resume_runs_failed_samples_again_and_the_retry_supersedes_them(tmp_path
         store.append(rec(sample=1, outcome="pass"))
         store.append(rec(task="3_c", outcome="fail"))
         assert sorted((r.task_id, r.sample, r.outcome) for r in store.records) == [
-            ("1_a", 0, "fail"), ("1_a", 1, "pass"), ("2_b", 0, "backend_error"), ("3_c", 0, "fail")]
+            ("1_a", 0, "fail"),
+            ("1_a", 1, "pass"),
+            ("2_b", 0, "backend_error"),
+            ("3_c", 0, "fail"),
+        ]
     records = read_records(tmp_path / RESULTS)
     assert sorted((r.task_id, r.sample, r.outcome) for r in records) == [
-        ("1_a", 0, "fail"), ("1_a", 1, "pass"), ("2_b", 0, "backend_error"), ("3_c", 0, "fail")]
+        ("1_a", 0, "fail"),
+        ("1_a", 1, "pass"),
+        ("2_b", 0, "backend_error"),
+        ("3_c", 0, "fail"),
+    ]
     with ResultsStore(tmp_path, cfg(), resume=True) as store:
         assert store.retrying == 0
         store.append(rec(sample=1, outcome="fail"))  # a verdict is never superseded

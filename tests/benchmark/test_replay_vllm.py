@@ -83,21 +83,60 @@ def _alive(pid: int) -> bool:
 @pytest.mark.skipif(not (DATA / "canitedit").exists(), reason=f"no CanItEdit data at {DATA}")
 def test_serve_vllm_runs_the_suite_and_stops_the_server(standin, tmp_path):
     out = tmp_path / "run"
-    assert cli.main(["bench", "run", "--suite", "canitedit", "--serve-vllm", "org/coder-7b", "--tensor-parallel", "2",
-                     "--seed", "7", "--temperature", "0.2", "--top-p", "0.95", "--max-tokens", "512", "--out", str(out), "--data",
-                     str(DATA), "--limit", "2", "--samples", "3", "--conditions", "lazy", "--quiet", "--workers", "2",
-                     "--vllm-arg=--dtype=half"]) == 0
+    assert (
+        cli.main(
+            [
+                "bench",
+                "run",
+                "--suite",
+                "canitedit",
+                "--serve-vllm",
+                "org/coder-7b",
+                "--tensor-parallel",
+                "2",
+                "--seed",
+                "7",
+                "--temperature",
+                "0.2",
+                "--top-p",
+                "0.95",
+                "--max-tokens",
+                "512",
+                "--out",
+                str(out),
+                "--data",
+                str(DATA),
+                "--limit",
+                "2",
+                "--samples",
+                "3",
+                "--conditions",
+                "lazy",
+                "--quiet",
+                "--workers",
+                "2",
+                "--vllm-arg=--dtype=half",
+            ]
+        )
+        == 0
+    )
     log = _log(standin)
     argv = log[0]["argv"]
     assert argv[:2] == ["serve", "org/coder-7b"]
-    for flag, value in (("--tensor-parallel-size", "2"), ("--seed", "7"), ("--generation-config", "vllm"),
-                        ("--host", "127.0.0.1"), ("--max-num-seqs", "256")):
+    for flag, value in (
+        ("--tensor-parallel-size", "2"),
+        ("--seed", "7"),
+        ("--generation-config", "vllm"),
+        ("--host", "127.0.0.1"),
+        ("--max-num-seqs", "256"),
+    ):
         assert argv[argv.index(flag) + 1] == value
     assert "--enable-prefix-caching" in argv and "--dtype=half" in argv
     requests = [e["request"] for e in log if "request" in e]
     assert len(requests) == 2  # one request per prompt: vLLM samples n=3 from one prefill
-    assert all(r == {"model": "org/coder-7b", "temperature": 0.2, "top_p": 0.95, "max_tokens": 512, "n": 3}
-               for r in requests)
+    assert all(
+        r == {"model": "org/coder-7b", "temperature": 0.2, "top_p": 0.95, "max_tokens": 512, "n": 3} for r in requests
+    )
     assert log[-1] == {"stopped": True}
     assert not _alive(log[0]["pid"])
     summary = json.loads((out / "summary.json").read_text())

@@ -25,14 +25,23 @@ ROOT = Path(__file__).resolve().parents[2]
 DATA = Path(os.environ.get("EDIT_FIDELITY_DATA") or ROOT.parent / "shared" / "data")
 RUNS = sorted((DATA / "canitedit_runs").glob("codellama*.tar.gz"))
 
-pytestmark = pytest.mark.skipif(not (DATA / "canitedit" / "canitedit_test.jsonl").exists(),
-                                reason=f"no CanItEdit data at {DATA}")
-needs_env = pytest.mark.skipif(not envs.is_prepared("canitedit"), reason="sandbox suite env missing: run scripts/setup-sandbox")
+pytestmark = pytest.mark.skipif(
+    not (DATA / "canitedit" / "canitedit_test.jsonl").exists(), reason=f"no CanItEdit data at {DATA}"
+)
+needs_env = pytest.mark.skipif(
+    not envs.is_prepared("canitedit"), reason="sandbox suite env missing: run scripts/setup-sandbox"
+)
 
 
 def bench(*argv: str, env: dict[str, str] | None = None, timeout: float = 600) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "benchmark.cli", "bench", *argv], cwd=ROOT, capture_output=True,
-                          text=True, timeout=timeout, env={**os.environ, **(env or {})})
+    return subprocess.run(
+        [sys.executable, "-m", "benchmark.cli", "bench", *argv],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env={**os.environ, **(env or {})},
+    )
 
 
 def run_args(out: Path, *extra: str, suite: str = "canitedit") -> list[str]:
@@ -59,8 +68,9 @@ def _echo() -> Step:
 
 def test_a_closed_port_fails_the_preflight_and_nothing_is_written(tmp_path: Path) -> None:
     out = tmp_path / "run"
-    done = bench(*run_args(out, "--backend", "openai", "--base-url", "http://127.0.0.1:9/v1", "--model", "m",
-                           "--limit", "2"))
+    done = bench(
+        *run_args(out, "--backend", "openai", "--base-url", "http://127.0.0.1:9/v1", "--model", "m", "--limit", "2")
+    )
     line = one_line(done)
     assert "http://127.0.0.1:9/v1 does not answer" in line and "--base-url" in line
     assert not out.exists()
@@ -69,13 +79,38 @@ def test_a_closed_port_fails_the_preflight_and_nothing_is_written(tmp_path: Path
 def test_an_unset_key_variable_and_a_model_the_endpoint_lacks_fail_the_preflight(tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if k != "BENCH_TRUTH_UNSET"}
     with ScriptedServer({"echo": [_echo()]}) as srv:
-        done = subprocess.run([sys.executable, "-m", "benchmark.cli", "bench",
-                               *run_args(tmp_path / "a", "--backend", "openai", "--base-url", srv.base_url, "--model",
-                                         "echo", "--api-key-env", "BENCH_TRUTH_UNSET", "--limit", "1")],
-                              cwd=ROOT, capture_output=True, text=True, timeout=120, env=env)
+        done = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "benchmark.cli",
+                "bench",
+                *run_args(
+                    tmp_path / "a",
+                    "--backend",
+                    "openai",
+                    "--base-url",
+                    srv.base_url,
+                    "--model",
+                    "echo",
+                    "--api-key-env",
+                    "BENCH_TRUTH_UNSET",
+                    "--limit",
+                    "1",
+                ),
+            ],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            env=env,
+        )
         assert "BENCH_TRUTH_UNSET" in one_line(done) and "not set" in done.stderr
-        done = bench(*run_args(tmp_path / "b", "--backend", "openai", "--base-url", srv.base_url, "--model", "other",
-                               "--limit", "1"))
+        done = bench(
+            *run_args(
+                tmp_path / "b", "--backend", "openai", "--base-url", srv.base_url, "--model", "other", "--limit", "1"
+            )
+        )
         assert "serves echo, not --model other" in one_line(done)
         assert srv.requests_for("echo") == [] and srv.requests_for("other") == []  # no sample was asked
     assert not (tmp_path / "a").exists() and not (tmp_path / "b").exists()
@@ -84,8 +119,10 @@ def test_an_unset_key_variable_and_a_model_the_endpoint_lacks_fail_the_preflight
 def test_overedit_before_its_environment_is_prepared_fails_the_preflight(tmp_path: Path) -> None:
     if not (DATA / "overedit").exists():
         pytest.skip("no overedit data")
-    done = bench(*run_args(tmp_path / "run", "--backend", "gold", "--limit", "2", suite="overedit"),
-                 env={"EDIT_FIDELITY_SANDBOX_HOME": str(tmp_path / "empty-sandbox-home")})
+    done = bench(
+        *run_args(tmp_path / "run", "--backend", "gold", "--limit", "2", suite="overedit"),
+        env={"EDIT_FIDELITY_SANDBOX_HOME": str(tmp_path / "empty-sandbox-home")},
+    )
     line = one_line(done)
     assert "'overedit', which is not prepared" in line and "edit-fidelity sandbox prepare --suite overedit" in line
     assert not (tmp_path / "run").exists()
@@ -93,7 +130,9 @@ def test_overedit_before_its_environment_is_prepared_fails_the_preflight(tmp_pat
 
 @pytest.mark.skipif(not RUNS, reason="no recorded CanItEdit run")
 def test_a_recorded_run_of_another_suite_is_refused(tmp_path: Path) -> None:
-    done = bench(*run_args(tmp_path / "run", "--backend", f"recorded:{RUNS[0]}", "--limit", "2", suite="codeeditorbench"))
+    done = bench(
+        *run_args(tmp_path / "run", "--backend", f"recorded:{RUNS[0]}", "--limit", "2", suite="codeeditorbench")
+    )
     line = one_line(done)
     assert "has no completion for any of the" in line and "pass a recorded run of suite codeeditorbench" in line
     assert not (tmp_path / "run").exists()
@@ -107,8 +146,9 @@ def test_docker_level_without_an_engine_fails_before_config_is_written(tmp_path:
 
     if DockerBackend.available() is None:
         pytest.skip("a docker engine answers here")
-    done = bench(*run_args(tmp_path / "run", "--backend", "gold", "--limit", "1"),
-                 env={"EDIT_FIDELITY_SANDBOX_LEVEL": "docker"})
+    done = bench(
+        *run_args(tmp_path / "run", "--backend", "gold", "--limit", "1"), env={"EDIT_FIDELITY_SANDBOX_LEVEL": "docker"}
+    )
     assert "sandbox level docker: no docker engine" in one_line(done)
     assert not (tmp_path / "run").exists()
 
@@ -119,13 +159,16 @@ def test_docker_level_without_an_engine_fails_before_config_is_written(tmp_path:
 @needs_env
 def test_out_naming_a_file_and_a_damaged_config_are_one_line(tmp_path: Path) -> None:
     (tmp_path / "file").write_text("x")
-    assert "is a file, not a run directory" in one_line(bench(*run_args(tmp_path / "file", "--backend", "gold", "--limit", "1")))
+    assert "is a file, not a run directory" in one_line(
+        bench(*run_args(tmp_path / "file", "--backend", "gold", "--limit", "1"))
+    )
     out = tmp_path / "run"
     assert bench(*run_args(out, "--backend", "gold", "--limit", "1", "--conditions", "lazy", "--quiet")).returncode == 0
     (out / CONFIG).write_text((out / CONFIG).read_text()[:40])
     assert "config.json is damaged" in one_line(bench("report", str(out)))
-    assert "config.json is damaged" in one_line(bench(*run_args(out, "--backend", "gold", "--limit", "1",
-                                                                "--conditions", "lazy", "--resume")))
+    assert "config.json is damaged" in one_line(
+        bench(*run_args(out, "--backend", "gold", "--limit", "1", "--conditions", "lazy", "--resume"))
+    )
     assert "config.json is damaged" in one_line(bench("compare", str(out), str(out)))
 
 
@@ -162,8 +205,21 @@ def test_backend_errors_are_errors_not_failures_and_the_run_says_so(tmp_path: Pa
     out = tmp_path / "run"
     # the first request is answered, every later one fails (the server retries twice, the run once more)
     with ScriptedServer({"echo": [_echo(), Step(status=500)]}) as srv:
-        args = run_args(out, "--backend", "openai", "--base-url", srv.base_url, "--model", "echo", "--limit", "2",
-                        "--conditions", "lazy", "--concurrency", "1")
+        args = run_args(
+            out,
+            "--backend",
+            "openai",
+            "--base-url",
+            srv.base_url,
+            "--model",
+            "echo",
+            "--limit",
+            "2",
+            "--conditions",
+            "lazy",
+            "--concurrency",
+            "1",
+        )
         done = bench(*args, env={"EDIT_FIDELITY_PROGRESS_S": "0.2"})
         assert done.returncode == 1, done.stderr[-2000:]
         assert "Traceback" not in done.stderr
@@ -173,7 +229,11 @@ def test_backend_errors_are_errors_not_failures_and_the_run_says_so(tmp_path: Pa
         progress = [ln for ln in done.stderr.splitlines() if ln.startswith("replay ")]
         assert progress and progress[-1].startswith("replay 3/3 done, 0 passing") and "1 error(s)" in progress[-1]
         s = json.loads((out / "summary.json").read_text())
-        assert s["complete"] is False and s["errors"] == {"lazy": 1} and s["error_kinds"] == {"lazy": {"backend_error/http": 1}}
+        assert (
+            s["complete"] is False
+            and s["errors"] == {"lazy": 1}
+            and s["error_kinds"] == {"lazy": {"backend_error/http": 1}}
+        )
         # the score is over the one verdict, not two samples of which one "failed"
         assert s["conditions"]["lazy"] == {"pass@1": 0.0, "excess_code": None, "n_tasks": 1, "n_samples": 1}
         assert s["n_verdicts"] == 1 and "incomplete, left out: 1 ended in an error" in s["scores"]
@@ -185,7 +245,9 @@ def test_backend_errors_are_errors_not_failures_and_the_run_says_so(tmp_path: Pa
         assert bench("report", str(out), "--format", "html").returncode == 0
         assert "INCOMPLETE" in (out / "report.html").read_text()
 
-        accepted = bench(*run_args(tmp_path / "accepted", *args[args.index("--backend"):]), "--allow-errors", "--quiet")
+        accepted = bench(
+            *run_args(tmp_path / "accepted", *args[args.index("--backend") :]), "--allow-errors", "--quiet"
+        )
         assert accepted.returncode == 0, accepted.stderr[-2000:]
         assert json.loads((tmp_path / "accepted" / "summary.json").read_text())["complete"] is False
 
@@ -200,7 +262,9 @@ def test_backend_errors_are_errors_not_failures_and_the_run_says_so(tmp_path: Pa
 
 @needs_env
 def test_outside_a_terminal_a_plain_progress_line_every_few_seconds(tmp_path: Path) -> None:
-    done = bench(*run_args(tmp_path / "run", "--backend", "gold", "--limit", "2"), env={"EDIT_FIDELITY_PROGRESS_S": "0.2"})
+    done = bench(
+        *run_args(tmp_path / "run", "--backend", "gold", "--limit", "2"), env={"EDIT_FIDELITY_PROGRESS_S": "0.2"}
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     pattern = re.compile(r"^replay (\d+)/4 done, (\d+) passing \(.*\), (\d+) error\(s\), elapsed \d+:\d\d:\d\d, ETA ")
     lines = [m for ln in done.stderr.splitlines() if (m := pattern.match(ln))]
@@ -214,18 +278,36 @@ def test_outside_a_terminal_a_plain_progress_line_every_few_seconds(tmp_path: Pa
 
 def test_summary_bytes_do_not_depend_on_the_order_of_results(tmp_path: Path) -> None:
     rng = random.Random(7)
-    config = RunConfig(suite="canitedit", backend="recorded:x", samples=20, limit=None,
-                       conditions=["descriptive", "lazy"], data_dir=str(DATA), planned=2 * 10 * 20)
+    config = RunConfig(
+        suite="canitedit",
+        backend="recorded:x",
+        samples=20,
+        limit=None,
+        conditions=["descriptive", "lazy"],
+        data_dir=str(DATA),
+        planned=2 * 10 * 20,
+    )
     records = []
     for t in range(10):
         for cond in ("descriptive", "lazy"):
             for s in range(20):
                 passed = rng.random() < 0.47
-                records.append(SampleRecord(
-                    suite="canitedit", task_id=f"{t + 1}_task", task="t", condition=cond, backend="recorded:x", sample=s,
-                    outcome="pass" if passed else "fail", excess_code=rng.random() / 3 if passed else None,
-                    excess_code_strict=rng.random() / 3 if passed else None, excess_lev=rng.random() / 7 if passed else None,
-                    added_cc=rng.choice([0.0, 1.0, -1.0, 0.5]) if passed else None, distance=rng.random()))
+                records.append(
+                    SampleRecord(
+                        suite="canitedit",
+                        task_id=f"{t + 1}_task",
+                        task="t",
+                        condition=cond,
+                        backend="recorded:x",
+                        sample=s,
+                        outcome="pass" if passed else "fail",
+                        excess_code=rng.random() / 3 if passed else None,
+                        excess_code_strict=rng.random() / 3 if passed else None,
+                        excess_lev=rng.random() / 7 if passed else None,
+                        added_cc=rng.choice([0.0, 1.0, -1.0, 0.5]) if passed else None,
+                        distance=rng.random(),
+                    )
+                )
     import msgspec
 
     def write(run: Path, recs: list[SampleRecord]) -> bytes:
@@ -245,8 +327,11 @@ def test_summary_bytes_do_not_depend_on_the_order_of_results(tmp_path: Path) -> 
     # a run cut short (one planned sample never ran): its scores say they are incomplete
     write(tmp_path / "cut", records[1:])
     text = bench("report", str(tmp_path / "cut"))
-    assert text.returncode == 0 and "INCOMPLETE: every score above is over the 399 samples with a verdict; " \
-        "incomplete, left out: 1 not run yet" in text.stdout
+    assert (
+        text.returncode == 0
+        and "INCOMPLETE: every score above is over the 399 samples with a verdict; incomplete, left out: 1 not run yet"
+        in text.stdout
+    )
     assert json.loads((tmp_path / "cut" / "summary.json").read_text())["complete"] is False
     # a pass whose coverage run failed: pass@1 counts it, ExcessCode lacks it, and the summary says so
     hurt = next(r for r in records if r.passed)

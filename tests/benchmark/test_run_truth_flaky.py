@@ -23,7 +23,9 @@ DATA = Path(os.environ.get("EDIT_FIDELITY_DATA") or Path(__file__).resolve().par
 
 pytestmark = [
     pytest.mark.skipif(not (DATA / "canitedit").exists(), reason=f"no CanItEdit data at {DATA}"),
-    pytest.mark.skipif(not envs.is_prepared("canitedit"), reason="sandbox suite env missing: run scripts/setup-sandbox"),
+    pytest.mark.skipif(
+        not envs.is_prepared("canitedit"), reason="sandbox suite env missing: run scripts/setup-sandbox"
+    ),
 ]
 
 
@@ -74,7 +76,9 @@ def test_a_split_vote_is_the_majority_and_is_reported_as_flaky(tmp_path: Path) -
     assert suite.alone == [True, True]  # the re-runs had the sandbox to themselves
     timed = next(r for r in read_records(tmp_path / RESULTS) if r.task_id == suite.timed)
     assert timed.outcome == "fail" and timed.votes == [True, False, False] and timed.flaky
-    assert s["flaky"] == {"lazy": [{"task": suite.timed, "sample": 0, "outcome": "fail", "votes": [True, False, False]}]}
+    assert s["flaky"] == {
+        "lazy": [{"task": suite.timed, "sample": 0, "outcome": "fail", "votes": [True, False, False]}]
+    }
     assert s["conditions"]["lazy"]["pass@1"] == 75.0 and s["complete"] is True
     text = render_text(s)
     assert f"FLAKY verdicts (lazy): {suite.timed} sample 0 (1 of 3 runs passed: fail)" in text

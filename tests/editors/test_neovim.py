@@ -32,7 +32,7 @@ API_ENV = "EDIT_FIDELITY_NVIM_TEST_KEY"
 API_KEY = "sk-nvim-test-0d15ea5e"
 MODEL = "scripted-overeditor"
 
-ORIGINAL = '''def total_positive(items):
+ORIGINAL = """def total_positive(items):
     # sum of the positive items
     s = 0
     for i in range(1, len(items)):
@@ -43,7 +43,7 @@ ORIGINAL = '''def total_positive(items):
 
 def untouched(x):
     return x * 2
-'''
+"""
 
 # The instruction asks for one thing (start the loop at the first item); the model also renames,
 # adds input validation and a docstring, drops the comment and rewrites the loop.

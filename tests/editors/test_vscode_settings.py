@@ -36,8 +36,11 @@ def _numbers(struct) -> dict[str, tuple[str, int, str, object, object]]:
     for f in msgspec.inspect.type_info(struct).fields:
         t = f.type
         while isinstance(t, (msgspec.inspect.Metadata, msgspec.inspect.UnionType)):
-            t = t.type if isinstance(t, msgspec.inspect.Metadata) else next(
-                u for u in t.types if not isinstance(u, msgspec.inspect.NoneType))
+            t = (
+                t.type
+                if isinstance(t, msgspec.inspect.Metadata)
+                else next(u for u in t.types if not isinstance(u, msgspec.inspect.NoneType))
+            )
         if isinstance(t, (msgspec.inspect.IntType, msgspec.inspect.FloatType)):
             out[f.encode_name] = (f.name, int if isinstance(t, msgspec.inspect.IntType) else float, t.ge, t.le)
     return out
@@ -48,7 +51,11 @@ _NECESSITY_KEYS = _numbers(wire.NecessitySettings)
 
 
 def test_threshold_keys_and_defaults_match_the_server():
-    client = {k.removeprefix("editFidelity.thresholds."): v for k, v in PROPS.items() if k.startswith("editFidelity.thresholds.")}
+    client = {
+        k.removeprefix("editFidelity.thresholds."): v
+        for k, v in PROPS.items()
+        if k.startswith("editFidelity.thresholds.")
+    }
     server_defaults = settings.Thresholds()
     assert sorted(client) == sorted(_THRESHOLD_KEYS), "threshold keys differ"
     for key, schema in client.items():
@@ -93,10 +100,14 @@ def test_top_level_settings_are_understood_by_the_server():
         "backends": [],
         "defaultStyle": PROPS["editFidelity.defaultStyle"]["default"],
         "observeChanges": PROPS["editFidelity.observeChanges"]["default"],
-        "thresholds": {k.removeprefix("editFidelity.thresholds."): v["default"] for k, v in PROPS.items() if ".thresholds." in k},
+        "thresholds": {
+            k.removeprefix("editFidelity.thresholds."): v["default"] for k, v in PROPS.items() if ".thresholds." in k
+        },
         "sandbox": PROPS["editFidelity.sandbox"]["default"],
         "testCommand": PROPS["editFidelity.testCommand"]["default"],
-        "necessity": {k.removeprefix("editFidelity.necessity."): v["default"] for k, v in PROPS.items() if ".necessity." in k},
+        "necessity": {
+            k.removeprefix("editFidelity.necessity."): v["default"] for k, v in PROPS.items() if ".necessity." in k
+        },
     }
     parsed, problems = settings.parse_settings({"editFidelity": raw})
     assert problems == []
@@ -106,7 +117,11 @@ def test_top_level_settings_are_understood_by_the_server():
 
 
 def test_necessity_keys_defaults_and_ranges_match_the_server():
-    client = {k.removeprefix("editFidelity.necessity."): v for k, v in PROPS.items() if k.startswith("editFidelity.necessity.")}
+    client = {
+        k.removeprefix("editFidelity.necessity."): v
+        for k, v in PROPS.items()
+        if k.startswith("editFidelity.necessity.")
+    }
     server_defaults = settings.NecessitySettings()
     assert {_snake(k) for k in client} == set(settings.NecessitySettings.__struct_fields__), "necessity keys differ"
     assert sorted(k for k in client if k not in ("environment", "include", "packages")) == sorted(_NECESSITY_KEYS)
@@ -120,7 +135,11 @@ def test_necessity_keys_defaults_and_ranges_match_the_server():
     assert client["include"]["default"] == list(server_defaults.include) == list(settings.NECESSITY_INCLUDE)
     # The bounds the schema allows are accepted; what it forbids is refused.
     for key in _NECESSITY_KEYS:
-        for value, ok in ((client[key]["minimum"], True), (client[key]["maximum"], True), (client[key]["maximum"] * 2, False)):
+        for value, ok in (
+            (client[key]["minimum"], True),
+            (client[key]["maximum"], True),
+            (client[key]["maximum"] * 2, False),
+        ):
             _, problems = settings.parse_settings({"necessity": {key: value}})
             assert (problems == []) is ok, (key, value)
     _, problems = settings.parse_settings({"necessity": {"environment": "canitedit", "include": ["src/*.py"]}})
@@ -133,8 +152,10 @@ def test_test_command_forms_are_the_servers():
     schema = PROPS["editFidelity.testCommand"]
     assert schema["default"] is None and set(schema["type"]) == {"string", "array", "null"}
     assert schema["items"] == {"type": "string"}
-    for value, argv in (("python -m pytest -x 'tests/test x.py'", ("python", "-m", "pytest", "-x", "tests/test x.py")),
-                        (["python", "-m", "unittest"], ("python", "-m", "unittest"))):
+    for value, argv in (
+        ("python -m pytest -x 'tests/test x.py'", ("python", "-m", "pytest", "-x", "tests/test x.py")),
+        (["python", "-m", "unittest"], ("python", "-m", "unittest")),
+    ):
         parsed, problems = settings.parse_settings({"testCommand": value})
         assert problems == [] and parsed.test_command == argv
     assert "never on the host" in schema["markdownDescription"]

@@ -37,7 +37,9 @@ def test_identical_text_has_no_hunks():
 
 
 def test_formatting_only():
-    edited = BASE.replace("result = result + item", "result = result+item").replace("return len(items)", "return len( items )")
+    edited = BASE.replace("result = result + item", "result = result+item").replace(
+        "return len(items)", "return len( items )"
+    )
     assert kinds_of(edited) == [["formatting_only"], ["formatting_only"]]
     assert all(h.unrequested and h.tokens_changed == 0 for h in measure(BASE, edited).hunks)
 
@@ -103,12 +105,16 @@ def test_defensive_checks():
         "    try:\n        return len(items)\n    except TypeError:\n        return 0\n",
     )
     assert kinds_of(wrapped) == [["defensive"]]
-    none_check = BASE.replace("    return len(items)\n", "    if items is None:\n        return 0\n    return len(items)\n")
+    none_check = BASE.replace(
+        "    return len(items)\n", "    if items is None:\n        return 0\n    return len(items)\n"
+    )
     assert kinds_of(none_check) == [["defensive"]]
 
 
 def test_a_new_branch_that_is_no_guard_is_logic():
-    edited = BASE.replace("    return len(items)\n", "    if len(items) > 3:\n        print('many')\n    return len(items)\n")
+    edited = BASE.replace(
+        "    return len(items)\n", "    if len(items) > 3:\n        print('many')\n    return len(items)\n"
+    )
     assert kinds_of(edited) == [["logic"]]
 
 

@@ -24,11 +24,20 @@ def verdict(instruction: str | None, **facts):
 
 
 def test_names_in_backticks_plain_and_calls():
-    s = parse_instruction("Fix the `calculate_all_properties` and multi_apply functions to have the signatures "
-                          "`calculate_all_properties(text, functions)` and `multi_apply(data, col, colnames, functions)`;"
-                          " also check isPasswordStrong and combination_unlimited_rep().")
-    assert {"calculate_all_properties", "multi_apply", "text", "functions", "colnames", "ispasswordstrong",
-            "combination_unlimited_rep"} <= s.names
+    s = parse_instruction(
+        "Fix the `calculate_all_properties` and multi_apply functions to have the signatures "
+        "`calculate_all_properties(text, functions)` and `multi_apply(data, col, colnames, functions)`;"
+        " also check isPasswordStrong and combination_unlimited_rep()."
+    )
+    assert {
+        "calculate_all_properties",
+        "multi_apply",
+        "text",
+        "functions",
+        "colnames",
+        "ispasswordstrong",
+        "combination_unlimited_rep",
+    } <= s.names
     assert s.signatures == {"calculate_all_properties", "multi_apply"}
     assert "fix" not in s.names and "fix" in s.words  # plain English words are weak evidence only
     assert s.shown[0] == "calculate_all_properties"
@@ -38,7 +47,8 @@ def test_rename_phrases():
     assert parse_instruction("Rename `duplicate` to `peek`").renames == (("duplicate", "peek"),)
     assert parse_instruction("switch is_alpha to char_count and count mod 3").renames == (("is_alpha", "char_count"),)
     assert parse_instruction("Change the `find_managers_manager` method to `find_manager_n`").renames == (
-        ("find_managers_manager", "find_manager_n"),)
+        ("find_managers_manager", "find_manager_n"),
+    )
     assert parse_instruction("change the loop to a comprehension").renames == ()  # not code
 
 
@@ -50,17 +60,20 @@ def test_mentions_spelled_out_names():
     assert split_identifier("find_manager_n") == ["find", "manager", "n"]
 
 
-@pytest.mark.parametrize(("kind", "asks", "does_not_ask"), [
-    ("rename", "use descriptive names for the variables", "fix the name lookup"),
-    ("formatting_only", "reformat this file to PEP 8", "return the string in the given format"),
-    ("comment_removed", "drop the outdated comments", "fix the off-by-one"),
-    ("docstring", "add docstrings", "fix the loop"),
-    ("signature_change", "add a `strict` parameter", "fix the loop bound in `f`"),
-    ("import_change", "add the missing imports", "use a set here"),
-    ("defensive", "raise a ValueError on negative input", "return None on a miss"),
-    ("defensive", "add input validation", "check why the loop stops early"),
-    ("deletion", "remove the dead code", "fix the comparison"),
-])
+@pytest.mark.parametrize(
+    ("kind", "asks", "does_not_ask"),
+    [
+        ("rename", "use descriptive names for the variables", "fix the name lookup"),
+        ("formatting_only", "reformat this file to PEP 8", "return the string in the given format"),
+        ("comment_removed", "drop the outdated comments", "fix the off-by-one"),
+        ("docstring", "add docstrings", "fix the loop"),
+        ("signature_change", "add a `strict` parameter", "fix the loop bound in `f`"),
+        ("import_change", "add the missing imports", "use a set here"),
+        ("defensive", "raise a ValueError on negative input", "return None on a miss"),
+        ("defensive", "add input validation", "check why the loop stops early"),
+        ("deletion", "remove the dead code", "fix the comparison"),
+    ],
+)
 def test_kind_rules_both_ways(kind, asks, does_not_ask):
     assert kind in allowed_kinds(parse_instruction(asks))
     assert kind not in allowed_kinds(parse_instruction(does_not_ask))
@@ -72,8 +85,10 @@ def test_rule_tables_cover_only_known_kinds():
     assert all(set(kinds) <= UNREQUESTED_KINDS for _, _, kinds in BROAD_RULES)
 
 
-@pytest.mark.parametrize("instruction", ["refactor this", "rewrite `f` from scratch",
-                                         "translate it to idiomatic Python", "make it object-oriented"])
+@pytest.mark.parametrize(
+    "instruction",
+    ["refactor this", "rewrite `f` from scratch", "translate it to idiomatic Python", "make it object-oriented"],
+)
 def test_broad_requests_allow_most_kinds_but_never_placeholders(instruction):
     assert verdict(instruction, kinds=("rename",), renames={"a": "b"}).flagged is False
     assert verdict(instruction, kinds=("lazy_placeholder",)).flagged is True
@@ -119,15 +134,23 @@ def test_rename_that_follows_a_requested_rename():
 
 
 def test_rename_of_an_imported_name_and_of_rewritten_code():
-    assert not verdict("use L2 regularisation", kinds=("rename",), renames={"LinearRegression": "RidgeCV"},
-                       imported=frozenset({"LinearRegression"})).flagged
+    assert not verdict(
+        "use L2 regularisation",
+        kinds=("rename",),
+        renames={"LinearRegression": "RidgeCV"},
+        imported=frozenset({"LinearRegression"}),
+    ).flagged
     assert not verdict("fix it", kinds=("rename",), renames={"count": "s"}, rename_rewritten=True).flagged
     assert verdict("fix it", kinds=("rename",), renames={"count": "s"}).flagged
 
 
 def test_signature_given_named_parameter_or_code_change():
-    facts = dict(kinds=("signature_change",), function="multi_apply", new_names=frozenset({"multi_apply", "functions"}),
-                 old_names=frozenset({"multi_apply"}))
+    facts = dict(
+        kinds=("signature_change",),
+        function="multi_apply",
+        new_names=frozenset({"multi_apply", "functions"}),
+        old_names=frozenset({"multi_apply"}),
+    )
     assert not verdict("to have the signature `multi_apply(data, col, colnames, functions)`", **facts).flagged
     assert not verdict("pass `functions` through", **facts).flagged
     assert verdict("fix `multi_apply`", **facts).flagged  # named function, but nothing asks for its interface
@@ -151,8 +174,12 @@ def test_docstring_update_and_removal():
     assert verdict("use A* in `solve`", **removal).flagged
     assert not verdict("remove the docstrings", **removal).flagged
     assert verdict("fix it", kinds=("rename",), renames={"tokens": "tokens_value"}).flagged
-    renamed = dict(kinds=("docstring",), docstring_kept=True, old_names=frozenset({"group", "C4"}),
-                   new_names=frozenset({"group", "C8"}))
+    renamed = dict(
+        kinds=("docstring",),
+        docstring_kept=True,
+        old_names=frozenset({"group", "C4"}),
+        new_names=frozenset({"group", "C8"}),
+    )
     assert not verdict("Edit the C4 class to represent the class C8", **renamed).flagged
     assert verdict("Fix the group product", **renamed).flagged
 
@@ -186,8 +213,11 @@ def test_raise_words_are_read_with_their_negation_and_exception_class():
     assert not verdict("never throw errors; return None instead", **returning).flagged
     assert not verdict("raise a `ValueError` on negative weights", **raising).flagged
     assert verdict("raise a `ZeroDivisionError` when dividing by zero", **raising).flagged
-    assert not verdict("raise a ZeroDivisionError when dividing by zero", kinds=("defensive",),
-                       raises=frozenset({"raise", "ZeroDivisionError"})).flagged
+    assert not verdict(
+        "raise a ZeroDivisionError when dividing by zero",
+        kinds=("defensive",),
+        raises=frozenset({"raise", "ZeroDivisionError"}),
+    ).flagged
 
 
 def test_an_unused_import_is_never_requested_unless_named():
@@ -205,9 +235,11 @@ def test_docstring_and_comment_words_need_a_verb():
 
 
 def test_a_quoted_specification_is_context_not_a_request():
-    spec = ("I am trying to implement a function with the following specifications:\n"
-            "Count the words. The function should raise the exception for: ValueError if text is empty.\n"
-            "Use black to format the output.\n\nWhat is wrong? Fix and complete my function.")
+    spec = (
+        "I am trying to implement a function with the following specifications:\n"
+        "Count the words. The function should raise the exception for: ValueError if text is empty.\n"
+        "Use black to format the output.\n\nWhat is wrong? Fix and complete my function."
+    )
     request, context = split_request(spec)
     assert "What is wrong" in request and "raise" not in request and "raise" in context
     s = parse_instruction(spec)
@@ -219,7 +251,8 @@ def test_a_quoted_specification_is_context_not_a_request():
     assert not allowed_kinds(parse_instruction("Fix it.\n```\ndef f():\n    raise ValueError  # validate\n```"))
     assert not allowed_kinds(parse_instruction("> rename everything\nfix the off-by-one"))
     assert parse_instruction("Rename `a` to `b` per the following description:\nraise on bad input").renames == (
-        ("a", "b"),)
+        ("a", "b"),
+    )
 
 
 def test_a_sentence_of_the_original_code_describes_it_and_asks_nothing():
@@ -232,16 +265,19 @@ def test_a_sentence_of_the_original_code_describes_it_and_asks_nothing():
     assert "defensive" in allowed_kinds(parse_instruction("Make it raise ValueError when xs is empty.", original))
 
 
-@pytest.mark.parametrize(("code", "cases"), [
-    ("    if x is None:\n        raise ValueError('x')\n", {"none"}),
-    ("    if not isinstance(x, int):\n        raise TypeError\n", {"type"}),
-    ("    if not values:\n        return 0\n", {"empty"}),
-    ("    if len(values) == 0:\n        return 0\n", {"empty"}),
-    ("    assert n >= 0\n", {"range"}),
-    ("  if (x === null || x === undefined) { throw new Error('x'); }\n", {"none"}),
-    ("    Objects.requireNonNull(x);\n", {"none"}),
-    ("    total += x\n", set()),
-])
+@pytest.mark.parametrize(
+    ("code", "cases"),
+    [
+        ("    if x is None:\n        raise ValueError('x')\n", {"none"}),
+        ("    if not isinstance(x, int):\n        raise TypeError\n", {"type"}),
+        ("    if not values:\n        return 0\n", {"empty"}),
+        ("    if len(values) == 0:\n        return 0\n", {"empty"}),
+        ("    assert n >= 0\n", {"range"}),
+        ("  if (x === null || x === undefined) { throw new Error('x'); }\n", {"none"}),
+        ("    Objects.requireNonNull(x);\n", {"none"}),
+        ("    total += x\n", set()),
+    ],
+)
 def test_guard_tests_name_the_case_a_condition_checks(code, cases):
     assert guard_tests(code) == cases
 

@@ -32,7 +32,8 @@ def _facts(edited: str, kind: str):
 
 def test_an_import_the_changed_code_uses_and_one_nothing_uses():
     used = BASE.replace("import math\n", "import math\nimport statistics\n").replace(
-        "    return acc\n", "    return statistics.fsum(values)\n")
+        "    return acc\n", "    return statistics.fsum(values)\n"
+    )
     [f] = _facts(used, "import_change")
     assert f.import_used and not f.import_unused
     unused = BASE.replace("import math\n", "import math\nimport os\n")
@@ -50,8 +51,10 @@ def test_a_changed_condition_is_not_an_added_guard():
 
 
 def test_a_guard_that_raises_and_its_function():
-    guarded = BASE.replace('    """Area of a circle."""\n', '    """Area of a circle."""\n'
-                           '    if r < 0:\n        raise ValueError("negative radius")\n')
+    guarded = BASE.replace(
+        '    """Area of a circle."""\n',
+        '    """Area of a circle."""\n    if r < 0:\n        raise ValueError("negative radius")\n',
+    )
     [f] = _facts(guarded, "defensive")
     assert {"raise", "ValueError"} <= f.raises and f.function == "area"
 
@@ -84,9 +87,12 @@ def test_a_rename_beside_a_fix_on_the_same_line_is_a_rename_of_its_own():
 
 
 def test_imported_names_are_the_names_imports_bind():
-    original = "from random import seed as random_seed\nfrom a.text import Vec\n\ndef f(seed, text):\n    return seed, text\n"
-    edited = original.replace("def f(seed, text):\n    return seed, text", "def f(the_seed, text_value):\n"
-                              "    return the_seed, text_value")
+    original = (
+        "from random import seed as random_seed\nfrom a.text import Vec\n\ndef f(seed, text):\n    return seed, text\n"
+    )
+    edited = original.replace(
+        "def f(seed, text):\n    return seed, text", "def f(the_seed, text_value):\n    return the_seed, text_value"
+    )
     report = measure(original, edited)
     facts = [f for h, f in zip(report.hunks, unit_facts(report, original, edited)) if h.renames]
     assert facts and all(not f.imported for f in facts)
@@ -98,6 +104,7 @@ def test_imported_names_are_the_names_imports_bind():
 
 def test_a_name_in_a_string_or_comment_does_not_use_an_import():
     edited = BASE.replace("import math\n", "import math\nimport string\n").replace(
-        "    return acc\n", "    # a string of digits\n    return str(acc) + 'string'\n")
+        "    return acc\n", "    # a string of digits\n    return str(acc) + 'string'\n"
+    )
     [f] = _facts(edited, "import_change")
     assert not f.import_used and f.import_unused == {"string"}

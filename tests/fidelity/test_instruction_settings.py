@@ -18,19 +18,28 @@ def test_every_unrequested_kind_has_a_severity_and_whitespace_is_a_hint():
 
 
 def test_bad_values_keep_their_default_with_a_problem():
-    s, problems = parse_settings({"localModel": None, "thresholds": {"whitespaceHintLines": 3},
-                                  "severity": {"rename": "error", "docstring": "loud", "nonsense": "hint"}})
+    s, problems = parse_settings(
+        {
+            "localModel": None,
+            "thresholds": {"whitespaceHintLines": 3},
+            "severity": {"rename": "error", "docstring": "loud", "nonsense": "hint"},
+        }
+    )
     levels = s.thresholds.severity_levels()
     assert levels["rename"] == 1 and levels["docstring"] == 2 and s.thresholds.whitespace_hint_lines == 3
-    assert problems == ["severity.docstring must be one of error, warning, information, hint, got 'loud'",
-                        "severity.nonsense: unknown kind; known: " + ", ".join(SEVERITY_DEFAULTS)]
+    assert problems == [
+        "severity.docstring must be one of error, warning, information, hint, got 'loud'",
+        "severity.nonsense: unknown kind; known: " + ", ".join(SEVERITY_DEFAULTS),
+    ]
     s, problems = parse_settings({"localModel": None, "severity": ["rename"]})
     assert problems == ["severity must be an object of kind: level, got list"] and s.thresholds.severity == {}
 
 
 def test_vscode_schema_declares_the_same_kinds_levels_and_defaults():
     props = json.loads(PACKAGE.read_text())["contributes"]["configuration"]["properties"]
-    client = {k.removeprefix("editFidelity.severity."): v for k, v in props.items() if k.startswith("editFidelity.severity.")}
+    client = {
+        k.removeprefix("editFidelity.severity."): v for k, v in props.items() if k.startswith("editFidelity.severity.")
+    }
     assert sorted(client) == sorted(SEVERITY_DEFAULTS)
     names = {v: k for k, v in SEVERITY_NAMES.items()}
     for kind, schema in client.items():

@@ -22,8 +22,22 @@ class A {
 def test_the_same_members_as_the_python_analysis() -> None:
     a = L.analyze_lang(JAVA, L.by_name("java"))
     py = analyze("x = 1\n")
-    for name in ("text", "lines", "lexed", "token_rows", "line_map", "parses", "parse_error", "structure",
-                 "bound_names", "cyclomatic", "sonar", "paper_cognitive", "maintainability", "identifiers"):
+    for name in (
+        "text",
+        "lines",
+        "lexed",
+        "token_rows",
+        "line_map",
+        "parses",
+        "parse_error",
+        "structure",
+        "bound_names",
+        "cyclomatic",
+        "sonar",
+        "paper_cognitive",
+        "maintainability",
+        "identifiers",
+    ):
         assert hasattr(a, name) and hasattr(py, name), name
     for method in ("token_span", "tokens_in", "comments_in", "variant_tokens"):
         assert callable(getattr(a, method)) and callable(getattr(py, method))
@@ -33,8 +47,7 @@ def test_the_same_members_as_the_python_analysis() -> None:
     (fn,) = a.structure.functions
     assert (fn.qualname, fn.start, fn.def_line, fn.end, fn.cognitive) == ("A.f", 6, 6, 10, 2)
     assert a.structure.docstrings == [(3, 3)] and a.structure.imports == [(1, 1)]
-    assert [g[2] for g in a.structure.guards] == ["a null check (Objects.requireNonNull)",
-                                                  "an early exit on emptiness"]
+    assert [g[2] for g in a.structure.guards] == ["a null check (Objects.requireNonNull)", "an early exit on emptiness"]
     assert a.cyclomatic == (3, {6: 3}) and a.sonar == (2, {6: 2})
     assert {"s", "n", "f", "A", "Objects"} <= a.bound_names
     assert a.variant_tokens("no_comments") == a.lexed.strings

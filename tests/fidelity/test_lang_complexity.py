@@ -13,7 +13,7 @@ import pytest
 
 import server.fidelity.lang as L
 
-SONAR_JAVA = '''class A {
+SONAR_JAVA = """class A {
 int sumOfPrimes(int max) {
   int total = 0;
   OUT: for (int i = 1; i <= max; ++i) {
@@ -165,14 +165,22 @@ private static String toRegexp(String antPattern, String directorySeparator) {
 void bools() { if (a && b && c || d || e && f) {} }
 void neg() { if (a && !(b && c)) {} }
 int fact(int n) { if (n <= 1) { return 1; } else { return n * fact(n - 1); } }
-}'''
+}"""
 
 # The scores the specification gives (sumOfPrimes, getWords: section "Introduction"; myMethod and
 # myMethod2: "Increment for nested flow-break structures"; the three long ones: Appendix C; bools, neg:
 # "Sequences of logical operators"; fact: recursion, +1 for the function in the cycle).
 SONAR_SCORES = {
-    "sumOfPrimes": 7, "getWords": 1, "myMethod": 9, "myMethod2": 2, "overriddenSymbolFrom": 19,
-    "addVersion": 35, "toRegexp": 20, "bools": 4, "neg": 3, "fact": 3,
+    "sumOfPrimes": 7,
+    "getWords": 1,
+    "myMethod": 9,
+    "myMethod2": 2,
+    "overriddenSymbolFrom": 19,
+    "addVersion": 35,
+    "toRegexp": 20,
+    "bools": 4,
+    "neg": 3,
+    "fact": 3,
 }
 
 
@@ -284,26 +292,33 @@ def test_sonar_examples_in_each_language(lang: str) -> None:
     assert scores["getWords"] == 1
 
 
-@pytest.mark.parametrize("lang, code, expected", [
-    # else if and else: +1 each, no nesting increment; their bodies nest
-    ("javascript", "function f(a) { if (a) { if (b) {} } else if (c) { if (d) {} } else { if (e) {} } }", 1 + 2 + 1 + 2 + 1 + 2),
-    # ternary nests like if; ?? and ?. are shorthand (free)
-    ("typescript", "function f(a) { return a ? (b ? 1 : 2) : a?.c ?? 0; }", 1 + 2),
-    # lambdas and closures: no increment, one nesting level
-    ("rust", "fn f(v: Vec<i32>) { v.iter().for_each(|x| { if *x > 0 { } }); }", 2),
-    ("go", "package m\nfunc f() { g := func() { if a { } }; g() }", 2),
-    # try does not nest; catch does (+1 + nesting)
-    ("cpp", "void f() { try { if (a) {} } catch (...) { if (b) {} } }", 1 + 1 + 2),
-    # Go: select is a switch; if err != nil is an if
-    ("go", "package m\nfunc f() error { if err != nil { return err }; for { select { case <-c: } } }", 1 + 1 + 2),
-    # labelled break +1, plain break free; goto +1
-    ("java", "class A { void f() { L: while (a) { if (b) break L; break; } } }", 1 + 2 + 1),
-    ("c", "void f() { if (a) goto out; out: return; }", 2),
-    # sequences of like operators: one per run
-    ("go", "package m\nfunc f() bool { return a && b && c || d }", 2),
-    # direct recursion: +1 for the function (once), optional
-    ("rust", "fn fact(n: u64) -> u64 { if n <= 1 { 1 } else { n * fact(n - 1) } }", 3),
-])
+@pytest.mark.parametrize(
+    "lang, code, expected",
+    [
+        # else if and else: +1 each, no nesting increment; their bodies nest
+        (
+            "javascript",
+            "function f(a) { if (a) { if (b) {} } else if (c) { if (d) {} } else { if (e) {} } }",
+            1 + 2 + 1 + 2 + 1 + 2,
+        ),
+        # ternary nests like if; ?? and ?. are shorthand (free)
+        ("typescript", "function f(a) { return a ? (b ? 1 : 2) : a?.c ?? 0; }", 1 + 2),
+        # lambdas and closures: no increment, one nesting level
+        ("rust", "fn f(v: Vec<i32>) { v.iter().for_each(|x| { if *x > 0 { } }); }", 2),
+        ("go", "package m\nfunc f() { g := func() { if a { } }; g() }", 2),
+        # try does not nest; catch does (+1 + nesting)
+        ("cpp", "void f() { try { if (a) {} } catch (...) { if (b) {} } }", 1 + 1 + 2),
+        # Go: select is a switch; if err != nil is an if
+        ("go", "package m\nfunc f() error { if err != nil { return err }; for { select { case <-c: } } }", 1 + 1 + 2),
+        # labelled break +1, plain break free; goto +1
+        ("java", "class A { void f() { L: while (a) { if (b) break L; break; } } }", 1 + 2 + 1),
+        ("c", "void f() { if (a) goto out; out: return; }", 2),
+        # sequences of like operators: one per run
+        ("go", "package m\nfunc f() bool { return a && b && c || d }", 2),
+        # direct recursion: +1 for the function (once), optional
+        ("rust", "fn fact(n: u64) -> u64 { if n <= 1 { 1 } else { n * fact(n - 1) } }", 3),
+    ],
+)
 def test_cognitive_rules(lang: str, code: str, expected: int) -> None:
     src = L.parse(code, L.by_name(lang))
     assert not src.errors
@@ -318,7 +333,9 @@ def test_recursion_is_optional() -> None:
 
 
 CORPUS = {
-"javascript": ("a.js", '''
+    "javascript": (
+        "a.js",
+        """
 function f(a, b) {
   if (a && b || a) { return 1; } else if (b) { return 2; } else { return 3; }
 }
@@ -331,8 +348,11 @@ function g(xs) {
 }
 const k = (x) => x > 0 && x < 10;
 class C { m(p) { for (let i = 0; i < p; i++) { if (i % 2) continue; } return p?.q; } }
-'''),
-"typescript": ("a.ts", '''
+""",
+    ),
+    "typescript": (
+        "a.ts",
+        """
 function f(a?: number, b: string = "x"): number {
   if (a !== undefined && b) { return a; }
   for (const c of b) { if (c === "y" || c === "z") { return 1; } }
@@ -340,12 +360,18 @@ function f(a?: number, b: string = "x"): number {
 }
 class K { private m(x: number[]): number { let t = 0; for (const v of x) { t += v > 0 ? v : -v; } return t; } }
 export const arrow = async (n: number): Promise<number> => { while (n > 0) { n--; } return n; };
-'''),
-"tsx": ("a.tsx", '''
+""",
+    ),
+    "tsx": (
+        "a.tsx",
+        """
 const App = (p: Props) => { if (p.x) { return <div>{p.y ? <b/> : null}</div>; } return null; };
 function List({items}: {items: string[]}) { return <ul>{items.length > 0 && items.map(i => <li>{i}</li>)}</ul>; }
-'''),
-"java": ("A.java", '''
+""",
+    ),
+    "java": (
+        "A.java",
+        """
 class A {
   A(int x) { if (x > 0) { this.x = x; } }
   int f(int a, int b) {
@@ -357,8 +383,11 @@ class A {
   }
   int g(int a) { try { return h(a); } catch (IOException e) { return a > 0 ? 1 : 0; } catch (RuntimeException e) { return 0; } }
 }
-'''),
-"c": ("a.c", '''
+""",
+    ),
+    "c": (
+        "a.c",
+        """
 int f(int a, int b) {
   if (a && b) { return 1; } else if (a || b) { return 2; }
   for (int i = 0; i < a; i++) { while (b--) { } }
@@ -367,8 +396,11 @@ int f(int a, int b) {
   return a > b ? a : b;
 }
 static void g(char *s) { while (*s) { if (*s == ' ') { s++; continue; } s++; } }
-'''),
-"cpp": ("a.cpp", '''
+""",
+    ),
+    "cpp": (
+        "a.cpp",
+        """
 #include <vector>
 int sum(const std::vector<int>& v) { int t = 0; for (auto x : v) { if (x > 0 && x < 100) t += x; } return t; }
 class B {
@@ -379,8 +411,11 @@ class B {
   int x_;
 };
 namespace ns { int h(int a) { switch (a) { case 0: return 1; default: return a == 1 ? 2 : 3; } } }
-'''),
-"go": ("a.go", '''
+""",
+    ),
+    "go": (
+        "a.go",
+        """
 package m
 func F(a int, b []int) (int, error) {
 	if a > 0 && a < 10 || a == 20 { return 1, nil } else if a < 0 { return 0, nil }
@@ -391,8 +426,11 @@ func F(a int, b []int) (int, error) {
 	return 0, nil
 }
 func (r *T) M(x int) error { v, err := g(x); if err != nil { return err }; _ = v; return nil }
-'''),
-"rust": ("a.rs", '''
+""",
+    ),
+    "rust": (
+        "a.rs",
+        """
 fn f(a: i32, b: Option<i32>) -> i32 {
     if a > 0 && a < 10 || a == 20 { return 1; } else if a < 0 { return 2; }
     for i in 0..a { while i > 3 { break; } }
@@ -402,7 +440,8 @@ impl T {
     pub fn m(&self, x: i32) -> i32 { if let Some(v) = self.v { v } else { x } }
 }
 fn g(xs: &[i32]) -> i32 { let mut t = 0; for x in xs { if *x > 0 { t += x; } } loop { break; } t }
-'''),
+""",
+    ),
 }
 
 # lizard reports every anonymous function (callbacks, Go func literals) as a function of its own; the
@@ -433,32 +472,43 @@ def test_cyclomatic_equals_lizard(lang: str) -> None:
     src = L.parse(code, L.by_name(lang))
     assert not src.errors
     ours = _folded([(f.start, f.end, f.cyclomatic) for f in L.functions(src)])
-    theirs = _folded([(f.start_line, f.end_line, f.cyclomatic_complexity)
-                      for f in lizard.analyze_file.analyze_source_code(name, code).function_list])
+    theirs = _folded(
+        [
+            (f.start_line, f.end_line, f.cyclomatic_complexity)
+            for f in lizard.analyze_file.analyze_source_code(name, code).function_list
+        ]
+    )
     assert ours == theirs
     # and function by function where nothing is nested
-    direct = {f.start_line: f.cyclomatic_complexity
-              for f in lizard.analyze_file.analyze_source_code(name, code).function_list}
+    direct = {
+        f.start_line: f.cyclomatic_complexity for f in lizard.analyze_file.analyze_source_code(name, code).function_list
+    }
     for f in L.functions(src):
         if f.start in direct and f.start in ours and ours[f.start] == f.cyclomatic:
             assert f.cyclomatic == direct[f.start], f.qualname
 
 
-@pytest.mark.parametrize("lang, name, code", [
-    ("javascript", "a.js", "function f(xs) {\n  return xs.map(function (x) { return x > 0 ? x : -x; });\n}\n"),
-    ("go", "a.go", "package m\nfunc F() {\n\tg := 1\n\tgo func() { if g > 0 { } }()\n}\n"),
-    ("java", "A.java", "class A {\n  void m() {\n    Runnable r = () -> { if (a > 0) { } };\n  }\n}\n"),
-    ("cpp", "a.cpp", "int f(int a) {\n  auto l = [](int x) { return x ? 1 : 2; };\n  return a;\n}\n"),
-])
+@pytest.mark.parametrize(
+    "lang, name, code",
+    [
+        ("javascript", "a.js", "function f(xs) {\n  return xs.map(function (x) { return x > 0 ? x : -x; });\n}\n"),
+        ("go", "a.go", "package m\nfunc F() {\n\tg := 1\n\tgo func() { if g > 0 { } }()\n}\n"),
+        ("java", "A.java", "class A {\n  void m() {\n    Runnable r = () -> { if (a > 0) { } };\n  }\n}\n"),
+        ("cpp", "a.cpp", "int f(int a) {\n  auto l = [](int x) { return x ? 1 : 2; };\n  return a;\n}\n"),
+    ],
+)
 def test_cyclomatic_differs_from_lizard_only_in_function_boundaries(lang: str, name: str, code: str) -> None:
     src = L.parse(code, L.by_name(lang))
     ours = L.functions(src)
     theirs = lizard.analyze_file.analyze_source_code(name, code).function_list
     # not the same split...
-    assert sorted((f.start, f.cyclomatic) for f in ours) != sorted((f.start_line, f.cyclomatic_complexity) for f in theirs)
+    assert sorted((f.start, f.cyclomatic) for f in ours) != sorted(
+        (f.start_line, f.cyclomatic_complexity) for f in theirs
+    )
     # ...but the same decisions
     assert _folded([(f.start, f.end, f.cyclomatic) for f in ours]) == _folded(
-        [(f.start_line, f.end_line, f.cyclomatic_complexity) for f in theirs])
+        [(f.start_line, f.end_line, f.cyclomatic_complexity) for f in theirs]
+    )
 
 
 def test_cyclomatic_rust_where_clause_is_the_one_counting_difference() -> None:

@@ -73,14 +73,25 @@ def test_gold_and_excess() -> None:
     gold = JS.replace("return x;", "return x + 0;")
     r = measure(JS, JS_EDITED, gold=gold, language="js")
     assert r.gold_distance is not None and r.excess is not None
-    assert r.excess["no_comments"] == pytest.approx(r.distance["no_comments"].normalized
-                                                    - r.gold_distance["no_comments"].normalized)
+    assert r.excess["no_comments"] == pytest.approx(
+        r.distance["no_comments"].normalized - r.gold_distance["no_comments"].normalized
+    )
 
 
-@pytest.mark.parametrize(("given", "name"), [
-    ("javascript", "javascript"), ("JavaScriptReact", "javascript"), ("typescript", "typescript"),
-    ("typescriptreact", "tsx"), ("java", "java"), ("c", "c"), ("cpp", "cpp"), ("go", "go"), ("rust", "rust"),
-])
+@pytest.mark.parametrize(
+    ("given", "name"),
+    [
+        ("javascript", "javascript"),
+        ("JavaScriptReact", "javascript"),
+        ("typescript", "typescript"),
+        ("typescriptreact", "tsx"),
+        ("java", "java"),
+        ("c", "c"),
+        ("cpp", "cpp"),
+        ("go", "go"),
+        ("rust", "rust"),
+    ],
+)
 def test_language_ids(given: str, name: str) -> None:
     assert measure("x", "y", language=given).language == name
 

@@ -28,12 +28,13 @@ def _all_facts(src: L.Source) -> None:
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(lang=st.sampled_from(sorted(UNITS)), cut=st.integers(0, 10_000), length=st.integers(0, 40),
-       junk=st.text(max_size=8))
+@given(
+    lang=st.sampled_from(sorted(UNITS)), cut=st.integers(0, 10_000), length=st.integers(0, 40), junk=st.text(max_size=8)
+)
 def test_broken_edits_never_raise(lang: str, cut: int, length: int, junk: str) -> None:
     text = SOURCES[lang]
     cut %= len(text)
-    broken = text[:cut] + junk + text[cut + length:]
+    broken = text[:cut] + junk + text[cut + length :]
     a = L.parse(text, L.by_name(lang))
     L.functions(a)
     b = L.parse(broken, L.by_name(lang), previous=a)
@@ -66,12 +67,12 @@ def test_functions_reused_from_the_previous_text_are_the_fresh_ones(lang: str, a
     end = text.find("\n", at) + 1 or len(text)
     if edit == "digit":
         j = text.find("0", at)
-        edited = text if j < 0 else text[:j] + "7" + text[j + 1:]
+        edited = text if j < 0 else text[:j] + "7" + text[j + 1 :]
     elif edit == "comment line":
         edited = text[:line] + "// note\n" + text[line:]
     elif edit == "rename":
         j = text.find("total", at)
-        edited = text if j < 0 else text[:j] + "sum" + text[j + 5:]
+        edited = text if j < 0 else text[:j] + "sum" + text[j + 5 :]
     elif edit == "delete line":
         edited = text[:line] + text[end:]
     else:

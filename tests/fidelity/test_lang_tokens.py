@@ -9,16 +9,32 @@ from server.fidelity.lang.lex import clear_cache
 from server.fidelity.tokens import Lexed
 
 
-@pytest.mark.parametrize("language_id, path, expected", [
-    ("javascript", None, "javascript"), ("javascriptreact", None, "javascript"), ("typescript", None, "typescript"),
-    ("typescriptreact", None, "tsx"), ("java", None, "java"), ("c", None, "c"), ("cpp", None, "cpp"),
-    ("c++", None, "cpp"), ("go", None, "go"), ("rust", None, "rust"),
-    (None, "src/a.mjs", "javascript"), (None, "x/B.java", "java"), (None, "k.tsx", "tsx"), (None, "m.ts", "typescript"),
-    (None, "lib.rs", "rust"), (None, "main.go", "go"), (None, "a.hpp", "cpp"), (None, "a.h", "c"),
-    (None, "A.CPP", "cpp"),
-    # the languageId wins over the extension
-    ("typescript", "a.js", "typescript"),
-])
+@pytest.mark.parametrize(
+    "language_id, path, expected",
+    [
+        ("javascript", None, "javascript"),
+        ("javascriptreact", None, "javascript"),
+        ("typescript", None, "typescript"),
+        ("typescriptreact", None, "tsx"),
+        ("java", None, "java"),
+        ("c", None, "c"),
+        ("cpp", None, "cpp"),
+        ("c++", None, "cpp"),
+        ("go", None, "go"),
+        ("rust", None, "rust"),
+        (None, "src/a.mjs", "javascript"),
+        (None, "x/B.java", "java"),
+        (None, "k.tsx", "tsx"),
+        (None, "m.ts", "typescript"),
+        (None, "lib.rs", "rust"),
+        (None, "main.go", "go"),
+        (None, "a.hpp", "cpp"),
+        (None, "a.h", "c"),
+        (None, "A.CPP", "cpp"),
+        # the languageId wins over the extension
+        ("typescript", "a.js", "typescript"),
+    ],
+)
 def test_detect_supported(language_id: str | None, path: str | None, expected: str) -> None:
     found = L.detect(language_id, path)
     assert isinstance(found, L.Lang) and found.name == expected
@@ -29,10 +45,18 @@ def test_detect_python_keeps_its_own_path(language_id: str | None, path: str | N
     assert L.detect(language_id, path) == L.PYTHON
 
 
-@pytest.mark.parametrize("language_id, path", [
-    ("haskell", None), ("haskell", "a.js"), (None, "a.hs"), (None, "Makefile"), (None, ".js"), (None, None),
-    ("plaintext", "notes.txt"),
-])
+@pytest.mark.parametrize(
+    "language_id, path",
+    [
+        ("haskell", None),
+        ("haskell", "a.js"),
+        (None, "a.hs"),
+        (None, "Makefile"),
+        (None, ".js"),
+        (None, None),
+        ("plaintext", "notes.txt"),
+    ],
+)
 def test_detect_unknown_is_unsupported_never_python(language_id: str | None, path: str | None) -> None:
     assert L.detect(language_id, path) is None
 
@@ -41,9 +65,29 @@ def test_every_language_loads_and_every_named_node_type_exists() -> None:
     """A row naming a node type its grammar does not have would silently never match."""
     from server.fidelity.lang.parse import language
 
-    fields = ("comments", "atomic", "functions", "lambdas", "classes", "imports", "ifs", "loops", "switches",
-              "cases", "catches", "ternaries", "jumps", "gotos", "tries", "declarators", "else_clauses",
-              "preproc_ifs", "parens", "strings", "identifiers")
+    fields = (
+        "comments",
+        "atomic",
+        "functions",
+        "lambdas",
+        "classes",
+        "imports",
+        "ifs",
+        "loops",
+        "switches",
+        "cases",
+        "catches",
+        "ternaries",
+        "jumps",
+        "gotos",
+        "tries",
+        "declarators",
+        "else_clauses",
+        "preproc_ifs",
+        "parens",
+        "strings",
+        "identifiers",
+    )
     for lang in L.LANGUAGES:
         lg = language(lang)
         for f in fields:
@@ -52,22 +96,38 @@ def test_every_language_loads_and_every_named_node_type_exists() -> None:
 
 
 SAMPLES = {
-    "javascript": ("const s = `a ${b} c`; // note\nlet r = /x+/g; /* multi\nline */ f('q');\n",
-                   ["const", "s", "=", "`a ${b} c`", ";", "let", "r", "=", "/x+/g", ";", "f", "(", "'q'", ")", ";"],
-                   ["// note", "/* multi\nline */"]),
+    "javascript": (
+        "const s = `a ${b} c`; // note\nlet r = /x+/g; /* multi\nline */ f('q');\n",
+        ["const", "s", "=", "`a ${b} c`", ";", "let", "r", "=", "/x+/g", ";", "f", "(", "'q'", ")", ";"],
+        ["// note", "/* multi\nline */"],
+    ),
     "typescript": ("let x: string = 'a'; // c\n", ["let", "x", ":", "string", "=", "'a'", ";"], ["// c"]),
-    "tsx": ("const a = <div className=\"k\">{x}</div>;\n",
-            ["const", "a", "=", "<", "div", "className", "=", '"k"', ">", "{", "x", "}", "</", "div", ">", ";"], []),
-    "java": ("/** Doc. */\nclass A { String s = \"x y\"; char c = 'z'; }\n",
-             ["class", "A", "{", "String", "s", "=", '"x y"', ";", "char", "c", "=", "'z'", ";", "}"], ["/** Doc. */"]),
-    "c": ("#include <stdio.h>\n// c\nint main(void) { return puts(\"hi\"); }\n",
-          ["#include", "<stdio.h>", "int", "main", "(", "void", ")", "{", "return", "puts", "(", '"hi"', ")", ";", "}"],
-          ["// c"]),
+    "tsx": (
+        'const a = <div className="k">{x}</div>;\n',
+        ["const", "a", "=", "<", "div", "className", "=", '"k"', ">", "{", "x", "}", "</", "div", ">", ";"],
+        [],
+    ),
+    "java": (
+        "/** Doc. */\nclass A { String s = \"x y\"; char c = 'z'; }\n",
+        ["class", "A", "{", "String", "s", "=", '"x y"', ";", "char", "c", "=", "'z'", ";", "}"],
+        ["/** Doc. */"],
+    ),
+    "c": (
+        '#include <stdio.h>\n// c\nint main(void) { return puts("hi"); }\n',
+        ["#include", "<stdio.h>", "int", "main", "(", "void", ")", "{", "return", "puts", "(", '"hi"', ")", ";", "}"],
+        ["// c"],
+    ),
     "cpp": ('auto s = R"(a "raw" b)"; /* x */\n', ["auto", "s", "=", 'R"(a "raw" b)"', ";"], ["/* x */"]),
-    "go": ("package m\n\n// Doc\nvar s = `raw\nstring`\n", ["package", "m", "var", "s", "=", "`raw\nstring`"], ["// Doc"]),
-    "rust": ("/// Doc\nfn f<'a>(s: &'a str) -> char { /* a /* nested */ b */ 'c' }\n",
-             ["fn", "f", "<", "'a", ">", "(", "s", ":", "&", "'a", "str", ")", "->", "char", "{", "'c'", "}"],
-             ["/// Doc", "/* a /* nested */ b */"]),
+    "go": (
+        "package m\n\n// Doc\nvar s = `raw\nstring`\n",
+        ["package", "m", "var", "s", "=", "`raw\nstring`"],
+        ["// Doc"],
+    ),
+    "rust": (
+        "/// Doc\nfn f<'a>(s: &'a str) -> char { /* a /* nested */ b */ 'c' }\n",
+        ["fn", "f", "<", "'a", ">", "(", "s", ":", "&", "'a", "str", ")", "->", "char", "{", "'c'", "}"],
+        ["/// Doc", "/* a /* nested */ b */"],
+    ),
 }
 
 
@@ -123,13 +183,16 @@ def test_tokens_are_the_same_from_the_unit_cache_and_after_an_incremental_parse(
     assert L.lex(L.parse(edited, lang)) == L.lex(fresh)
 
 
-@pytest.mark.parametrize("lang, text", [
-    ("javascript", "function f(a) {\n  if (a {\n    return 1;\n  }\n}\nfunction g() { return 2; }\n"),
-    ("java", "class A {\n  int f() { return 1 }\n  int g() { return 2; }\n}\n"),
-    ("go", "package m\nfunc f() {\n\tx := \n}\nfunc g() int { return 1 }\n"),
-    ("rust", "fn f() {\n    let x = ;\n}\nfn g() -> i32 { 1 }\n"),
-    ("cpp", "int f() {\n  return (1 + ;\n}\nint g() { return 2; }\n"),
-])
+@pytest.mark.parametrize(
+    "lang, text",
+    [
+        ("javascript", "function f(a) {\n  if (a {\n    return 1;\n  }\n}\nfunction g() { return 2; }\n"),
+        ("java", "class A {\n  int f() { return 1 }\n  int g() { return 2; }\n}\n"),
+        ("go", "package m\nfunc f() {\n\tx := \n}\nfunc g() int { return 1 }\n"),
+        ("rust", "fn f() {\n    let x = ;\n}\nfn g() -> i32 { 1 }\n"),
+        ("cpp", "int f() {\n  return (1 + ;\n}\nint g() { return 2; }\n"),
+    ],
+)
 def test_parse_errors_are_reported_as_regions_not_failures(lang: str, text: str) -> None:
     src = L.parse(text, L.by_name(lang))
     assert src.has_error and src.errors
@@ -182,8 +245,10 @@ def test_parsing_in_threads_gives_the_same_results() -> None:
     from concurrent.futures import ThreadPoolExecutor
 
     lang = L.by_name("typescript")
-    texts = [f"function f{i}(a: number): number {{\n  if (a > {i}) {{ return a; }}\n  return {i};\n}}\n" * 50
-             for i in range(8)]
+    texts = [
+        f"function f{i}(a: number): number {{\n  if (a > {i}) {{ return a; }}\n  return {i};\n}}\n" * 50
+        for i in range(8)
+    ]
     expected = [(L.lex(L.parse(t, lang)).strings, [f.cognitive for f in L.functions(L.parse(t, lang))]) for t in texts]
     L.clear_caches()
 
@@ -196,11 +261,14 @@ def test_parsing_in_threads_gives_the_same_results() -> None:
         assert list(pool.map(run, texts * 3)) == expected * 3
 
 
-@pytest.mark.parametrize("lang, text, bad", [
-    ("cpp", "int main() { @ return 0; }\n", "@"),
-    ("java", "class A { int f() { return 1 ¤ } }\n", "¤"),
-    ("go", "package m\nvar x = 1 $ 2\n", "$"),
-])
+@pytest.mark.parametrize(
+    "lang, text, bad",
+    [
+        ("cpp", "int main() { @ return 0; }\n", "@"),
+        ("java", "class A { int f() { return 1 ¤ } }\n", "¤"),
+        ("go", "package m\nvar x = 1 $ 2\n", "$"),
+    ],
+)
 def test_a_character_no_grammar_rule_accepts_is_an_error_token(lang: str, text: str, bad: str) -> None:
     src = L.parse(text, L.by_name(lang))
     lexed = L.lex(src)

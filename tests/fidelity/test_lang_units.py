@@ -78,7 +78,10 @@ def test_a_helper_appended_after_the_last_function_is_outside_it() -> None:
     assert _kinds(JS, edited, "javascript", (1, 8)) == [["logic", "outside_target"]]
     # with the function's last line changed too, the old closing brace still stays the function's (a line
     # diff matched it to the helper's, which put the helper inside the function)
-    edited = JS.replace("return n * f(n - 1);", "return (n * f(n - 1));") + "\nfunction helper(value) {\n  return value;\n}\n"
+    edited = (
+        JS.replace("return n * f(n - 1);", "return (n * f(n - 1));")
+        + "\nfunction helper(value) {\n  return value;\n}\n"
+    )
     assert _kinds(JS, edited, "javascript", (1, 8)) == [["formatting_only"], ["logic", "outside_target"]]
     assert measure(JS, edited, language="javascript", target=range(1, 8)).hunks[1].start_line == 8
 
@@ -88,25 +91,43 @@ def test_commonjs_require_is_an_import() -> None:
     assert _kinds(JS, edited, "javascript", (1, 8)) == [["import_change", "outside_target"]]
 
 
-@pytest.mark.parametrize(("language", "original"), [
-    ("java", "class A {\n    int f(int[] xs) {\n        int s = 0;\n        for (int x : xs) {\n            s += x;\n"
-             "        }\n        return s;\n    }\n}\n"),
-    ("cpp", CPP),
-    ("javascript", "function f(xs) {\n  let s = 0;\n  for (const x of xs) {\n    s += x;\n  }\n  return s;\n}\n"),
-])
+@pytest.mark.parametrize(
+    ("language", "original"),
+    [
+        (
+            "java",
+            "class A {\n    int f(int[] xs) {\n        int s = 0;\n        for (int x : xs) {\n            s += x;\n"
+            "        }\n        return s;\n    }\n}\n",
+        ),
+        ("cpp", CPP),
+        ("javascript", "function f(xs) {\n  let s = 0;\n  for (const x of xs) {\n    s += x;\n  }\n  return s;\n}\n"),
+    ],
+)
 def test_a_renamed_loop_variable_is_a_rename(language: str, original: str) -> None:
-    edited = original.replace("x :", "item :").replace("x of", "item of").replace("+= x", "+= item").replace(
-        "(x > 0)", "(item > 0)")
+    edited = (
+        original.replace("x :", "item :")
+        .replace("x of", "item of")
+        .replace("+= x", "+= item")
+        .replace("(x > 0)", "(item > 0)")
+    )
     assert edited != original
     assert _kinds(original, edited, language) == [["rename"]]
 
 
-@pytest.mark.parametrize(("language", "doc"), [("java", "    /** Adds. */\n"), ("javascript", "/** Adds. */\n"),
-                                               ("cpp", "/// Adds.\n"), ("typescript", "/**\n * Adds.\n */\n")])
+@pytest.mark.parametrize(
+    ("language", "doc"),
+    [
+        ("java", "    /** Adds. */\n"),
+        ("javascript", "/** Adds. */\n"),
+        ("cpp", "/// Adds.\n"),
+        ("typescript", "/**\n * Adds.\n */\n"),
+    ],
+)
 def test_a_removed_doc_comment_is_a_docstring_and_a_comment_is_a_comment(language: str, doc: str) -> None:
-    body = {"java": "class A {\n%s    int f(int a) {\n        // one\n        return a + 1;\n    }\n}\n",
-            "cpp": "%sint f(int a) {\n    // one\n    return a + 1;\n}\n"}.get(
-        language, "%sfunction f(a) {\n  // one\n  return a + 1;\n}\n")
+    body = {
+        "java": "class A {\n%s    int f(int a) {\n        // one\n        return a + 1;\n    }\n}\n",
+        "cpp": "%sint f(int a) {\n    // one\n    return a + 1;\n}\n",
+    }.get(language, "%sfunction f(a) {\n  // one\n  return a + 1;\n}\n")
     original = body % doc
     assert _kinds(original, body % "", language) == [["docstring"]]
     no_comment = original.replace("        // one\n", "").replace("    // one\n", "").replace("  // one\n", "")

@@ -21,7 +21,7 @@ from server.fidelity.necessity import (
 
 # One bug (`<` for `>`) among five hunks; the other four: a comment, a rename in another function, a
 # defensive check the tests never reach, a reformatted expression.
-ONE_NEEDED_BEFORE = '''LIMIT = 10
+ONE_NEEDED_BEFORE = """LIMIT = 10
 
 
 def above(values, limit):
@@ -42,8 +42,8 @@ def double(y):
 
 def unused():
     return 0
-'''
-ONE_NEEDED_AFTER = '''LIMIT = 10  # the default
+"""
+ONE_NEEDED_AFTER = """LIMIT = 10  # the default
 
 
 def above(values, limit):
@@ -66,17 +66,17 @@ def double(y):
 
 def unused():
     return 0
-'''
-ONE_NEEDED_TESTS = '''
+"""
+ONE_NEEDED_TESTS = """
 assert above([1, 5, 20], 4) == [5, 20]
 assert helper(1) == 2
 assert ratio(6, 3) == 2
 assert double(4) == 8
-'''
+"""
 
 # Two hunks needed only together: a new parameter and the call that passes it (each alone raises
 # TypeError); three more hunks nobody needs.
-TOGETHER_BEFORE = '''def scale(x):
+TOGETHER_BEFORE = """def scale(x):
     return x
 
 
@@ -91,8 +91,8 @@ def name():
 
 def version():
     return 1
-'''
-TOGETHER_AFTER = '''def scale(x, k):
+"""
+TOGETHER_AFTER = """def scale(x, k):
     return x * k
 
 
@@ -107,14 +107,14 @@ def name():
 
 def version():
     return 1  # first release
-'''
-TOGETHER_TESTS = '''
+"""
+TOGETHER_TESTS = """
 assert total([1, 2]) == 6
 assert name() == "total"
-'''
+"""
 
 # Every hunk needed: three constants, each checked by its own assertion.
-ALL_BEFORE = '''def a():
+ALL_BEFORE = """def a():
     return 1
 
 
@@ -124,8 +124,10 @@ def b():
 
 def c():
     return 3
-'''
-ALL_AFTER = ALL_BEFORE.replace("return 1", "return 10").replace("return 2", "return 20").replace("return 3", "return 30")
+"""
+ALL_AFTER = (
+    ALL_BEFORE.replace("return 1", "return 10").replace("return 2", "return 20").replace("return 3", "return 30")
+)
 ALL_TESTS = "assert a() == 10\nassert b() == 20\nassert c() == 30\n"
 
 
@@ -149,7 +151,11 @@ def checker(before: str, after: str, tests: str):
 
 
 def test_hunk_edits_are_the_reports_edits():
-    for before, after in ((ONE_NEEDED_BEFORE, ONE_NEEDED_AFTER), (TOGETHER_BEFORE, TOGETHER_AFTER), (ALL_BEFORE, ALL_AFTER)):
+    for before, after in (
+        (ONE_NEEDED_BEFORE, ONE_NEEDED_AFTER),
+        (TOGETHER_BEFORE, TOGETHER_AFTER),
+        (ALL_BEFORE, ALL_AFTER),
+    ):
         units = hunk_edits(before, after)
         assert units == [h.edits for h in measure(before, after).hunks]
         assert sub_edit(before, units, range(len(units))) == after

@@ -27,7 +27,9 @@ from server.fidelity.rawmetrics import raw_metrics
 from server.fidelity.tokens import _lex_stdlib, lex
 
 # Standard-library modules of moderate size: real, varied code, several above the chunking threshold.
-STDLIB = [p for p in sorted(glob.glob(f"{sys.base_prefix}/lib/python3.*/*.py")) if 4_000 < os.path.getsize(p) < 30_000][:40]
+STDLIB = [p for p in sorted(glob.glob(f"{sys.base_prefix}/lib/python3.*/*.py")) if 4_000 < os.path.getsize(p) < 30_000][
+    :40
+]
 
 
 @pytest.fixture(scope="module")

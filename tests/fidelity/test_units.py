@@ -59,7 +59,9 @@ def test_a_removed_trailing_comment_is_not_part_of_the_fix():
 
 def test_same_syntax_tree_is_formatting_only_per_statement():
     original = "def f(a, b):\n    x = a - b\n    y = 'name'\n    z = g(a, b)\n    return x < b\n"
-    edited = "def f(a, b):\n    x = (a - b)\n    y = \"name\"\n    z = g(\n        a,\n        b,\n    )\n    return x <= b\n"
+    edited = (
+        'def f(a, b):\n    x = (a - b)\n    y = "name"\n    z = g(\n        a,\n        b,\n    )\n    return x <= b\n'
+    )
     report = measure(original, edited)
     assert [h.kinds for h in report.hunks] == [["formatting_only"]] * 3 + [["logic"]]
     assert all(h.unrequested for h in report.hunks[:3]) and not report.hunks[3].unrequested
@@ -71,8 +73,10 @@ def test_same_syntax_tree_is_formatting_only_per_statement():
 
 def test_try_except_around_the_body_is_one_unit_and_the_fix_inside_another():
     original = "def f(xs):\n    total = sum(xs)\n    return total / len(xs)\n"
-    edited = ("def f(xs):\n    try:\n        total = sum(xs)\n        return total / (len(xs) - 1)\n"
-              "    except ZeroDivisionError:\n        return 0\n")
+    edited = (
+        "def f(xs):\n    try:\n        total = sum(xs)\n        return total / (len(xs) - 1)\n"
+        "    except ZeroDivisionError:\n        return 0\n"
+    )
     report = measure(original, edited)
     kinds = [h.kinds for h in report.hunks]
     assert kinds == [["defensive"], ["logic"]]
@@ -85,13 +89,20 @@ def test_try_except_around_the_body_is_one_unit_and_the_fix_inside_another():
 def test_revert_unrequested_gives_the_gold_tokens():
     original = "import os\n\n\ndef area(w, h):\n    # width times height\n    return w + h\n"
     gold = original.replace("w + h", "w * h")
-    edited = ("import os\nimport json\n\n\ndef area(width, h):\n    if width is None:\n        raise ValueError('no width')\n"
-              "    return (width * h)\n")
+    edited = (
+        "import os\nimport json\n\n\ndef area(width, h):\n    if width is None:\n        raise ValueError('no width')\n"
+        "    return (width * h)\n"
+    )
     report = measure(original, edited)
     minimal = apply_text_edits(original, [e for h in report.hunks if not h.unrequested for e in h.edits])
     assert paper_tokens(minimal) == paper_tokens(gold)
     assert {k for h in report.hunks if h.unrequested for k in h.kinds} >= {
-        "import_change", "rename", "defensive", "comment_removed", "formatting_only"}
+        "import_change",
+        "rename",
+        "defensive",
+        "comment_removed",
+        "formatting_only",
+    }
 
 
 def test_an_unparseable_side_is_localised():
@@ -166,12 +177,16 @@ def test_an_f_string_holding_a_rename_and_a_fix_gives_two_units():
     report = measure(original, edited)
     rename = _unit(report, "rename")
     assert report.hunks[rename].renames == {"name": "name_value"} and len(report.hunks[rename].edits) == 2
-    assert keep(original, report, _all_but(report, rename)) == "def hello(name):\n    return f'{name.upper()} says hi'\n"
+    assert (
+        keep(original, report, _all_but(report, rename)) == "def hello(name):\n    return f'{name.upper()} says hi'\n"
+    )
 
 
 def test_a_rename_is_not_taken_from_a_name_of_an_added_function():
     original = "def fmt(a):\n    text = f'{a}!'\n    return text\n"
-    edited = ("def helper(m):\n    part = m.strip()\n    return part\n\n"
-              "def fmt(a):\n    the_text = f'{helper(a)}!'\n    return the_text\n")
+    edited = (
+        "def helper(m):\n    part = m.strip()\n    return part\n\n"
+        "def fmt(a):\n    the_text = f'{helper(a)}!'\n    return the_text\n"
+    )
     renames = {k: v for h in measure(original, edited).hunks for k, v in h.renames.items()}
     assert renames == {"text": "the_text"}

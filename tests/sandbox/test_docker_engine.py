@@ -27,8 +27,11 @@ from sandbox import ExecResult, Limits, Sandbox
 from sandbox.docker_backend import LABEL, OWNER_LABEL, DockerBackend
 
 ENGINE = os.environ.get("EDIT_FIDELITY_DOCKER_HOST", "")
-pytestmark = pytest.mark.skipif(not ENGINE, reason="no docker engine given: scripts/ci-docker (run by `make test`) "
-                                "starts one and sets EDIT_FIDELITY_DOCKER_HOST")
+pytestmark = pytest.mark.skipif(
+    not ENGINE,
+    reason="no docker engine given: scripts/ci-docker (run by `make test`) "
+    "starts one and sets EDIT_FIDELITY_DOCKER_HOST",
+)
 ABSENT_IMAGE = "edit-fidelity-sandbox:never-built"
 
 
@@ -74,12 +77,19 @@ def test_engine_without_the_image_falls_back_and_doctor_says_why(monkeypatch: py
             assert f"engine answers but image {ABSENT_IMAGE} is not built" in box.skipped["docker"]
             res = box.run({"p.py": "print(6 * 7)"})
             assert res.status == "ok" and res.stdout == "42\n" and res.isolation == "bwrap"
-    done = subprocess.run([sys.executable, "-m", "sandbox", "doctor"], capture_output=True, text=True, timeout=300,
-                          env={**os.environ, "EDIT_FIDELITY_DOCKER_IMAGE": ABSENT_IMAGE})
+    done = subprocess.run(
+        [sys.executable, "-m", "sandbox", "doctor"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "EDIT_FIDELITY_DOCKER_IMAGE": ABSENT_IMAGE},
+    )
     why = [ln for ln in done.stdout.splitlines() if ln.startswith("docker not used: ")]
     assert done.stdout.startswith("isolation chosen: bwrap")
-    assert why == [f"docker not used: engine answers but image {ABSENT_IMAGE} is not built: "
-                   "run `edit-fidelity sandbox prepare --docker`"], done.stdout
+    assert why == [
+        f"docker not used: engine answers but image {ABSENT_IMAGE} is not built: "
+        "run `edit-fidelity sandbox prepare --docker`"
+    ], done.stdout
 
 
 def test_prepare_again_with_the_same_inputs_skips_the_build() -> None:
@@ -87,21 +97,29 @@ def test_prepare_again_with_the_same_inputs_skips_the_build() -> None:
     if not base:
         pytest.skip("the base image the image was built from is not given (EDIT_FIDELITY_DOCKER_BASE)")
     started = time.monotonic()
-    done = subprocess.run([sys.executable, "-m", "sandbox", "prepare", "--docker", "--base-image", base,
-                           "--build-network", "host"], capture_output=True, text=True, timeout=300)
+    done = subprocess.run(
+        [sys.executable, "-m", "sandbox", "prepare", "--docker", "--base-image", base, "--build-network", "host"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert done.returncode == 0 and "up to date" in done.stdout, (done.stdout, done.stderr)
     assert time.monotonic() - started < 120
 
 
 def test_every_language_runs_with_stdin_and_coverage(docker_box: Sandbox) -> None:
-    res = docker_box.run({"p.py": "import os\nprint(input()[::-1], os.getuid(), os.getcwd().startswith('/work/'))"},
-                         stdin="olleh\n")
+    res = docker_box.run(
+        {"p.py": "import os\nprint(input()[::-1], os.getuid(), os.getcwd().startswith('/work/'))"}, stdin="olleh\n"
+    )
     assert (res.status, res.stdout, res.isolation) == ("ok", "hello 65534 True\n", "docker")
     res = docker_box.run({"p.py": "def f(x):\n    if x:\n        return 1\n    return 2\nf(1)\n"}, coverage=True)
     assert res.status == "ok" and res.coverage is not None
     assert res.coverage["p.py"].missing == [4] and res.coverage["p.py"].executed == [1, 2, 3, 5]
-    for entry, source in (("m.js", "console.log('js')"), ("m.cpp", "#include <cstdio>\nint main(){puts(\"cpp\");}"),
-                          ("Main.java", "public class Main{public static void main(String[] a){System.out.println(\"java\");}}")):
+    for entry, source in (
+        ("m.js", "console.log('js')"),
+        ("m.cpp", '#include <cstdio>\nint main(){puts("cpp");}'),
+        ("Main.java", 'public class Main{public static void main(String[] a){System.out.println("java");}}'),
+    ):
         res = docker_box.run({entry: source}, timeout_s=30)
         assert res.status == "ok" and res.stdout.strip() in ("js", "cpp", "java"), (res.status, res.stderr, res.error)
     big = "x" * (3 << 20)  # stdin larger than any pipe buffer, echoed back while it is still being sent
@@ -131,8 +149,11 @@ def test_containers_are_removed_on_close_and_when_the_owner_is_killed(docker_box
     prog = Path(os.environ.get("TMPDIR", "/tmp")) / f"ef-docker-sleep-{os.getpid()}.py"
     prog.write_text("import time\nprint('started', flush=True)\ntime.sleep(60)\n")
     try:
-        cli = subprocess.Popen([sys.executable, "-m", "sandbox", "run", str(prog), "--timeout", "60"],
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        cli = subprocess.Popen(
+            [sys.executable, "-m", "sandbox", "run", str(prog), "--timeout", "60"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
         deadline = time.monotonic() + 60
         while not _containers(str(cli.pid)) and time.monotonic() < deadline:
             time.sleep(0.1)
@@ -171,8 +192,13 @@ def test_canitedit_gold_check_at_the_docker_level() -> None:
 
         def run(job: tuple[str, str, str]) -> ExecResult:
             _, kind, program = job
-            return box.run({"prog.py": program}, suite="canitedit", memory_mb=MEMORY_MB,
-                           timeout_s=COVERAGE_TIMEOUT_S if kind == "coverage" else TIMEOUT_S, coverage=kind == "coverage")
+            return box.run(
+                {"prog.py": program},
+                suite="canitedit",
+                memory_mb=MEMORY_MB,
+                timeout_s=COVERAGE_TIMEOUT_S if kind == "coverage" else TIMEOUT_S,
+                coverage=kind == "coverage",
+            )
 
         parallel = [j for j in jobs if j[0] not in timing]
         with ThreadPoolExecutor(2) as pool:

@@ -20,13 +20,20 @@ from sandbox.cli import register
 
 SUM = {  # judge-style: read two integers from stdin, print their sum
     "python": ("sum.py", "a, b = map(int, input().split())\nprint(a + b)\n"),
-    "javascript": ("sum.js", "const [a, b] = require('fs').readFileSync(0, 'utf8').trim().split(/\\s+/).map(Number);\n"
-                             "console.log(a + b);\n"),
-    "cpp": ("sum.cpp", "#include <iostream>\nint main() { long a, b; std::cin >> a >> b;"
-                       " std::cout << a + b << '\\n'; }\n"),
-    "java": ("Main.java", "import java.util.Scanner;\npublic class Main { public static void main(String[] x) {"
-                          " Scanner s = new Scanner(System.in);"
-                          " System.out.println(s.nextLong() + s.nextLong()); } }\n"),
+    "javascript": (
+        "sum.js",
+        "const [a, b] = require('fs').readFileSync(0, 'utf8').trim().split(/\\s+/).map(Number);\nconsole.log(a + b);\n",
+    ),
+    "cpp": (
+        "sum.cpp",
+        "#include <iostream>\nint main() { long a, b; std::cin >> a >> b; std::cout << a + b << '\\n'; }\n",
+    ),
+    "java": (
+        "Main.java",
+        "import java.util.Scanner;\npublic class Main { public static void main(String[] x) {"
+        " Scanner s = new Scanner(System.in);"
+        " System.out.println(s.nextLong() + s.nextLong()); } }\n",
+    ),
 }
 
 
@@ -40,10 +47,13 @@ def test_each_language_reads_stdin_and_reports_its_run(bwrap_box: Sandbox, langu
     assert 0 < res.wall_s < 20 and res.cpu_s > 0 and res.peak_memory_mb > 0
 
 
-@pytest.mark.parametrize(("entry", "source"), [
-    ("bad.cpp", "int main() { return undefined_name; }\n"),
-    ("Main.java", "public class Main { void f() { int x = \"s\"; } }\n"),
-])
+@pytest.mark.parametrize(
+    ("entry", "source"),
+    [
+        ("bad.cpp", "int main() { return undefined_name; }\n"),
+        ("Main.java", 'public class Main { void f() { int x = "s"; } }\n'),
+    ],
+)
 def test_compile_errors_are_failures_of_the_compile_phase(bwrap_box: Sandbox, entry: str, source: str) -> None:
     res = bwrap_box.run({entry: source}, timeout_s=20)
     assert res.status == "failed" and res.phase == "compile" and res.exit_code != 0
@@ -63,8 +73,14 @@ def test_timeout_is_wall_clock_and_prompt(bwrap_box: Sandbox) -> None:
 
 
 def test_multi_file_python_imports_its_own_module(bwrap_box: Sandbox) -> None:
-    res = bwrap_box.run({"main.py": "from pkg.helper import twice\nprint(twice(21))\n",
-                         "pkg/__init__.py": "", "pkg/helper.py": "def twice(x):\n    return 2 * x\n"}, "main.py")
+    res = bwrap_box.run(
+        {
+            "main.py": "from pkg.helper import twice\nprint(twice(21))\n",
+            "pkg/__init__.py": "",
+            "pkg/helper.py": "def twice(x):\n    return 2 * x\n",
+        },
+        "main.py",
+    )
     assert res.status == "ok" and res.stdout == "42\n", res
 
 
@@ -74,7 +90,7 @@ def test_host_environment_does_not_leak(bwrap_box: Sandbox, monkeypatch: pytest.
     assert res.status == "ok" and "do-not-leak" not in res.stdout and "EF_HOST_TOKEN" not in res.stdout
 
 
-COVERED = '''import abc
+COVERED = """import abc
 
 
 class Base(abc.ABC):
@@ -98,7 +114,7 @@ class Square(Base):
 
 
 assert Square(3).area() == 9
-'''
+"""
 
 
 def test_coverage_reports_missing_lines_with_canitedit_exclusions(bwrap_box: Sandbox) -> None:
@@ -124,17 +140,20 @@ def test_coverage_keeps_exit_status_and_output(bwrap_box: Sandbox) -> None:
     assert res.status == "timeout" and res.coverage is None
 
 
-@pytest.mark.parametrize(("kwargs", "message"), [
-    ({"files": {"../escape.py": "print(1)"}}, "relative path"),
-    ({"files": {"/etc/x.py": "print(1)"}}, "relative path"),
-    ({"files": {}}, "no files"),
-    ({"files": {"a.py": "", "b.py": ""}}, "entry"),
-    ({"files": {"a.py": ""}, "language": "cobol"}, "unknown language"),
-    ({"files": {"a.txt": ""}}, "cannot tell the language"),
-    ({"files": {"a.py": ""}, "suite": "no-such-suite"}, "unknown suite"),
-    ({"files": {"a.py": ""}, "timeout_s": 0}, "positive"),
-    ({"files": {"a.js": "1"}, "coverage": True}, "only available for Python"),
-])
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"files": {"../escape.py": "print(1)"}}, "relative path"),
+        ({"files": {"/etc/x.py": "print(1)"}}, "relative path"),
+        ({"files": {}}, "no files"),
+        ({"files": {"a.py": "", "b.py": ""}}, "entry"),
+        ({"files": {"a.py": ""}, "language": "cobol"}, "unknown language"),
+        ({"files": {"a.txt": ""}}, "cannot tell the language"),
+        ({"files": {"a.py": ""}, "suite": "no-such-suite"}, "unknown suite"),
+        ({"files": {"a.py": ""}, "timeout_s": 0}, "positive"),
+        ({"files": {"a.js": "1"}, "coverage": True}, "only available for Python"),
+    ],
+)
 def test_bad_requests_are_error_results_not_exceptions(bwrap_box: Sandbox, kwargs: dict, message: str) -> None:
     res = bwrap_box.run(**kwargs)
     assert res.status == "error" and message in res.error, res
@@ -167,8 +186,9 @@ def test_threads_share_the_pool_safely(bwrap_box: Sandbox) -> None:
 
 async def test_async_runs_concurrently_from_many_tasks(bwrap_box: Sandbox) -> None:
     started = asyncio.get_running_loop().time()
-    results = await asyncio.gather(*(bwrap_box.arun({"a.py": f"import time\ntime.sleep(0.3)\nprint({i})"})
-                                     for i in range(4)))
+    results = await asyncio.gather(
+        *(bwrap_box.arun({"a.py": f"import time\ntime.sleep(0.3)\nprint({i})"}) for i in range(4))
+    )
     elapsed = asyncio.get_running_loop().time() - started
     assert [r.stdout.strip() for r in results] == ["0", "1", "2", "3"]
     assert all(r.status == "ok" for r in results)
@@ -227,12 +247,17 @@ def test_cli_doctor_reports_levels_and_languages(capsys: pytest.CaptureFixture[s
     if not levels["docker"]["works"]:
         assert "docker" in levels["docker"]["reason"]
     assert {r["language"]: r["works"] for r in report["languages"]} == {
-        "python": True, "javascript": True, "cpp": True, "java": True}
+        "python": True,
+        "javascript": True,
+        "cpp": True,
+        "java": True,
+    }
     assert os.path.isabs(report["base_python"])
 
 
-def test_util_linux_fallback_when_the_reaper_cannot_be_built(monkeypatch: pytest.MonkeyPatch,
-                                                            leftovers: Callable[[Sandbox], list[str]]) -> None:
+def test_util_linux_fallback_when_the_reaper_cannot_be_built(
+    monkeypatch: pytest.MonkeyPatch, leftovers: Callable[[Sandbox], list[str]]
+) -> None:
     monkeypatch.setattr(envs, "reaper_path", lambda: None)
     box = Sandbox("bwrap", workers=1)
     try:
@@ -255,8 +280,13 @@ def test_reaper_never_sweeps_without_a_dedicated_uid(tmp_path: Path) -> None:
         pytest.skip("needs the reaper helper and root")
     script = "sleep 30 & echo $! > bg.pid; exit 0"
     check = f"{reaper} 2 --sweep -- /bin/sh -c '{script}'; kill -0 $(cat bg.pid) && echo survived"
-    out = subprocess.run(["unshare", "--pid", "--fork", "--kill-child", "/bin/sh", "-c", check],
-                         cwd=tmp_path, capture_output=True, text=True, timeout=20)
+    out = subprocess.run(
+        ["unshare", "--pid", "--fork", "--kill-child", "/bin/sh", "-c", check],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=20,
+    )
     assert "survived" in out.stdout, out
 
 
@@ -266,8 +296,9 @@ def test_network_namespace_has_only_loopback(bwrap_box: Sandbox) -> None:
     assert res.status == "ok" and res.stdout.strip() == "['lo']", res
 
 
-def test_a_failing_sandbox_set_up_is_an_error_not_a_program_failure(tmp_path: Path,
-                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_failing_sandbox_set_up_is_an_error_not_a_program_failure(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     if os.geteuid() != 0 or envs.reaper_path() is None:
         pytest.skip("needs root and the reaper helper")
     box = Sandbox("bwrap", workers=1)
@@ -288,8 +319,10 @@ def test_a_failing_sandbox_set_up_is_an_error_not_a_program_failure(tmp_path: Pa
 
 
 def test_multiprocessing_works_inside_the_sandbox(bwrap_box: Sandbox) -> None:
-    code = ("import multiprocessing as mp\n\ndef sq(x):\n    return x * x\n\nif __name__ == '__main__':\n"
-            "    with mp.Pool(2) as pool:\n        print(sum(pool.map(sq, range(10))))\n")
+    code = (
+        "import multiprocessing as mp\n\ndef sq(x):\n    return x * x\n\nif __name__ == '__main__':\n"
+        "    with mp.Pool(2) as pool:\n        print(sum(pool.map(sq, range(10))))\n"
+    )
     res = bwrap_box.run({"mp.py": code}, timeout_s=20)
     assert res.status == "ok" and res.stdout == "285\n", res.stderr[-1000:]
 

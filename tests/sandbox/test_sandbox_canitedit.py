@@ -94,9 +94,13 @@ def test_gold_after_passes_with_full_coverage_and_before_fails(suite_box: Sandbo
 
     def run(job: tuple[str, str, str]) -> ExecResult:
         _, kind, program = job
-        return suite_box.run({"prog.py": program}, suite="canitedit", memory_mb=MEMORY_MB,
-                             timeout_s=COVERAGE_TIMEOUT_S if kind == "coverage" else TIMEOUT_S,
-                             coverage=kind == "coverage")
+        return suite_box.run(
+            {"prog.py": program},
+            suite="canitedit",
+            memory_mb=MEMORY_MB,
+            timeout_s=COVERAGE_TIMEOUT_S if kind == "coverage" else TIMEOUT_S,
+            coverage=kind == "coverage",
+        )
 
     with ThreadPoolExecutor(len(suite_box.uids)) as pool:
         results = dict(zip(jobs, pool.map(run, jobs), strict=True))

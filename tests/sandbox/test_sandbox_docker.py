@@ -23,8 +23,9 @@ CLI = [sys.executable, "-m", "sandbox"]
 
 
 def _cli(args: list[str], env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*CLI, *args], env={**os.environ, **env}, cwd=cwd, capture_output=True, text=True,
-                          timeout=120)
+    return subprocess.run(
+        [*CLI, *args], env={**os.environ, **env}, cwd=cwd, capture_output=True, text=True, timeout=120
+    )
 
 
 def test_docker_is_not_chosen_without_an_engine(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -114,8 +115,14 @@ def test_build_context_is_generated_from_the_local_sources(tmp_path: Path) -> No
     docker_image.write_context(buf, ("canitedit",), wheels, ca)
     with tarfile.open(fileobj=io.BytesIO(buf.getvalue())) as tar:
         files = {m.name: tar.extractfile(m).read() for m in tar.getmembers() if m.isfile()}  # type: ignore[union-attr]
-    assert set(files) == {"Dockerfile", "build_envs.py", "suites.json", "covdriver.py", "host-ca.crt",
-                          f"wheels/{wheel.name}"}
+    assert set(files) == {
+        "Dockerfile",
+        "build_envs.py",
+        "suites.json",
+        "covdriver.py",
+        "host-ca.crt",
+        f"wheels/{wheel.name}",
+    }
     spec = json.loads(files["suites.json"])
     assert spec["suites"]["canitedit"]["requirements"] == list(envs.CANITEDIT_REQUIREMENTS)
     assert "class LLM" in spec["suites"]["canitedit"]["stub_sources"]["vllm"]

@@ -136,8 +136,10 @@ JS = {
     "ignore_sigterm": "process.on('SIGTERM', () => {{}});\nsetInterval(() => {{}}, 1000);\n",
     "segfault": "process.kill(process.pid, 'SIGSEGV');\n",
 }
-CPP_HEAD = ("#include <cstdio>\n#include <cstring>\n#include <csignal>\n#include <new>\n#include <vector>\n"
-            "#include <unistd.h>\n#include <sys/socket.h>\n#include <netinet/in.h>\n#include <arpa/inet.h>\n")
+CPP_HEAD = (
+    "#include <cstdio>\n#include <cstring>\n#include <csignal>\n#include <new>\n#include <vector>\n"
+    "#include <unistd.h>\n#include <sys/socket.h>\n#include <netinet/in.h>\n#include <arpa/inet.h>\n"
+)
 CPP = {
     "fork_bomb": "int main() {{ while (true) fork(); }}\n",
     "memory_hog": (
@@ -151,24 +153,24 @@ CPP = {
         " while (true) fwrite(b, 1, sizeof b, stdout); }}\n"
     ),
     "write_outside": (
-        "int main() {{ const char* ps[] = {targets_c}; for (const char* p : ps) {{ FILE* f = fopen(p, \"w\");"
-        " if (f) {{ fputs(\"pwned\", f); fclose(f); printf(\"WROTE %s\\n\", p); }}"
-        " else printf(\"denied %s\\n\", p); }} }}\n"
+        'int main() {{ const char* ps[] = {targets_c}; for (const char* p : ps) {{ FILE* f = fopen(p, "w");'
+        ' if (f) {{ fputs("pwned", f); fclose(f); printf("WROTE %s\\n", p); }}'
+        ' else printf("denied %s\\n", p); }} }}\n'
     ),
     "read_outside": (
-        "int main() {{ const char* ps[] = {secrets_c}; for (const char* p : ps) {{ FILE* f = fopen(p, \"r\");"
-        " if (!f) {{ printf(\"denied %s\\n\", p); continue; }} char b[256] = {{0}}; fread(b, 1, 255, f);"
-        " printf(\"%s\\n\", b); fclose(f); }} }}\n"
+        'int main() {{ const char* ps[] = {secrets_c}; for (const char* p : ps) {{ FILE* f = fopen(p, "r");'
+        ' if (!f) {{ printf("denied %s\\n", p); continue; }} char b[256] = {{0}}; fread(b, 1, 255, f);'
+        ' printf("%s\\n", b); fclose(f); }} }}\n'
     ),
     "network": (
         "int main() {{ int s = socket(AF_INET, SOCK_STREAM, 0); sockaddr_in a{{}}; a.sin_family = AF_INET;"
-        " a.sin_port = htons({port}); inet_pton(AF_INET, \"127.0.0.1\", &a.sin_addr);"
-        " if (connect(s, (sockaddr*)&a, sizeof a) != 0) {{ perror(\"connect\"); return 1; }}"
-        " write(s, \"pwned\", 5); puts(\"CONNECTED\"); }}\n"
+        ' a.sin_port = htons({port}); inet_pton(AF_INET, "127.0.0.1", &a.sin_addr);'
+        ' if (connect(s, (sockaddr*)&a, sizeof a) != 0) {{ perror("connect"); return 1; }}'
+        ' write(s, "pwned", 5); puts("CONNECTED"); }}\n'
     ),
     "daemon": (
         "int main() {{ if (fork() == 0) {{ setsid(); if (fork() == 0) {{ close(1); close(2); sleep(60); }} _exit(0); }}"
-        " sleep(0); puts(\"parent left\"); }}\n"
+        ' sleep(0); puts("parent left"); }}\n'
     ),
     "ignore_sigterm": "int main() {{ signal(SIGTERM, SIG_IGN); while (true) sleep(1); }}\n",
     "segfault": "int main() {{ volatile int* p = nullptr; return *p; }}\n",
@@ -188,8 +190,13 @@ def _render(kind: str, language: str, host: Host) -> tuple[str, str]:
     secret_paths = [str(p) for p in host.secret_files]
     quote = lambda xs: "{" + ", ".join(f'"{x}"' for x in xs) + "}"  # noqa: E731
     source = table[kind].format(
-        port=host.port, targets=targets, secrets=secret_paths, targets_js=repr(targets),
-        secrets_js=repr(secret_paths), targets_c=quote(targets), secrets_c=quote(secret_paths),
+        port=host.port,
+        targets=targets,
+        secrets=secret_paths,
+        targets_js=repr(targets),
+        secrets_js=repr(secret_paths),
+        targets_c=quote(targets),
+        secrets_c=quote(secret_paths),
     )
     if language == "cpp":
         source = CPP_HEAD + source
@@ -249,8 +256,9 @@ def check_contained(kind: str, res: ExecResult, host: Host, box: Sandbox, leftov
 
 @pytest.mark.parametrize("language", list(SOURCES))
 @pytest.mark.parametrize("kind", KINDS)
-def test_hostile_program_is_contained_by_bwrap(bwrap_box: Sandbox, host: Host, kind: str, language: str,
-                                              leftovers: Leftovers) -> None:
+def test_hostile_program_is_contained_by_bwrap(
+    bwrap_box: Sandbox, host: Host, kind: str, language: str, leftovers: Leftovers
+) -> None:
     entry, source = _render(kind, language, host)
     res = bwrap_box.run({entry: source}, timeout_s=_timeout(kind), memory_mb=MEMORY_MB, output_limit=OUTPUT_LIMIT)
     assert res.isolation == "bwrap" and res.isolated
@@ -275,10 +283,13 @@ def test_hostile_python_on_weaker_levels(any_box: Sandbox, host: Host, kind: str
 def test_none_level_still_guards_root_and_system_dirs(any_box: Sandbox, host: Host, leftovers: Leftovers) -> None:
     if any_box.level != "none":
         pytest.skip("checks the none level only")
-    code = ("import sys\nfor p in sys.argv[1:]:\n    try:\n        open(p, 'w').write('x'); print('WROTE', p)\n"
-            "    except OSError:\n        print('denied')\nprint(open(sys.argv[0]).read()[:0])\n")
-    res = any_box.run({"w.py": code}, command=["python", "w.py", "/usr/ef_pwned", "/etc/ef_pwned", "/root/ef_pwned"],
-                      timeout_s=5)
+    code = (
+        "import sys\nfor p in sys.argv[1:]:\n    try:\n        open(p, 'w').write('x'); print('WROTE', p)\n"
+        "    except OSError:\n        print('denied')\nprint(open(sys.argv[0]).read()[:0])\n"
+    )
+    res = any_box.run(
+        {"w.py": code}, command=["python", "w.py", "/usr/ef_pwned", "/etc/ef_pwned", "/root/ef_pwned"], timeout_s=5
+    )
     assert res.status == "ok" and "WROTE" not in res.stdout and res.stdout.count("denied") == 3
     secret = next(p for p in host.secret_files if str(p).startswith("/root/")) if os.geteuid() == 0 else None
     if secret:
@@ -290,12 +301,13 @@ def test_none_level_still_guards_root_and_system_dirs(any_box: Sandbox, host: Ho
 def test_fork_bomb_leaves_other_slots_and_host_working(bwrap_box: Sandbox, leftovers: Leftovers) -> None:
     """Process limits are per slot uid: a bomb in one slot cannot starve the other, nor the host."""
     bomb: list[ExecResult] = []
-    thread = threading.Thread(target=lambda: bomb.append(
-        bwrap_box.run({"b.py": PY["fork_bomb"]}, timeout_s=3.0)))
+    thread = threading.Thread(target=lambda: bomb.append(bwrap_box.run({"b.py": PY["fork_bomb"]}, timeout_s=3.0)))
     thread.start()
     time.sleep(1.0)  # the bomb is at its process limit by now
-    other = bwrap_box.run({"ok.py": "import subprocess\nprint(subprocess.run(['echo', 'fine'], "
-                                    "capture_output=True, text=True).stdout)"}, timeout_s=5)
+    other = bwrap_box.run(
+        {"ok.py": "import subprocess\nprint(subprocess.run(['echo', 'fine'], capture_output=True, text=True).stdout)"},
+        timeout_s=5,
+    )
     host_ok = subprocess.run(["/bin/echo", "host"], capture_output=True, text=True, timeout=5)
     thread.join()
     assert other.status == "ok" and "fine" in other.stdout, other
@@ -305,8 +317,10 @@ def test_fork_bomb_leaves_other_slots_and_host_working(bwrap_box: Sandbox, lefto
 
 
 def test_work_dir_is_private_and_removed(bwrap_box: Sandbox) -> None:
-    res = bwrap_box.run({"p.py": "import os\nprint(os.getcwd(), os.getuid(), sorted(os.listdir('.')))\n"
-                                 "print(os.listdir('/'))"}, timeout_s=5)
+    res = bwrap_box.run(
+        {"p.py": "import os\nprint(os.getcwd(), os.getuid(), sorted(os.listdir('.')))\nprint(os.listdir('/'))"},
+        timeout_s=5,
+    )
     assert res.status == "ok"
     cwd, uid, *_ = res.stdout.split()
     assert cwd == "/work" and int(uid) in bwrap_box.uids and int(uid) != 0
@@ -323,9 +337,11 @@ def test_filling_the_disk_stops_at_the_slot_work_tmpfs(leftovers: Leftovers) -> 
     if os.geteuid() != 0:
         pytest.skip("the per-slot work tmpfs needs root")
     box = Sandbox("bwrap", workers=1, limits=Limits(work_mb=48))
-    code = ("import os\nn = 0\ntry:\n    while True:\n        with open(f'f{n}', 'wb') as fh:\n"
-            "            fh.write(b'x' * (8 << 20))\n        n += 1\nexcept OSError as e:\n"
-            "    print(n, e.errno == 28)\n")
+    code = (
+        "import os\nn = 0\ntry:\n    while True:\n        with open(f'f{n}', 'wb') as fh:\n"
+        "            fh.write(b'x' * (8 << 20))\n        n += 1\nexcept OSError as e:\n"
+        "    print(n, e.errno == 28)\n"
+    )
     try:
         res = box.run({"fill.py": code}, timeout_s=20)
         written, enospc = res.stdout.split()

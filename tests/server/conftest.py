@@ -25,5 +25,3 @@ async def lsp(lsp_client: LanguageClient):
     yield
     with contextlib.suppress(Exception):  # a test that killed the server has nothing left to shut down
         await asyncio.wait_for(lsp_client.shutdown_session(), 10)
-
-

@@ -76,20 +76,35 @@ SCRIPTS = {
     "hang": [Step(hang=True)],
     "prose": [Step(content="I am sorry, I cannot help with that request.")],
     "echokey": [Step(status=400, body=None)],  # replaced per test
-    "lazy": [Step(content=lambda r: fenced("import math\n\n\ndef mean_above(values, limit):\n    # ... rest of the code unchanged ...\n    pass\n"))],
+    "lazy": [
+        Step(
+            content=lambda r: fenced(
+                "import math\n\n\ndef mean_above(values, limit):\n    # ... rest of the code unchanged ...\n    pass\n"
+            )
+        )
+    ],
 }
 
 
 def backend_entry(srv: ScriptedServer, name: str, model: str | None = None, **extra) -> dict:
-    entry = {"name": name, "baseUrl": srv.base_url, "model": model or name, "apiKeyEnv": API_ENV,
-             "timeoutS": 10, "maxConcurrency": 8}
+    entry = {
+        "name": name,
+        "baseUrl": srv.base_url,
+        "model": model or name,
+        "apiKeyEnv": API_ENV,
+        "timeoutS": 10,
+        "maxConcurrency": 8,
+    }
     entry.update(extra)
     return entry
 
 
 def settings_for(srv: ScriptedServer, *names: str, **extra) -> dict:
-    return {"backends": [backend_entry(srv, n) for n in names],
-            "thresholds": {"debounceMs": 50, "largeChangeLines": 8}, **extra}
+    return {
+        "backends": [backend_entry(srv, n) for n in names],
+        "thresholds": {"debounceMs": 50, "largeChangeLines": 8},
+        **extra,
+    }
 
 
 SERVER_CMD = [sys.executable, "-m", "server.lsp"]
@@ -110,7 +125,9 @@ class Editor:
         self.texts[uri] = text
         self.versions[uri] = version
         self.client.text_document_did_open(
-            types.DidOpenTextDocumentParams(types.TextDocumentItem(uri=uri, language_id=language, version=version, text=text))
+            types.DidOpenTextDocumentParams(
+                types.TextDocumentItem(uri=uri, language_id=language, version=version, text=text)
+            )
         )
 
     def change(self, uri: str, edits: list[types.TextEdit]) -> int:
@@ -227,7 +244,9 @@ async def start_session(client: LanguageClient, options, capabilities: str = "vi
 
 async def execute(client: LanguageClient, command: str, argument=None, *, raw_arguments=None):
     arguments = raw_arguments if raw_arguments is not None else [argument]
-    return await client.workspace_execute_command_async(types.ExecuteCommandParams(command=command, arguments=arguments))
+    return await client.workspace_execute_command_async(
+        types.ExecuteCommandParams(command=command, arguments=arguments)
+    )
 
 
 async def wait_for(predicate, timeout: float = 5.0, interval: float = 0.02):
@@ -254,8 +273,10 @@ async def raw_request(client: LanguageClient, method: str, params):
 
 async def code_actions(client: LanguageClient, uri: str, rng: types.Range, diagnostics=()) -> list[dict]:
     params = types.CodeActionParams(
-        text_document=types.TextDocumentIdentifier(uri=uri), range=rng,
-        context=types.CodeActionContext(diagnostics=list(diagnostics)))
+        text_document=types.TextDocumentIdentifier(uri=uri),
+        range=rng,
+        context=types.CodeActionContext(diagnostics=list(diagnostics)),
+    )
     return await raw_request(client, types.TEXT_DOCUMENT_CODE_ACTION, params)
 
 

@@ -57,8 +57,19 @@ def test_extract_code(answer, expected):
     assert extract_code(answer) == expected
 
 
-@pytest.mark.parametrize("answer", [None, "", "   ", "I cannot help with that.", "Sure", "<think>still thinking",
-                                    "```diff\n-a\n+b\n```", "Here you go: def f(x) return"])
+@pytest.mark.parametrize(
+    "answer",
+    [
+        None,
+        "",
+        "   ",
+        "I cannot help with that.",
+        "Sure",
+        "<think>still thinking",
+        "```diff\n-a\n+b\n```",
+        "Here you go: def f(x) return",
+    ],
+)
 def test_no_code(answer):
     assert extract_code(answer) is None
 
@@ -89,8 +100,18 @@ def test_prompts():
 
 
 def test_backend_settings_validation():
-    ok = parse_backend({"name": "a", "baseUrl": "http://h:1/v1/", "model": "m", "apiKeyEnv": "KEY",
-                        "temperature": 0.2, "maxTokens": 100, "timeoutS": 5, "maxConcurrency": 3})
+    ok = parse_backend(
+        {
+            "name": "a",
+            "baseUrl": "http://h:1/v1/",
+            "model": "m",
+            "apiKeyEnv": "KEY",
+            "temperature": 0.2,
+            "maxTokens": 100,
+            "timeoutS": 5,
+            "maxConcurrency": 3,
+        }
+    )
     assert ok.base_url == "http://h:1/v1" and ok.max_concurrency == 3 and ok.api_key_env == "KEY"
     for bad, fragment in [
         ({"name": "a", "baseUrl": "ftp://x", "model": "m"}, "baseUrl"),
@@ -104,8 +125,14 @@ def test_backend_settings_validation():
     ]:
         with pytest.raises(ConfigError, match=fragment):
             parse_backend(bad)
-    settings, problems = parse_settings({"editFidelity": {"backends": [{"name": "a", "baseUrl": "http://x", "model": "m"}],
-                                                          "thresholds": {"debounceMs": 10, "hunkTokensError": "x"}}})
+    settings, problems = parse_settings(
+        {
+            "editFidelity": {
+                "backends": [{"name": "a", "baseUrl": "http://x", "model": "m"}],
+                "thresholds": {"debounceMs": 10, "hunkTokensError": "x"},
+            }
+        }
+    )
     assert [b.name for b in settings.backends] == ["a"] and settings.thresholds.debounce_ms == 10
     assert any("hunkTokensError" in p for p in problems)
 
@@ -119,9 +146,12 @@ async def test_retries_backoff_and_limits():
         "slow": [Step(content=fenced(CODE), delay_s=0.2)],
     }
     with ScriptedServer(scripts) as srv:
+
         def backend(model, **kw):
-            return OpenAIBackend(parse_backend({"name": model, "baseUrl": srv.base_url, "model": model, **kw}),
-                                 environ={})
+            return OpenAIBackend(
+                parse_backend({"name": model, "baseUrl": srv.base_url, "model": model, **kw}), environ={}
+            )
+
         msgs = build_messages("fix", CODE)
         c = await backend("flaky", maxRetries=2).complete(msgs)
         assert c.code == CODE and c.attempts == 3
@@ -191,10 +221,15 @@ def test_revert_edit_and_change_size():
         assert apply_text_edits(after, one) == apply_text_edits(before, report.unit_edits(rest))
     from lsprotocol import types
 
-    typing = [types.TextDocumentContentChangePartial(range=types.Range(types.Position(1, 1), types.Position(1, 1)), text="x")]
+    typing = [
+        types.TextDocumentContentChangePartial(range=types.Range(types.Position(1, 1), types.Position(1, 1)), text="x")
+    ]
     assert changed_lines(before, typing) == 0
-    paste = [types.TextDocumentContentChangePartial(range=types.Range(types.Position(1, 0), types.Position(1, 0)),
-                                                    text="x\n" * 12)]
+    paste = [
+        types.TextDocumentContentChangePartial(
+            range=types.Range(types.Position(1, 0), types.Position(1, 0)), text="x\n" * 12
+        )
+    ]
     assert changed_lines(before, paste) == 13
     assert changed_lines(before, [types.TextDocumentContentChangeWholeDocument(text=after)]) == 3
 
@@ -204,8 +239,13 @@ def test_instruction_words():
     assert "defensive" in allowed_kinds("add input validation")
     assert allowed_kinds("fix the off-by-one") & {"rename", "defensive", "formatting_only"} == set()
     # words that appear in ordinary bug-fix requests do not excuse validation, renames or new imports
-    for instruction in ("Fix the off-by-one error", "check why the loop stops early", "return None on a miss",
-                        "use a set here", "make the name lookup case-insensitive"):
+    for instruction in (
+        "Fix the off-by-one error",
+        "check why the loop stops early",
+        "return None on a miss",
+        "use a set here",
+        "make the name lookup case-insensitive",
+    ):
         assert allowed_kinds(instruction) & {"defensive", "rename", "import_change"} == set(), instruction
     assert "defensive" in allowed_kinds("handle invalid input gracefully")
 
@@ -222,25 +262,51 @@ async def test_hostile_backends():
     scripts = {
         "drip": [Step(content=fenced(CODE), drip_s=0.05)],
         "huge": [Step(content=huge, usage=None)],
-        "null": [Step(body=_json.dumps({"id": "x", "object": "chat.completion", "created": 1, "model": "m",
-                                        "choices": [{"index": 0, "finish_reason": "stop",
-                                                     "message": {"role": "assistant", "content": None}}]}).encode())],
-        "nochoices": [Step(body=b'{"id": "x", "object": "chat.completion", "created": 1, "model": "m", "choices": []}')],
+        "null": [
+            Step(
+                body=_json.dumps(
+                    {
+                        "id": "x",
+                        "object": "chat.completion",
+                        "created": 1,
+                        "model": "m",
+                        "choices": [
+                            {"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": None}}
+                        ],
+                    }
+                ).encode()
+            )
+        ],
+        "nochoices": [
+            Step(body=b'{"id": "x", "object": "chat.completion", "created": 1, "model": "m", "choices": []}')
+        ],
         "binary": [Step(body=bytes(range(256)) * 4)],
-        "html": [Step(status=502, body=b"<html><body>Bad gateway</body></html>", headers={"content-type": "text/html"})],
+        "html": [
+            Step(status=502, body=b"<html><body>Bad gateway</body></html>", headers={"content-type": "text/html"})
+        ],
         "textplain": [Step(body=b"just words", headers={"content-type": "text/plain"})],
     }
     with ScriptedServer(scripts) as srv:
+
         def backend(model, **kw):
-            return OpenAIBackend(parse_backend({"name": model, "baseUrl": srv.base_url, "model": model,
-                                                "maxRetries": 0, **kw}), environ={})
+            return OpenAIBackend(
+                parse_backend({"name": model, "baseUrl": srv.base_url, "model": model, "maxRetries": 0, **kw}),
+                environ={},
+            )
+
         msgs = build_messages("fix", CODE)
         t0 = time.perf_counter()
         with pytest.raises(BackendError) as info:  # each byte arrives in time, the whole never does
             await backend("drip", timeoutS=0.5).complete(msgs)
         assert info.value.kind == "timeout" and time.perf_counter() - t0 < 2
-        expectations = {"huge": "too_large", "null": "empty", "nochoices": "empty", "binary": "bad_response",
-                        "html": "http", "textplain": "bad_response"}
+        expectations = {
+            "huge": "too_large",
+            "null": "empty",
+            "nochoices": "empty",
+            "binary": "bad_response",
+            "html": "http",
+            "textplain": "bad_response",
+        }
         for model, kind in expectations.items():
             with pytest.raises(BackendError) as info:
                 await backend(model).complete(msgs)
@@ -251,11 +317,13 @@ async def test_hostile_backends():
 def test_plain_http_key_warning():
     from server.backends import parse_backends
 
-    backends, problems = parse_backends([
-        {"name": "remote", "baseUrl": "http://models.example.com/v1", "model": "m", "apiKeyEnv": "K"},
-        {"name": "local", "baseUrl": "http://127.0.0.1:8000/v1", "model": "m", "apiKeyEnv": "K"},
-        {"name": "tls", "baseUrl": "https://api.example.com/v1", "model": "m", "apiKeyEnv": "K"},
-    ])
+    backends, problems = parse_backends(
+        [
+            {"name": "remote", "baseUrl": "http://models.example.com/v1", "model": "m", "apiKeyEnv": "K"},
+            {"name": "local", "baseUrl": "http://127.0.0.1:8000/v1", "model": "m", "apiKeyEnv": "K"},
+            {"name": "tls", "baseUrl": "https://api.example.com/v1", "model": "m", "apiKeyEnv": "K"},
+        ]
+    )
     assert [b.name for b in backends] == ["remote", "local", "tls"]  # a warning, not a refusal
     assert len(problems) == 1 and "'remote' sends its API key over plain http" in problems[0]
 
@@ -272,8 +340,17 @@ def test_an_applied_edit_moves_the_observation_baseline():
     before = "def f(a):\n    return a + 1\n\n\ndef g(x):\n    return x * 2\n"
     observed = before.replace("(a)", "(alpha)").replace("a + 1", "alpha + 1")
     report = measure(before, observed)
-    obs = Observation(uri="u", version=1, baseline=before, current=observed, source="observed", report=report,
-                      flagged=[], views=[], geometry=UnitGeometry(before, observed, report))
+    obs = Observation(
+        uri="u",
+        version=1,
+        baseline=before,
+        current=observed,
+        source="observed",
+        report=report,
+        flagged=[],
+        views=[],
+        geometry=UnitGeometry(before, observed, report),
+    )
     accepted = observed.replace("x * 2", "x * 3")
     moved = _rebased(obs, observed, measure(observed, accepted).edits)
     assert moved == before.replace("x * 2", "x * 3")

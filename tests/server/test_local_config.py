@@ -28,7 +28,8 @@ def test_a_local_model_needs_no_base_url(model_dir):
     assert parse_backend({"name": "d", "model": "local", "timeoutS": 30}).timeout_s == 30
     # baseUrl "local" (what the VS Code schema, which requires a baseUrl, lets a user write)
     assert parse_backend({"name": "q", "baseUrl": "local", "model": "Qwen/Qwen2.5-Coder-1.5B-Instruct"}).model == (
-        "local:Qwen/Qwen2.5-Coder-1.5B-Instruct")
+        "local:Qwen/Qwen2.5-Coder-1.5B-Instruct"
+    )
 
 
 @needs_local
@@ -78,10 +79,14 @@ def test_configured_backends_replace_the_default():
 @needs_local
 async def test_the_pool_builds_the_right_backend_without_starting_a_model(model_dir):
     pool = BackendPool()
-    settings, _ = parse_settings({"backends": [
-        {"name": "cpu", "model": f"local:{model_dir}"},
-        {"name": "remote", "baseUrl": "http://127.0.0.1:9/v1", "model": "m"},
-    ]})
+    settings, _ = parse_settings(
+        {
+            "backends": [
+                {"name": "cpu", "model": f"local:{model_dir}"},
+                {"name": "remote", "baseUrl": "http://127.0.0.1:9/v1", "model": "m"},
+            ]
+        }
+    )
     pool.configure(settings.backends)
     assert isinstance(pool.get("cpu"), LocalBackend) and isinstance(pool.get("remote"), OpenAIBackend)
     assert pool.get("cpu")._worker is None  # the model loads on first use

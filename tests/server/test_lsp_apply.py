@@ -58,6 +58,7 @@ async def test_apply_some_hunks_then_the_rest(lsp, backend):
     expected = apply_text_edits(SAMPLE, chosen)
     await wait_for(lambda: editor.texts[URI] == expected)
     assert editor.texts[URI] not in (SAMPLE,)
+
     # the rest of the proposal is carried over to the new version: its lenses come back
     async def lenses():
         return await lsp.text_document_code_lens_async(types.CodeLensParams(types.TextDocumentIdentifier(uri=URI)))
@@ -130,7 +131,8 @@ async def test_buffer_changed_while_the_backend_worked(lsp, backend):
     editor = await start_session(lsp, settings_for(backend, "slowfix"))
     editor.open(URI, SAMPLE)
     task = asyncio.ensure_future(
-        execute(lsp, "editFidelity.requestEdit", {"uri": URI, "version": 1, "instruction": "fix"}))
+        execute(lsp, "editFidelity.requestEdit", {"uri": URI, "version": 1, "instruction": "fix"})
+    )
     await wait_for(lambda: backend.requests_for("slowfix") and backend.active)
     editor.change(URI, [te(0, 0, 0, 0, "#\n")])
     result = await task

@@ -31,12 +31,21 @@ CASES = [
     ("editFidelity.requestEdit", [{**GOOD, "style": "terse"}], "`style` must be one of generic, minimal"),
     ("editFidelity.requestEdit", [{**GOOD, "range": {"start": {"line": 0}}}], "`range.start.character`"),
     ("editFidelity.requestEdit", [{**GOOD, "range": [1, 2]}], "`range` must be a range object"),
-    ("editFidelity.requestEdit", [{**GOOD, "range": {"start": {"line": 5, "character": 0},
-                                                     "end": {"line": 2, "character": 0}}}], "ends before it starts"),
-    ("editFidelity.requestEdit", [{**GOOD, "range": {"start": {"line": 500, "character": 0},
-                                                     "end": {"line": 501, "character": 0}}}], "outside the document"),
-    ("editFidelity.requestEdit", [{**GOOD, "range": {"start": {"line": -1, "character": 0},
-                                                     "end": {"line": 1, "character": 0}}}], "non-negative"),
+    (
+        "editFidelity.requestEdit",
+        [{**GOOD, "range": {"start": {"line": 5, "character": 0}, "end": {"line": 2, "character": 0}}}],
+        "ends before it starts",
+    ),
+    (
+        "editFidelity.requestEdit",
+        [{**GOOD, "range": {"start": {"line": 500, "character": 0}, "end": {"line": 501, "character": 0}}}],
+        "outside the document",
+    ),
+    (
+        "editFidelity.requestEdit",
+        [{**GOOD, "range": {"start": {"line": -1, "character": 0}, "end": {"line": 1, "character": 0}}}],
+        "non-negative",
+    ),
     ("editFidelity.applyProposal", [{}], "missing `id`"),
     ("editFidelity.applyProposal", [{"id": "x", "hunks": "all"}], "`hunks` must be an array of integers"),
     ("editFidelity.applyProposal", [{"id": "x", "hunks": [1, 1]}], "duplicates"),
@@ -79,7 +88,9 @@ async def test_backend_down(lsp, backend):
     editor.open(URI, SAMPLE)
     result = await execute(lsp, "editFidelity.requestEdit", GOOD)
     [p] = result["proposals"]
-    assert p["status"] == "error" and p["errorKind"] == "connection" and "cannot reach http://127.0.0.1:9/v1" in p["error"]
+    assert (
+        p["status"] == "error" and p["errorKind"] == "connection" and "cannot reach http://127.0.0.1:9/v1" in p["error"]
+    )
 
 
 async def test_buffer_that_does_not_parse(lsp, backend):
@@ -99,16 +110,31 @@ async def test_raw_protocol_junk(lsp, backend):
     editor.open(URI, SAMPLE)
     # params that do not deserialize at all: an InvalidParams answer, not silence
     with pytest.raises(Exception) as info:
-        await send_raw_json(lsp, {"jsonrpc": "2.0", "id": "junk-1", "method": types.TEXT_DOCUMENT_HOVER,
-                                  "params": {"textDocument": 5}})
+        await send_raw_json(
+            lsp, {"jsonrpc": "2.0", "id": "junk-1", "method": types.TEXT_DOCUMENT_HOVER, "params": {"textDocument": 5}}
+        )
     assert "invalid params" in str(info.value).lower()
     with pytest.raises(Exception) as info:
-        await send_raw_json(lsp, {"jsonrpc": "2.0", "id": "junk-2", "method": types.WORKSPACE_EXECUTE_COMMAND,
-                                  "params": {"command": "editFidelity.requestEdit", "arguments": "fix it"}})
+        await send_raw_json(
+            lsp,
+            {
+                "jsonrpc": "2.0",
+                "id": "junk-2",
+                "method": types.WORKSPACE_EXECUTE_COMMAND,
+                "params": {"command": "editFidelity.requestEdit", "arguments": "fix it"},
+            },
+        )
     assert "`arguments` must be an array" in str(info.value)
     # the object itself instead of a one-element array is accepted
-    ok = await send_raw_json(lsp, {"jsonrpc": "2.0", "id": "junk-3", "method": types.WORKSPACE_EXECUTE_COMMAND,
-                                   "params": {"command": "editFidelity.listBackends", "arguments": {}}})
+    ok = await send_raw_json(
+        lsp,
+        {
+            "jsonrpc": "2.0",
+            "id": "junk-3",
+            "method": types.WORKSPACE_EXECUTE_COMMAND,
+            "params": {"command": "editFidelity.listBackends", "arguments": {}},
+        },
+    )
     assert ok.backends[0].name == "fix"  # (the client turns untyped JSON objects into namedtuples)
     # not even JSON: logged, and the server reads on
     lsp.protocol.writer.write(b"Content-Length: 9\r\n\r\n{not json")
@@ -116,13 +142,17 @@ async def test_raw_protocol_junk(lsp, backend):
     with pytest.raises(Exception, match="(?i)method not found|not found"):
         await send_raw_json(lsp, {"jsonrpc": "2.0", "id": "junk-4", "method": "editFidelity/bogus", "params": {}})
     # notifications about documents nobody opened are ignored
-    lsp.text_document_did_change(types.DidChangeTextDocumentParams(
-        text_document=types.VersionedTextDocumentIdentifier(uri="file:///ghost.py", version=2),
-        content_changes=[types.TextDocumentContentChangeWholeDocument(text="x")]))
+    lsp.text_document_did_change(
+        types.DidChangeTextDocumentParams(
+            text_document=types.VersionedTextDocumentIdentifier(uri="file:///ghost.py", version=2),
+            content_changes=[types.TextDocumentContentChangeWholeDocument(text="x")],
+        )
+    )
     lsp.text_document_did_close(types.DidCloseTextDocumentParams(types.TextDocumentIdentifier(uri="file:///ghost.py")))
     # hover / lens / actions on unknown documents: empty answers
-    hover = await lsp.text_document_hover_async(types.HoverParams(
-        types.TextDocumentIdentifier(uri="file:///ghost.py"), types.Position(0, 0)))
+    hover = await lsp.text_document_hover_async(
+        types.HoverParams(types.TextDocumentIdentifier(uri="file:///ghost.py"), types.Position(0, 0))
+    )
     assert hover is None
     result = await execute(lsp, "editFidelity.requestEdit", GOOD)
     assert result["proposals"][0]["status"] == "ok"
@@ -144,8 +174,15 @@ async def test_bad_settings_are_reported_and_skipped(lsp, backend):
     listed = await execute(lsp, "editFidelity.listBackends", {})
     assert [b["name"] for b in listed["backends"]] == ["fix"]
     problems = " ".join(listed["problems"])
-    for fragment in ("`baseUrl` must be an http(s) URL", "duplicate backend name 'fix'", "NAME of an environment variable",
-                     "`temperature` must be a number", "a backend must be an object", "largeChangeLines", "defaultStyle"):
+    for fragment in (
+        "`baseUrl` must be an http(s) URL",
+        "duplicate backend name 'fix'",
+        "NAME of an environment variable",
+        "`temperature` must be a number",
+        "a backend must be an object",
+        "largeChangeLines",
+        "defaultStyle",
+    ):
         assert fragment in problems, fragment
     assert "sk-live-abcdef" not in json.dumps(listed["backends"])
     await asyncio.sleep(0.2)

@@ -32,8 +32,11 @@ def gated(backend) -> tuple[str, threading.Event]:
 
 
 def open_doc(lsp, uri: str, text: str, version: int = 1) -> None:
-    lsp.text_document_did_open(types.DidOpenTextDocumentParams(
-        types.TextDocumentItem(uri=uri, language_id="python", version=version, text=text)))
+    lsp.text_document_did_open(
+        types.DidOpenTextDocumentParams(
+            types.TextDocumentItem(uri=uri, language_id="python", version=version, text=text)
+        )
+    )
 
 
 def close_doc(lsp, uri: str) -> None:
@@ -52,8 +55,11 @@ def ours(lsp, uri: str) -> list[types.Diagnostic]:
 async def shown(lsp, uri: str) -> dict:
     """What the editor would show for the fix's line: lenses, hover, code actions."""
     lenses = await lsp.text_document_code_lens_async(types.CodeLensParams(types.TextDocumentIdentifier(uri=uri)))
-    hover = await lsp.text_document_hover_async(types.HoverParams(
-        text_document=types.TextDocumentIdentifier(uri=uri), position=types.Position(line=9, character=8)))
+    hover = await lsp.text_document_hover_async(
+        types.HoverParams(
+            text_document=types.TextDocumentIdentifier(uri=uri), position=types.Position(line=9, character=8)
+        )
+    )
     line = types.Range(start=types.Position(9, 0), end=types.Position(9, 20))
     actions = [a for a in await code_actions(lsp, uri, line) if "Accept" in a["title"]]
     return {"lenses": lenses or [], "hover": hover, "actions": actions}
@@ -62,15 +68,17 @@ async def shown(lsp, uri: str) -> dict:
 async def pending_request(lsp, backend, name: str, uri: str):
     """Send requestEdit and return once the backend holds it (the answer waits at the gate)."""
     before = len(backend.received)
-    task = asyncio.ensure_future(execute(lsp, "editFidelity.requestEdit",
-                                         {"uri": uri, "version": 1, "instruction": "fix the filter"}))
+    task = asyncio.ensure_future(
+        execute(lsp, "editFidelity.requestEdit", {"uri": uri, "version": 1, "instruction": "fix the filter"})
+    )
     await wait_for(lambda: any(r.model == name for r in backend.received[before:]), timeout=15)
     return task
 
 
 async def session(lsp, backend, name: str):
-    return await start_session(lsp, {"editFidelity": {"backends": [backend_entry(backend, name)],
-                                                      "observeChanges": False}})
+    return await start_session(
+        lsp, {"editFidelity": {"backends": [backend_entry(backend, name)], "observeChanges": False}}
+    )
 
 
 async def test_reopen_with_other_text_makes_the_pending_answer_stale(lsp, backend):
@@ -144,8 +152,7 @@ async def test_answer_arriving_while_closed_is_dropped(lsp, backend):
 
 
 async def test_close_releases_the_documents_state_and_cache_entries(lsp, backend):
-    await start_session(lsp, {"editFidelity": {"backends": [backend_entry(backend, "fix")],
-                                               "observeChanges": False}})
+    await start_session(lsp, {"editFidelity": {"backends": [backend_entry(backend, "fix")], "observeChanges": False}})
     tag = uuid.uuid4().hex[:6]
     a, b = f"file:///tmp/a-{tag}.py", f"file:///tmp/b-{tag}.py"
     unique = SAMPLE + f"\n\ndef only_in_a_{tag}():\n    return {len(tag)}\n"
@@ -178,8 +185,7 @@ async def test_close_releases_the_documents_state_and_cache_entries(lsp, backend
 
 async def test_shared_text_stays_cached_for_the_open_document(lsp, backend):
     """Two documents with the same text share cache entries: closing one keeps them for the other."""
-    await start_session(lsp, {"editFidelity": {"backends": [backend_entry(backend, "fix")],
-                                               "observeChanges": False}})
+    await start_session(lsp, {"editFidelity": {"backends": [backend_entry(backend, "fix")], "observeChanges": False}})
     tag = uuid.uuid4().hex[:6]
     a, b = f"file:///tmp/a-{tag}.py", f"file:///tmp/b-{tag}.py"
     for uri in (a, b):

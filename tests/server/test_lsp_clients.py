@@ -26,17 +26,23 @@ from pytest_lsp import client_capabilities
 from tools.doubles.scripted import Step, fenced, user_code
 
 URI = "file:///tmp/clients.py"
-CONTRACT = {"editFidelity.requestEdit", "editFidelity.applyProposal", "editFidelity.compareBackends",
-            "editFidelity.checkChange"}
+CONTRACT = {
+    "editFidelity.requestEdit",
+    "editFidelity.applyProposal",
+    "editFidelity.compareBackends",
+    "editFidelity.checkChange",
+}
 
 
 @pytest.mark.parametrize("client", ["visual-studio-code", "neovim@v0.7.0", "neovim", "emacs"])
 async def test_clients(lsp, backend, client):
     editor = attach_editor(lsp)
-    init = await lsp.initialize_session(types.InitializeParams(
-        capabilities=client_capabilities(client),
-        initialization_options={"editFidelity": settings_for(backend, "fix")},
-    ))
+    init = await lsp.initialize_session(
+        types.InitializeParams(
+            capabilities=client_capabilities(client),
+            initialization_options={"editFidelity": settings_for(backend, "fix")},
+        )
+    )
     caps = init.capabilities
     assert set(caps.execute_command_provider.commands) >= CONTRACT
     assert caps.text_document_sync.change == types.TextDocumentSyncKind.Incremental
@@ -53,8 +59,9 @@ async def test_clients(lsp, backend, client):
 
 async def test_utf8_preferring_client_gets_utf16(lsp, backend):
     caps = client_capabilities("visual-studio-code")
-    caps.general = types.GeneralClientCapabilities(position_encodings=[types.PositionEncodingKind.Utf8,
-                                                                       types.PositionEncodingKind.Utf16])
+    caps.general = types.GeneralClientCapabilities(
+        position_encodings=[types.PositionEncodingKind.Utf8, types.PositionEncodingKind.Utf16]
+    )
     attach_editor(lsp)
     init = await lsp.initialize_session(types.InitializeParams(capabilities=caps))
     assert init.capabilities.position_encoding == types.PositionEncodingKind.Utf16
@@ -91,8 +98,9 @@ async def test_settings_from_workspace_configuration(lsp, backend):
         await asyncio.sleep(0.02)
     assert await names() == ["fix", "overedit"]
     editor.open(URI, SAMPLE)
-    result = await execute(lsp, "editFidelity.requestEdit",
-                           {"uri": URI, "version": 1, "instruction": "fix", "backends": ["overedit"]})
+    result = await execute(
+        lsp, "editFidelity.requestEdit", {"uri": URI, "version": 1, "instruction": "fix", "backends": ["overedit"]}
+    )
     assert [p["backend"] for p in result["proposals"]] == ["overedit"]
 
 
@@ -119,8 +127,9 @@ def test_tcp_mode(tmp_path: Path):
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    proc = subprocess.Popen([*SERVER_CMD, "--tcp", f"127.0.0.1:{port}"], env=SERVER_ENV,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(
+        [*SERVER_CMD, "--tcp", f"127.0.0.1:{port}"], env=SERVER_ENV, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+    )
     try:
         for _ in range(200):
             try:
@@ -133,11 +142,21 @@ def test_tcp_mode(tmp_path: Path):
         else:
             raise AssertionError("server did not listen")
         with sock:
-            sock.sendall(_lsp_message({"jsonrpc": "2.0", "id": 1, "method": "initialize",
-                                       "params": {"processId": None, "rootUri": None, "capabilities": {}}}))
+            sock.sendall(
+                _lsp_message(
+                    {
+                        "jsonrpc": "2.0",
+                        "id": 1,
+                        "method": "initialize",
+                        "params": {"processId": None, "rootUri": None, "capabilities": {}},
+                    }
+                )
+            )
             reply = _read_message(sock)
-            assert reply["id"] == 1 and "editFidelity.requestEdit" in reply["result"]["capabilities"][
-                "executeCommandProvider"]["commands"]
+            assert (
+                reply["id"] == 1
+                and "editFidelity.requestEdit" in reply["result"]["capabilities"]["executeCommandProvider"]["commands"]
+            )
             sock.sendall(_lsp_message({"jsonrpc": "2.0", "id": 2, "method": "shutdown"}))
             assert _read_message(sock)["id"] == 2
             sock.sendall(_lsp_message({"jsonrpc": "2.0", "method": "exit"}))
@@ -155,9 +174,11 @@ def test_console_script_serve_over_stdio():
         pytest.skip("console script not installed")
     help_out = subprocess.run([str(script), "serve", "--help"], capture_output=True, text=True, timeout=60, check=False)
     assert help_out.returncode == 0 and "--tcp" in help_out.stdout
-    proc = subprocess.Popen([str(script), "serve"], env=SERVER_ENV, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE)
+    proc = subprocess.Popen(
+        [str(script), "serve"], env=SERVER_ENV, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
     try:
+
         def send(obj):
             proc.stdin.write(_lsp_message(obj))
             proc.stdin.flush()
@@ -169,15 +190,34 @@ def test_console_script_serve_over_stdio():
             length = int(header.split(b"Content-Length:")[1].split(b"\r\n")[0])
             return json.loads(proc.stdout.read(length))
 
-        send({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-            "processId": None, "rootUri": None, "capabilities": {},
-            "initializationOptions": {"editFidelity": {"backends": [
-                {"name": "local", "baseUrl": "http://127.0.0.1:9/v1", "model": "m"}]}}}})
+        send(
+            {
+                "jsonrpc": "2.0",
+                "id": 1,
+                "method": "initialize",
+                "params": {
+                    "processId": None,
+                    "rootUri": None,
+                    "capabilities": {},
+                    "initializationOptions": {
+                        "editFidelity": {
+                            "backends": [{"name": "local", "baseUrl": "http://127.0.0.1:9/v1", "model": "m"}]
+                        }
+                    },
+                },
+            }
+        )
         reply = read()
         assert "editFidelity.checkChange" in reply["result"]["capabilities"]["executeCommandProvider"]["commands"]
         send({"jsonrpc": "2.0", "method": "initialized", "params": {}})
-        send({"jsonrpc": "2.0", "id": 2, "method": "workspace/executeCommand",
-              "params": {"command": "editFidelity.listBackends", "arguments": [{}]}})
+        send(
+            {
+                "jsonrpc": "2.0",
+                "id": 2,
+                "method": "workspace/executeCommand",
+                "params": {"command": "editFidelity.listBackends", "arguments": [{}]},
+            }
+        )
         while (msg := read()).get("id") != 2:
             pass
         assert [b["name"] for b in msg["result"]["backends"]] == ["local"]

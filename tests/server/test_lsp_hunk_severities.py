@@ -33,8 +33,11 @@ def mean_above(values, limit):
 
 FIXED = BASE.replace("if v < limit:", "if v > limit:")
 # the fix, a blank line (whitespace only: a hint) and a renamed local of lcm (a warning)
-MIXED = FIXED.replace("    total = 0\n", "    total = 0\n\n").replace("g = math", "divisor = math") \
+MIXED = (
+    FIXED.replace("    total = 0\n", "    total = 0\n\n")
+    .replace("g = math", "divisor = math")
     .replace("// g", "// divisor")
+)
 # the fix and an import nothing uses: never requested, though the instruction speaks of imports
 IMPORTED = FIXED.replace("import math\n", "import math\nimport os\n")
 
@@ -45,8 +48,9 @@ def _script(backend, name: str, text: str) -> str:
 
 
 async def _propose(lsp, name: str, instruction: str) -> dict:
-    result = await execute(lsp, "editFidelity.requestEdit",
-                           {"uri": URI, "version": 1, "instruction": instruction, "backends": [name]})
+    result = await execute(
+        lsp, "editFidelity.requestEdit", {"uri": URI, "version": 1, "instruction": instruction, "backends": [name]}
+    )
     [p] = result["proposals"]
     assert p["status"] == "ok", p
     return p
@@ -77,8 +81,11 @@ async def test_request_edit_and_check_change_report_each_units_severity(lsp, bac
     assert len(check["hunkSeverities"]) == len(check["report"]["hunks"]) > 0
     assert all(1 <= s <= 4 for s in check["hunkSeverities"])
     for i in check["flaggedHunks"]:  # an observed change of unrequested kinds: flagged at its kind's level
-        assert check["hunkSeverities"][i] in (types.DiagnosticSeverity.Error, types.DiagnosticSeverity.Warning,
-                                              types.DiagnosticSeverity.Hint)
+        assert check["hunkSeverities"][i] in (
+            types.DiagnosticSeverity.Error,
+            types.DiagnosticSeverity.Warning,
+            types.DiagnosticSeverity.Hint,
+        )
 
 
 async def test_carried_over_rest_is_judged_with_its_texts(lsp, backend):
@@ -99,8 +106,9 @@ async def test_carried_over_rest_is_judged_with_its_texts(lsp, backend):
     # the rest (the import) is carried over to version 2 and still warned about
     def carried() -> list[types.Diagnostic]:
         diags = _diagnostics(lsp)
-        return diags if diags and all("changes logic" not in d.message and d.range.start.line <= 1 for d in diags) \
-            else []
+        return (
+            diags if diags and all("changes logic" not in d.message and d.range.start.line <= 1 for d in diags) else []
+        )
 
     diags = await wait_for(carried)
     assert [d.severity for d in diags] == [types.DiagnosticSeverity.Warning], [(d.severity, d.message) for d in diags]

@@ -37,8 +37,11 @@ def mean_above(values, limit):
 
 RENAMED = BASE.replace("total", "acc")
 SIGNATURE = BASE.replace("def mean_above(values, limit):", "def mean_above(values, limit, strict=False):")
-GUARDED = BASE.replace('    """Mean of the values above limit."""\n', '    """Mean of the values above limit."""\n'
-                       '    if not values:\n        raise ValueError("values must not be empty")\n')
+GUARDED = BASE.replace(
+    '    """Mean of the values above limit."""\n',
+    '    """Mean of the values above limit."""\n'
+    '    if not values:\n        raise ValueError("values must not be empty")\n',
+)
 DOCSTRING = BASE.replace('"""Least common multiple."""', '"""Return the least common multiple of a and b."""')
 NO_DOCSTRING = BASE.replace('    """Least common multiple."""\n', "")
 NO_COMMENT = BASE.replace("        # only the large ones\n", "")
@@ -54,8 +57,11 @@ def _script(backend, name: str, text: str) -> str:
 
 
 async def _propose(lsp, backend, name: str, text: str, instruction: str, **extra) -> dict:
-    result = await execute(lsp, "editFidelity.requestEdit",
-                           {"uri": URI, "version": 1, "instruction": instruction, "backends": [name], **extra})
+    result = await execute(
+        lsp,
+        "editFidelity.requestEdit",
+        {"uri": URI, "version": 1, "instruction": instruction, "backends": [name], **extra},
+    )
     [p] = result["proposals"]
     assert p["status"] == "ok", p
     assert p["report"]["hunks"], "the scripted answer must change something"
@@ -64,30 +70,64 @@ async def _propose(lsp, backend, name: str, text: str, instruction: str, **extra
 
 CASES = [
     # (form, edited text, instructions that ask for it, instructions that do not)
-    ("rename", RENAMED, ["rename `total` to `acc`", "rename total to acc in mean_above",
-                         "use more descriptive variable names"],
-     ["fix the comparison in `mean_above`", "compute the `lcm` of a and b"]),
-    ("signature", SIGNATURE, ["change `mean_above` to have the signature `mean_above(values, limit, strict=False)`",
-                              "add a `strict` parameter to mean_above"],
-     ["fix the comparison in `mean_above`"]),
-    ("validation", GUARDED, ["add input validation to `mean_above`", "raise a ValueError on empty input",
-                             "handle errors for an empty list"],
-     ["fix the comparison in `mean_above`", "return 0.0 when nothing is above the limit",
-      "raise a ValueError when `limit` is negative",  # another case than the guard's (an empty list)
-      # a quoted specification describes the code; only the ask after it is a request
-      "I am trying to implement a function with the following specifications:\nMean of the values above "
-      "limit; should raise ValueError on empty input.\n\nWhat is wrong? Fix my function.",
-      "Here is the spec:\n```\nraise ValueError on empty input\n```\nFix the comparison in `mean_above`"]),
-    ("docstring", DOCSTRING, ["update the docstring of `lcm`", "document the `lcm` function"],
-     ["fix the comparison in `mean_above`"]),
-    ("docstring removal", NO_DOCSTRING, ["remove the docstrings", "drop the docstring of `lcm`"],
-     ["fix `lcm` for negative numbers"]),
-    ("comment", NO_COMMENT, ["remove the comments", "clean up `mean_above`"],
-     ["fix the comparison in `mean_above`"]),
-    ("import", IMPORTED, ["add an import of `os`", "import os at the top"],
-     ["fix the comparison in `mean_above`", "update the imports"]),
-    ("broad", RENAMED, ["refactor `mean_above`", "rewrite mean_above", "translate this to idiomatic Python"],
-     ["fix `lcm`", "optimise mean_above", "refactor `lcm`"]),
+    (
+        "rename",
+        RENAMED,
+        ["rename `total` to `acc`", "rename total to acc in mean_above", "use more descriptive variable names"],
+        ["fix the comparison in `mean_above`", "compute the `lcm` of a and b"],
+    ),
+    (
+        "signature",
+        SIGNATURE,
+        [
+            "change `mean_above` to have the signature `mean_above(values, limit, strict=False)`",
+            "add a `strict` parameter to mean_above",
+        ],
+        ["fix the comparison in `mean_above`"],
+    ),
+    (
+        "validation",
+        GUARDED,
+        [
+            "add input validation to `mean_above`",
+            "raise a ValueError on empty input",
+            "handle errors for an empty list",
+        ],
+        [
+            "fix the comparison in `mean_above`",
+            "return 0.0 when nothing is above the limit",
+            "raise a ValueError when `limit` is negative",  # another case than the guard's (an empty list)
+            # a quoted specification describes the code; only the ask after it is a request
+            "I am trying to implement a function with the following specifications:\nMean of the values above "
+            "limit; should raise ValueError on empty input.\n\nWhat is wrong? Fix my function.",
+            "Here is the spec:\n```\nraise ValueError on empty input\n```\nFix the comparison in `mean_above`",
+        ],
+    ),
+    (
+        "docstring",
+        DOCSTRING,
+        ["update the docstring of `lcm`", "document the `lcm` function"],
+        ["fix the comparison in `mean_above`"],
+    ),
+    (
+        "docstring removal",
+        NO_DOCSTRING,
+        ["remove the docstrings", "drop the docstring of `lcm`"],
+        ["fix `lcm` for negative numbers"],
+    ),
+    ("comment", NO_COMMENT, ["remove the comments", "clean up `mean_above`"], ["fix the comparison in `mean_above`"]),
+    (
+        "import",
+        IMPORTED,
+        ["add an import of `os`", "import os at the top"],
+        ["fix the comparison in `mean_above`", "update the imports"],
+    ),
+    (
+        "broad",
+        RENAMED,
+        ["refactor `mean_above`", "rewrite mean_above", "translate this to idiomatic Python"],
+        ["fix `lcm`", "optimise mean_above", "refactor `lcm`"],
+    ),
 ]
 
 
@@ -122,13 +162,17 @@ async def test_named_signature_is_not_flagged_but_an_unnamed_rename_is(lsp, back
     name = _script(backend, "scope-mixed", edited)
     editor = await start_session(lsp, settings_for(backend, name))
     editor.open(URI, BASE)
-    p = await _propose(lsp, backend, name, edited,
-                       "Fix `mean_above` to have the signature `mean_above(values, limit, strict)`")
+    p = await _propose(
+        lsp, backend, name, edited, "Fix `mean_above` to have the signature `mean_above(values, limit, strict)`"
+    )
     messages = p["hunkMessages"]
     sig = [i for i, m in enumerate(messages) if "signature" in m]
     renamed = [i for i, m in enumerate(messages) if "renamed `total` to `acc`" in m]
     assert sig and renamed and not set(sig) & set(renamed)
-    assert not set(sig) & set(p["flaggedHunks"]) and "the instruction gives the signature of `mean_above`" in messages[sig[0]]
+    assert (
+        not set(sig) & set(p["flaggedHunks"])
+        and "the instruction gives the signature of `mean_above`" in messages[sig[0]]
+    )
     assert set(renamed) <= set(p["flaggedHunks"])
     assert "not requested: the instruction names only `mean_above`, `values`, `limit`, `strict`" in messages[renamed[0]]
 
@@ -197,8 +241,10 @@ def _canitedit(name: str) -> dict:
 
 
 @pytest.mark.parametrize("condition", ["instruction_descriptive", "instruction_lazy"])
-@pytest.mark.parametrize(("name", "change"), [("100_pandas_apply", "changes the signature of"),
-                                              ("6_locked_box", "renamed `duplicate` to `peek`")])
+@pytest.mark.parametrize(
+    ("name", "change"),
+    [("100_pandas_apply", "changes the signature of"), ("6_locked_box", "renamed `duplicate` to `peek`")],
+)
 async def test_reference_edits_of_the_issue_are_not_flagged(lsp, backend, condition, name, change):
     """100_pandas_apply changes the two signatures its instruction gives; 6_locked_box renames `duplicate`
     to `peek` as asked. Their reference edits, proposed through the server, are not flagged for it."""

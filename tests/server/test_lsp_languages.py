@@ -47,8 +47,12 @@ TS = """export function scale(values: number[], factor: number): number[] {
 }
 """
 TS_FIX = TS.replace("v + factor", "v * factor")
-TS_OVER = TS_FIX.replace("  // multiply each value\n", "").replace("const out", "const result").replace(
-    "out.push", "result.push").replace("return out;", "return result;")
+TS_OVER = (
+    TS_FIX.replace("  // multiply each value\n", "")
+    .replace("const out", "const result")
+    .replace("out.push", "result.push")
+    .replace("return out;", "return result;")
+)
 
 JAVA_URI = "file:///tmp/lang/Util.java"
 JAVA = """import java.util.List;
@@ -78,14 +82,17 @@ RUBY_FIXED = "def total(xs)\n  xs.sum\nend\n"
 
 @pytest.fixture(scope="module")
 def scripted():
-    with ScriptedServer({"over": [Step(content=lambda r: "Here is the edited code:\n\n```typescript\n" + TS_OVER + "```\n")],
-                         "rb": [Step(content=lambda r: "```ruby\n" + RUBY_FIXED + "```\n")]}) as srv:
+    with ScriptedServer(
+        {
+            "over": [Step(content=lambda r: "Here is the edited code:\n\n```typescript\n" + TS_OVER + "```\n")],
+            "rb": [Step(content=lambda r: "```ruby\n" + RUBY_FIXED + "```\n")],
+        }
+    ) as srv:
         yield srv
 
 
 def _settings(srv, *names):
-    return {"backends": [backend_entry(srv, n) for n in names],
-            "thresholds": {"debounceMs": 50, "largeChangeLines": 4}}
+    return {"backends": [backend_entry(srv, n) for n in names], "thresholds": {"debounceMs": 50, "largeChangeLines": 4}}
 
 
 def _observed(lsp, uri):
@@ -125,8 +132,13 @@ async def test_java_check_change_is_measured_as_java(lsp, scripted):
 async def test_typescript_proposal_is_measured_as_typescript(lsp, scripted):
     editor = await start_session(lsp, _settings(scripted, "over"))
     editor.open(TS_URI, TS, language="typescript")
-    [p] = (await execute(lsp, "editFidelity.requestEdit",
-                         {"uri": TS_URI, "version": 1, "instruction": "fix scale: multiply, not add"}))["proposals"]
+    [p] = (
+        await execute(
+            lsp,
+            "editFidelity.requestEdit",
+            {"uri": TS_URI, "version": 1, "instruction": "fix scale: multiply, not add"},
+        )
+    )["proposals"]
     report = p["report"]
     assert report["language"] == "typescript"
     by_kind = {k: h for h in report["hunks"] for k in h["kinds"]}
@@ -169,8 +181,9 @@ async def test_cpp_observed_hover_and_revert_a_unit(lsp, scripted):
     messages = " | ".join(d.message for d in diags)
     assert "renamed `total` to `acc`" in messages and "removes 1 comment" in messages
     assert "changes logic" not in messages
-    hover = await lsp.text_document_hover_async(types.HoverParams(
-        types.TextDocumentIdentifier(uri=CPP_URI), diags[0].range.start))
+    hover = await lsp.text_document_hover_async(
+        types.HoverParams(types.TextDocumentIdentifier(uri=CPP_URI), diags[0].range.start)
+    )
     assert hover is not None and "not requested" in hover.contents.value
     rename = next(d for d in diags if "renamed" in d.message)
     actions = await code_actions(lsp, CPP_URI, rename.range, [rename])
@@ -195,8 +208,9 @@ async def test_unsupported_language_proposal_is_token_distance_and_applies(lsp, 
     editor = await start_session(lsp, _settings(scripted, "rb"))
     uri = "file:///tmp/lang/total.rb"
     editor.open(uri, RUBY, language="ruby")
-    [p] = (await execute(lsp, "editFidelity.requestEdit",
-                         {"uri": uri, "version": 1, "instruction": "drop the + 1"}))["proposals"]
+    [p] = (await execute(lsp, "editFidelity.requestEdit", {"uri": uri, "version": 1, "instruction": "drop the + 1"}))[
+        "proposals"
+    ]
     report = p["report"]
     assert report["language"] == "unsupported:ruby" and report["distance"]["no_comments"]["tokens"] == 2
     assert [h["kinds"] for h in report["hunks"]] == [["logic"]]  # one line region, not classified

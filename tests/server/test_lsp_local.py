@@ -54,8 +54,9 @@ def local_settings(model: Path, **extra) -> dict:
 
 
 def token_reports(lsp: LanguageClient) -> list[str]:
-    return [r.message or "" for reports in lsp.progress_reports.values() for r in reports
-            if "tokens" in (r.message or "")]
+    return [
+        r.message or "" for reports in lsp.progress_reports.values() for r in reports if "tokens" in (r.message or "")
+    ]
 
 
 async def test_edit_request_served_by_the_local_model_with_token_progress(lsp, tiny_model):
@@ -83,7 +84,9 @@ async def test_edit_request_served_by_the_local_model_with_token_progress(lsp, t
 async def test_cancelling_the_request_stops_the_model(lsp, tiny_model):
     editor = await start_session(lsp, local_settings(tiny_model, maxTokens=4000, timeoutS=600))
     editor.open(URI, SAMPLE)
-    task = asyncio.ensure_future(execute(lsp, "editFidelity.requestEdit", {"uri": URI, "version": 1, "instruction": "x"}))
+    task = asyncio.ensure_future(
+        execute(lsp, "editFidelity.requestEdit", {"uri": URI, "version": 1, "instruction": "x"})
+    )
     await wait_for(lambda: token_reports(lsp), timeout=30)
     worker = worker_pid(str(tiny_model))
     assert worker is not None

@@ -87,7 +87,8 @@ async def test_answer_line_type_and_diagnostic(lsp, models):
     assert sent[0]["content"].startswith("<system>\nYou are a intelligent assistant.\n</system>")
     assert "Always return your answer in the following format: <line_number>, <bug_type>" in sent[0]["content"]
     assert _context(models.requests_for("interpreter")[-1].body) == [
-        f"{i + 1:<2}| {line}" for i, line in enumerate(CODE.splitlines())]
+        f"{i + 1:<2}| {line}" for i, line in enumerate(CODE.splitlines())
+    ]
     [diag] = await wait_for(lambda: bug_diagnostics(lsp))
     assert diag.range.start.line == 9 and diag.range.end.character == len("for v in values")
     assert diag.severity == types.DiagnosticSeverity.Warning and diag.source == "edit-fidelity"
@@ -105,7 +106,8 @@ async def test_selection_is_numbered_with_document_lines(lsp, models):
     [a] = result["answers"]
     assert (result["firstLine"], result["lastLine"]) == (8, 12)
     assert _context(models.requests_for("interpreter")[-1].body) == [
-        f"{i + 8:<2}| {line}" for i, line in enumerate(CODE.splitlines()[7:12])]
+        f"{i + 8:<2}| {line}" for i, line in enumerate(CODE.splitlines()[7:12])
+    ]
     assert a["status"] == "ok" and a["line"] == 10
     [diag] = await wait_for(lambda: bug_diagnostics(lsp))
     assert diag.range.start.line == 9
@@ -138,8 +140,14 @@ BAD_ARGUMENTS = [
     ({"uri": URI}, "missing `version`"),
     ({"uri": "file:///tmp/never.py", "version": 1}, "unknown document"),
     ({"uri": URI, "version": 1, "backends": ["nobody"]}, "unknown backend 'nobody'"),
-    ({"uri": URI, "version": 1, "range": {"start": {"line": 40, "character": 0},
-                                          "end": {"line": 41, "character": 0}}}, "outside the document"),
+    (
+        {
+            "uri": URI,
+            "version": 1,
+            "range": {"start": {"line": 40, "character": 0}, "end": {"line": 41, "character": 0}},
+        },
+        "outside the document",
+    ),
     ({"uri": URI, "version": 1, "backends": "interpreter"}, "`backends` must be an array"),
 ]
 
@@ -160,10 +168,13 @@ async def test_stale_version_and_cancellation(lsp, models):
     with pytest.raises(Exception, match="version 3 is not the current one"):
         await execute(lsp, "editFidelity.locateBug", {"uri": URI, "version": 3})
     before = models.disconnects.count("hang")
-    fut = asyncio.ensure_future(lsp.protocol.send_request_async(
-        types.WORKSPACE_EXECUTE_COMMAND,
-        types.ExecuteCommandParams(command="editFidelity.locateBug", arguments=[{"uri": URI, "version": 1}]),
-        msg_id="locate-cancel"))
+    fut = asyncio.ensure_future(
+        lsp.protocol.send_request_async(
+            types.WORKSPACE_EXECUTE_COMMAND,
+            types.ExecuteCommandParams(command="editFidelity.locateBug", arguments=[{"uri": URI, "version": 1}]),
+            msg_id="locate-cancel",
+        )
+    )
     await wait_for(lambda: len(models.requests_for("hang")) > 0)
     lsp.protocol.notify(types.CANCEL_REQUEST, types.CancelParams(id="locate-cancel"))
     with pytest.raises(Exception, match="(?i)cancel"):

@@ -17,7 +17,7 @@ from server.fidelity import apply_text_edits, measure
 from server.lsp.necessity_env import PYTEST
 from tools.doubles.scripted import Step, fenced
 
-MODULE = '''def clamp(x, lo, hi):
+MODULE = """def clamp(x, lo, hi):
     return max(lo, min(x, hi))
 
 
@@ -28,15 +28,19 @@ def mean_above(values, limit):
 
 def double(x):
     return x * 2
-'''
+"""
 # three hunks: a guard nobody asked for, the fix, a reformat
-EDITED = MODULE.replace(
-    "    return max(lo, min(x, hi))",
-    '    if lo > hi:\n        raise ValueError("lo must not exceed hi")\n    return max(lo, min(x, hi))',
-).replace("if v < limit", "if v > limit").replace("x * 2", "x*2")
+EDITED = (
+    MODULE.replace(
+        "    return max(lo, min(x, hi))",
+        '    if lo > hi:\n        raise ValueError("lo must not exceed hi")\n    return max(lo, min(x, hi))',
+    )
+    .replace("if v < limit", "if v > limit")
+    .replace("x * 2", "x*2")
+)
 FIXED_ONLY = MODULE.replace("if v < limit", "if v > limit")
 
-TESTS = '''import unittest
+TESTS = """import unittest
 
 from pkg.stats import clamp, double, mean_above
 
@@ -52,15 +56,15 @@ class StatsTests(unittest.TestCase):
     def test_writes_into_its_copy(self):
         with open("ran-here.txt", "w") as fh:
             fh.write("the tests ran in this directory")
-'''
-SLOW_TESTS = '''import time
+"""
+SLOW_TESTS = """import time
 import unittest
 
 
 class Slow(unittest.TestCase):
     def test_sleeps(self):
         time.sleep(40)
-'''
+"""
 COMMAND = "python -m unittest discover -s tests -t ."
 
 
@@ -80,19 +84,24 @@ def workspace(tmp_path: Path, tests: dict[str, str]) -> Path:
 
 async def start(lsp: LanguageClient, ws: Path, settings: dict):
     editor = attach_editor(lsp)
-    await lsp.initialize_session(types.InitializeParams(
-        capabilities=client_capabilities("visual-studio-code"),
-        initialization_options={"editFidelity": settings},
-        root_uri=ws.as_uri(),
-        workspace_folders=[types.WorkspaceFolder(uri=ws.as_uri(), name="ws")],
-    ))
+    await lsp.initialize_session(
+        types.InitializeParams(
+            capabilities=client_capabilities("visual-studio-code"),
+            initialization_options={"editFidelity": settings},
+            root_uri=ws.as_uri(),
+            workspace_folders=[types.WorkspaceFolder(uri=ws.as_uri(), name="ws")],
+        )
+    )
     return editor
 
 
 def settings(backend, **necessity) -> dict:
     backend.scripts["three-hunks"] = [Step(content=lambda req: fenced(EDITED))]
-    return {"backends": [backend_entry(backend, "three-hunks")], "testCommand": COMMAND,
-            "necessity": {"maxRuns": 16, "parallel": 2, "timeoutS": 30, **necessity}}
+    return {
+        "backends": [backend_entry(backend, "three-hunks")],
+        "testCommand": COMMAND,
+        "necessity": {"maxRuns": 16, "parallel": 2, "timeoutS": 30, **necessity},
+    }
 
 
 async def propose(lsp: LanguageClient, editor, uri: str) -> dict:
@@ -189,12 +198,15 @@ async def test_documented_pytest_command_runs_in_the_servers_environment(lsp, ba
     assert res["environment"].startswith("necessity-") and res["requirements"] == [PYTEST]
 
 
-@pytest.mark.parametrize(("command", "line", "hint"), [
-    ("python -m nosuch_runner_zz -q", "No module named nosuch_runner_zz", "editFidelity.necessity.packages"),
-    ("python -m pkg.nosuch", None, None),  # a workspace module: the proposal could matter, not a start failure
-    ("nosuch-tool-zz --check", "nosuch-tool-zz", "editFidelity.testCommand"),
-    ("python tests/missing_runner.py", "can't open file", "necessity.include"),
-])
+@pytest.mark.parametrize(
+    ("command", "line", "hint"),
+    [
+        ("python -m nosuch_runner_zz -q", "No module named nosuch_runner_zz", "editFidelity.necessity.packages"),
+        ("python -m pkg.nosuch", None, None),  # a workspace module: the proposal could matter, not a start failure
+        ("nosuch-tool-zz --check", "nosuch-tool-zz", "editFidelity.testCommand"),
+        ("python tests/missing_runner.py", "can't open file", "necessity.include"),
+    ],
+)
 async def test_a_command_that_cannot_start_is_not_the_proposals_fault(lsp, backend, tmp_path, command, line, hint):
     ws = workspace(tmp_path, {"test_stats.py": TESTS})
     editor = await start(lsp, ws, {**settings(backend), "testCommand": command})
@@ -215,8 +227,10 @@ async def test_packages_are_validated(lsp, backend, tmp_path):
     cfg = settings(backend, packages=["--index-url=http://127.0.0.1:9/simple", "numpy"])
     await start(lsp, ws, cfg)
     listed = await execute(lsp, "editFidelity.listBackends", {})
-    assert any("necessity.packages: '--index-url=http://127.0.0.1:9/simple' is not a pip requirement" in pr
-               for pr in listed["problems"]), listed["problems"]
+    assert any(
+        "necessity.packages: '--index-url=http://127.0.0.1:9/simple' is not a pip requirement" in pr
+        for pr in listed["problems"]
+    ), listed["problems"]
 
 
 async def test_a_package_pip_cannot_install_is_one_clear_line(lsp, backend, tmp_path):
@@ -252,7 +266,9 @@ def processes_with(marker: str) -> list[int]:
     return found
 
 
-@pytest.mark.skipif(os.geteuid() != 0, reason="the sandbox runs programs as per-slot uids (and can kill them) only as root")
+@pytest.mark.skipif(
+    os.geteuid() != 0, reason="the sandbox runs programs as per-slot uids (and can kill them) only as root"
+)
 async def test_cancel_kills_the_runs(lsp, backend, tmp_path):
     module = f"test_slow_{uuid.uuid4().hex[:12]}"  # a marker to find the runs' processes by
     ws = workspace(tmp_path, {f"{module}.py": SLOW_TESTS})
@@ -261,10 +277,13 @@ async def test_cancel_kills_the_runs(lsp, backend, tmp_path):
     editor = await start(lsp, ws, cfg)
     p = await propose(lsp, editor, (ws / "pkg" / "stats.py").as_uri())
     msg_id = f"necessity-{uuid.uuid4().hex}"
-    fut = asyncio.ensure_future(lsp.protocol.send_request_async(
-        types.WORKSPACE_EXECUTE_COMMAND,
-        types.ExecuteCommandParams(command="editFidelity.analyzeNecessity", arguments=[{"id": p["id"]}]),
-        msg_id=msg_id))
+    fut = asyncio.ensure_future(
+        lsp.protocol.send_request_async(
+            types.WORKSPACE_EXECUTE_COMMAND,
+            types.ExecuteCommandParams(command="editFidelity.analyzeNecessity", arguments=[{"id": p["id"]}]),
+            msg_id=msg_id,
+        )
+    )
     await wait_for(lambda: len(processes_with(module)) >= 2, timeout=15)  # the whole edit and the original
     lsp.protocol.notify(types.CANCEL_REQUEST, types.CancelParams(id=msg_id))
     with pytest.raises(Exception, match="(?i)cancel"):
@@ -275,19 +294,19 @@ async def test_cancel_kills_the_runs(lsp, backend, tmp_path):
     assert result["backends"][0]["name"] == "three-hunks"
 
 
-AVG = '''def average(numbers):
+AVG = """def average(numbers):
     # Average of the numbers.
     # The caller passes a non-empty list.
     total = sum(numbers)
     return total / len(numbers) + 1
-'''
+"""
 # the fix (drop `+ 1`) on the line that also renames `numbers`, and the comments removed
-AVG_OVER = '''def average(values):
+AVG_OVER = """def average(values):
     total = sum(values)
     return total / len(values)
-'''
+"""
 AVG_FIX = AVG.replace("len(numbers) + 1", "len(numbers)")
-AVG_TESTS = '''import unittest
+AVG_TESTS = """import unittest
 
 from pkg.stats import average
 
@@ -295,18 +314,27 @@ from pkg.stats import average
 class AverageTests(unittest.TestCase):
     def test_average(self):
         self.assertEqual(average([1, 2, 3]), 2)
-'''
+"""
 
 
 async def test_necessity_over_units_separates_the_fix_from_the_rename_on_its_line(lsp, backend, tmp_path):
     ws = workspace(tmp_path, {"test_stats.py": AVG_TESTS})
     (ws / "pkg" / "stats.py").write_text(AVG)
     backend.scripts["avg-over"] = [Step(content=lambda req: fenced(AVG_OVER))]
-    editor = await start(lsp, ws, {"backends": [backend_entry(backend, "avg-over")], "testCommand": COMMAND,
-                                   "necessity": {"maxRuns": 16, "parallel": 2, "timeoutS": 30}})
+    editor = await start(
+        lsp,
+        ws,
+        {
+            "backends": [backend_entry(backend, "avg-over")],
+            "testCommand": COMMAND,
+            "necessity": {"maxRuns": 16, "parallel": 2, "timeoutS": 30},
+        },
+    )
     uri = (ws / "pkg" / "stats.py").as_uri()
     editor.open(uri, AVG)
-    [p] = (await execute(lsp, "editFidelity.requestEdit", {"uri": uri, "version": 1, "instruction": "fix average"}))["proposals"]
+    [p] = (await execute(lsp, "editFidelity.requestEdit", {"uri": uri, "version": 1, "instruction": "fix average"}))[
+        "proposals"
+    ]
     hunks = p["report"]["hunks"]
     fix = next(i for i, h in enumerate(hunks) if h["kinds"] == ["logic"])
     assert len(hunks) == 3 and any(len(h["edits"]) == 3 for h in hunks)  # the rename: one unit, three edits
@@ -325,7 +353,7 @@ async def test_necessity_over_units_separates_the_fix_from_the_rename_on_its_lin
     assert editor.texts[uri] == AVG_FIX  # the fix alone: the rename on its line left out
 
 
-JS = '''function average(numbers) {
+JS = """function average(numbers) {
   let total = 0;
   for (const n of numbers) {
     total += n;
@@ -334,17 +362,18 @@ JS = '''function average(numbers) {
 }
 
 module.exports = { average };
-'''
+"""
 JS_FIX = JS.replace("(numbers.length + 1)", "numbers.length")
 # the fix, a rename of the parameter on its line and elsewhere, and a guard nobody asked for
 JS_OVER = JS_FIX.replace("numbers", "values").replace(
-    "  let total = 0;", '  if (!Array.isArray(values)) {\n    throw new TypeError("values must be an array");\n  }\n'
-    "  let total = 0;")
-JS_TEST = '''const assert = require("assert");
+    "  let total = 0;",
+    '  if (!Array.isArray(values)) {\n    throw new TypeError("values must be an array");\n  }\n  let total = 0;',
+)
+JS_TEST = """const assert = require("assert");
 const { average } = require("../src/stats.js");
 assert.strictEqual(average([1, 2, 3]), 2);
 console.log("ok");
-'''
+"""
 
 
 @pytest.mark.skipif(not __import__("shutil").which("node"), reason="node is not installed")
@@ -355,11 +384,20 @@ async def test_necessity_in_javascript_keeps_only_the_fix(lsp, backend, tmp_path
     (ws / "src" / "stats.js").write_text(JS)
     (ws / "test" / "stats.test.js").write_text(JS_TEST)
     backend.scripts["js-over"] = [Step(content=lambda req: f"Here is the code:\n\n```javascript\n{JS_OVER}```\n")]
-    editor = await start(lsp, ws, {"backends": [backend_entry(backend, "js-over")], "testCommand": "node test/stats.test.js",
-                                   "necessity": {"maxRuns": 16, "parallel": 2, "timeoutS": 30, "include": ["**/*.js"]}})
+    editor = await start(
+        lsp,
+        ws,
+        {
+            "backends": [backend_entry(backend, "js-over")],
+            "testCommand": "node test/stats.test.js",
+            "necessity": {"maxRuns": 16, "parallel": 2, "timeoutS": 30, "include": ["**/*.js"]},
+        },
+    )
     uri = (ws / "src" / "stats.js").as_uri()
     editor.open(uri, JS, language="javascript")
-    [p] = (await execute(lsp, "editFidelity.requestEdit", {"uri": uri, "version": 1, "instruction": "fix average"}))["proposals"]
+    [p] = (await execute(lsp, "editFidelity.requestEdit", {"uri": uri, "version": 1, "instruction": "fix average"}))[
+        "proposals"
+    ]
     hunks = p["report"]["hunks"]
     fix = next(i for i, h in enumerate(hunks) if h["kinds"] == ["logic"])
     assert any(h["renames"] == {"numbers": "values"} for h in hunks) and any("defensive" in h["kinds"] for h in hunks)

@@ -63,11 +63,22 @@ async def test_large_change_is_observed_and_revertible(lsp, backend):
     editor.open(URI, SAMPLE)
     # typing is not observed: no observation is even scheduled for it
     end_of_import = span_of(SAMPLE, "import math").end
-    editor.change(URI, [te(end_of_import.line, end_of_import.character, end_of_import.line,
-                           end_of_import.character, "  # math")])
+    editor.change(
+        URI, [te(end_of_import.line, end_of_import.character, end_of_import.line, end_of_import.character, "  # math")]
+    )
     assert (await counters(lsp))["observationsScheduled"] == 0
-    editor.change(URI, [te(end_of_import.line, end_of_import.character, end_of_import.line,
-                           end_of_import.character + len("  # math"), "")])
+    editor.change(
+        URI,
+        [
+            te(
+                end_of_import.line,
+                end_of_import.character,
+                end_of_import.line,
+                end_of_import.character + len("  # math"),
+                "",
+            )
+        ],
+    )
     assert (await counters(lsp))["observationsScheduled"] == 0
     # an assistant replaces the function in one change
     editor.change(URI, [_replace_function()])
@@ -166,20 +177,27 @@ async def test_large_file_measured_per_function_without_blocking(lsp, backend):
     start = line_of(text, "def func_150(")
     body = "".join(lines[start : start + 10])
     changed = body.replace("item", "element").replace("        # keep the small ones\n", "")
-    changed = changed.replace("    result = []\n", "    if items is None:\n        raise ValueError('items')\n    result = []\n")
+    changed = changed.replace(
+        "    result = []\n", "    if items is None:\n        raise ValueError('items')\n    result = []\n"
+    )
     editor.change(uri, [te(start, 0, start + 10, 0, changed)])
     # keep typing elsewhere while it is measured: every keystroke answered at once
     worst = 0.0
     for k in range(10):
-        editor.change(uri, [te(0, 0, 0, 0, "#" if k % 2 == 0 else "")]) if k % 2 == 0 else editor.change(uri, [te(0, 0, 0, 1, "")])
+        editor.change(uri, [te(0, 0, 0, 0, "#" if k % 2 == 0 else "")]) if k % 2 == 0 else editor.change(
+            uri, [te(0, 0, 0, 1, "")]
+        )
         t0 = time.perf_counter()
-        await lsp.text_document_hover_async(types.HoverParams(types.TextDocumentIdentifier(uri=uri), types.Position(1, 0)))
+        await lsp.text_document_hover_async(
+            types.HoverParams(types.TextDocumentIdentifier(uri=uri), types.Position(1, 0))
+        )
         worst = max(worst, time.perf_counter() - t0)
     assert worst < 1.0  # generous for loaded CI machines; a blocked loop shows up as seconds
     diags = await wait_for(lambda: _observed(lsp, uri), timeout=10)
     assert all(start <= d.range.start.line <= start + 12 for d in diags)
     hover = await lsp.text_document_hover_async(
-        types.HoverParams(types.TextDocumentIdentifier(uri=uri), diags[0].range.start))
+        types.HoverParams(types.TextDocumentIdentifier(uri=uri), diags[0].range.start)
+    )
     assert hover is not None and "measured over lines" in hover.contents.value
 
 
@@ -197,8 +215,10 @@ async def test_check_change_snapshot_text_and_save(lsp, backend):
     assert not result["report"]["identical"] and len(result["report"]["hunks"]) == 2
     # the deleted comment line and the changed return (1-based original lines), in document order
     hunks = result["report"]["hunks"]
-    assert [(h["start_line"], h["end_line"]) for h in hunks] == [(comment + 1, comment + 1),
-                                                                  (body.start.line + 1, body.start.line + 1)]
+    assert [(h["start_line"], h["end_line"]) for h in hunks] == [
+        (comment + 1, comment + 1),
+        (body.start.line + 1, body.start.line + 1),
+    ]
     assert hunks[0]["kinds"] == ["comment_removed"]
     diags = await wait_for(lambda: [d for d in lsp.diagnostics.get(URI, ()) if "[vs snapshot]" in d.message])
     assert diags
@@ -231,10 +251,17 @@ async def test_the_editor_and_the_server_count_lines_alike(lsp, backend):
 async def test_check_change_against_git_head(lsp, backend, tmp_path: Path):
     repo = tmp_path / "repo"
     repo.mkdir()
-    env = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@e", "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@e",
-           "HOME": str(tmp_path), "PATH": "/usr/bin:/bin:/usr/local/bin"}
+    env = {
+        "GIT_AUTHOR_NAME": "t",
+        "GIT_AUTHOR_EMAIL": "t@e",
+        "GIT_COMMITTER_NAME": "t",
+        "GIT_COMMITTER_EMAIL": "t@e",
+        "HOME": str(tmp_path),
+        "PATH": "/usr/bin:/bin:/usr/local/bin",
+    }
     (repo / "pkg").mkdir()
     (repo / "pkg" / "mod.py").write_text(SAMPLE)
+
     def git_init():
         for cmd in (["git", "init", "-q"], ["git", "add", "."], ["git", "commit", "-qm", "init"]):
             subprocess.run(cmd, cwd=repo, env=env, check=True)
@@ -266,8 +293,11 @@ async def test_check_change_against_git_head(lsp, backend, tmp_path: Path):
 async def test_other_languages_are_not_observed(lsp, backend):
     editor = await start_session(lsp, settings_for(backend, "fix"))
     uri = "file:///tmp/notes.md"
-    lsp.text_document_did_open(types.DidOpenTextDocumentParams(
-        types.TextDocumentItem(uri=uri, language_id="markdown", version=1, text="# notes\n")))
+    lsp.text_document_did_open(
+        types.DidOpenTextDocumentParams(
+            types.TextDocumentItem(uri=uri, language_id="markdown", version=1, text="# notes\n")
+        )
+    )
     editor.texts[uri], editor.versions[uri] = "# notes\n", 1
     editor.change(uri, [te(1, 0, 1, 0, "- item\n" * 30)])
     # the same change to a Python file is observed (test_large_change_is_observed_and_revertible);

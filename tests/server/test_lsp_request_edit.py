@@ -34,7 +34,11 @@ async def test_minimal_fix_proposal(lsp, backend):
     assert p["status"] == "ok" and p["backend"] == "fix" and p["error"] is None
     # what `check --format json` prints, with a camelCase twin beside each snake_case key
     assert p["report"] == wire_report(measure(SAMPLE, FIXED).to_builtins())
-    assert p["report"]["hunks"][0]["startLine"] == p["report"]["hunks"][0]["start_line"] == line_of(SAMPLE, "if v < limit:") + 1
+    assert (
+        p["report"]["hunks"][0]["startLine"]
+        == p["report"]["hunks"][0]["start_line"]
+        == line_of(SAMPLE, "if v < limit:") + 1
+    )
     assert p["edits"] == p["report"]["edits"] and len(p["edits"]) == 1
     assert p["flaggedHunks"] == []
     assert p["latencyMs"] > 0 and p["version"] == 1 and p["style"] == "minimal"
@@ -66,8 +70,11 @@ async def test_progress_reported(lsp, backend):
 async def test_over_edit_flagged_with_reasons(lsp, backend):
     editor = await start_session(lsp, settings_for(backend, "overedit"))
     editor.open(URI, SAMPLE)
-    result = await execute(lsp, "editFidelity.requestEdit",
-                           {"uri": URI, "version": 1, "instruction": "fix the comparison bug", "style": "generic"})
+    result = await execute(
+        lsp,
+        "editFidelity.requestEdit",
+        {"uri": URI, "version": 1, "instruction": "fix the comparison bug", "style": "generic"},
+    )
     [p] = result["proposals"]
     assert p["status"] == "ok" and p["style"] == "generic"
     req = backend.requests_for("overedit")[-1]
@@ -84,7 +91,8 @@ async def test_over_edit_flagged_with_reasons(lsp, backend):
     # hover on a flagged line shows the numbers
     line = warnings[0].range.start.line
     hover = await lsp.text_document_hover_async(
-        types.HoverParams(text_document=types.TextDocumentIdentifier(uri=URI), position=types.Position(line, 0)))
+        types.HoverParams(text_document=types.TextDocumentIdentifier(uri=URI), position=types.Position(line, 0))
+    )
     assert hover is not None and "no_comments" in hover.contents.value and "cognitive" in hover.contents.value
     assert "this hunk" in hover.contents.value
     # code lenses: accept, accept minimal, reject
@@ -104,9 +112,15 @@ async def test_over_edit_flagged_with_reasons(lsp, backend):
 async def test_instruction_that_asks_for_it_is_not_flagged(lsp, backend):
     editor = await start_session(lsp, settings_for(backend, "overedit"))
     editor.open(URI, SAMPLE)
-    result = await execute(lsp, "editFidelity.requestEdit", {
-        "uri": URI, "version": 1,
-        "instruction": "refactor: rename v to value, validate input, remove the comment, reformat"})
+    result = await execute(
+        lsp,
+        "editFidelity.requestEdit",
+        {
+            "uri": URI,
+            "version": 1,
+            "instruction": "refactor: rename v to value, validate input, remove the comment, reformat",
+        },
+    )
     [p] = result["proposals"]
     assert p["status"] == "ok" and p["flaggedHunks"] == []
 
@@ -117,8 +131,11 @@ async def test_selection_edit_and_changes_outside_it(lsp, backend):
     # the loop of mean_above: from `for` up to (not into) its `return` line
     first, end = line_of(SAMPLE, "    for v in values:"), line_of(SAMPLE, "    return total / count")
     selection = {"start": {"line": first, "character": 0}, "end": {"line": end, "character": 0}}
-    result = await execute(lsp, "editFidelity.requestEdit",
-                           {"uri": URI, "version": 1, "range": selection, "instruction": "fix the comparison"})
+    result = await execute(
+        lsp,
+        "editFidelity.requestEdit",
+        {"uri": URI, "version": 1, "range": selection, "instruction": "fix the comparison"},
+    )
     fix, whole = result["proposals"]
     # the target in 1-based lines: the selection ends at the start of `end`, which it leaves out
     target = range(first + 1, end + 1)
@@ -138,11 +155,25 @@ async def test_compare_backends_rows(lsp, backend):
     editor.open(URI, SAMPLE)
     before_500 = len(backend.requests_for("e500"))
     started = time.perf_counter()
-    result = await execute(lsp, "editFidelity.compareBackends", {"uri": URI, "version": 1, "instruction": "fix the bug"})
+    result = await execute(
+        lsp, "editFidelity.compareBackends", {"uri": URI, "version": 1, "instruction": "fix the bug"}
+    )
     rows = {r["backend"]: r for r in result["rows"]}
     assert list(rows) == names
-    expected_keys = {"backend", "status", "latencyMs", "tokens", "distance", "excess", "complexityDelta",
-                     "flaggedHunks", "wellFormed", "syntaxError", "lazyPlaceholders", "proposalId"}
+    expected_keys = {
+        "backend",
+        "status",
+        "latencyMs",
+        "tokens",
+        "distance",
+        "excess",
+        "complexityDelta",
+        "flaggedHunks",
+        "wellFormed",
+        "syntaxError",
+        "lazyPlaceholders",
+        "proposalId",
+    }
     assert all(expected_keys <= set(r) for r in rows.values())
     assert rows["fix"]["status"] == "ok" and rows["fix"]["flaggedHunks"] == 0 and rows["fix"]["wellFormed"]
     assert rows["fix"]["tokens"] == 120 and 0 < rows["fix"]["distance"] < rows["overedit"]["distance"]
@@ -163,9 +194,14 @@ async def test_concurrency_limit_per_backend(lsp, backend):
     for i in range(6):
         editor.open(f"file:///tmp/c{i}.py", SAMPLE)
     backend.max_active = 0
-    results = await asyncio.gather(*(
-        execute(lsp, "editFidelity.requestEdit", {"uri": f"file:///tmp/c{i}.py", "version": 1, "instruction": "fix"})
-        for i in range(6)))
+    results = await asyncio.gather(
+        *(
+            execute(
+                lsp, "editFidelity.requestEdit", {"uri": f"file:///tmp/c{i}.py", "version": 1, "instruction": "fix"}
+            )
+            for i in range(6)
+        )
+    )
     assert all(r["proposals"][0]["status"] == "ok" for r in results)
     assert backend.max_active <= 2
 
@@ -175,9 +211,14 @@ async def test_concurrent_requests_all_answered(lsp, backend):
     for i in range(12):
         editor.open(f"file:///tmp/k{i}.py", SAMPLE)
     backend.max_active = 0
-    results = await asyncio.gather(*(
-        execute(lsp, "editFidelity.requestEdit", {"uri": f"file:///tmp/k{i}.py", "version": 1, "instruction": "fix"})
-        for i in range(12)))
+    results = await asyncio.gather(
+        *(
+            execute(
+                lsp, "editFidelity.requestEdit", {"uri": f"file:///tmp/k{i}.py", "version": 1, "instruction": "fix"}
+            )
+            for i in range(12)
+        )
+    )
     ids = {r["proposals"][0]["id"] for r in results}
     assert len(ids) == 12 and all(r["proposals"][0]["status"] == "ok" for r in results)
     assert all(r["proposals"][0]["report"]["hunks"] for r in results)
@@ -189,12 +230,15 @@ async def test_cancel_request_aborts_http(lsp, backend):
     editor.open(URI, SAMPLE)
     before = backend.disconnects.count("hang")
     msg_id = "cancel-me"
-    fut = asyncio.ensure_future(lsp.protocol.send_request_async(
-        types.WORKSPACE_EXECUTE_COMMAND,
-        types.ExecuteCommandParams(command="editFidelity.requestEdit",
-                                   arguments=[{"uri": URI, "version": 1, "instruction": "fix"}]),
-        msg_id=msg_id,
-    ))
+    fut = asyncio.ensure_future(
+        lsp.protocol.send_request_async(
+            types.WORKSPACE_EXECUTE_COMMAND,
+            types.ExecuteCommandParams(
+                command="editFidelity.requestEdit", arguments=[{"uri": URI, "version": 1, "instruction": "fix"}]
+            ),
+            msg_id=msg_id,
+        )
+    )
     await wait_for(lambda: len(backend.requests_for("hang")) > 0)
     lsp.protocol.notify(types.CANCEL_REQUEST, types.CancelParams(id=msg_id))
     with pytest.raises(Exception, match="(?i)cancel"):
@@ -209,7 +253,9 @@ async def test_progress_cancel_button_aborts_http(lsp, backend):
     editor = await start_session(lsp, settings_for(backend, "hang"))
     editor.open(URI, SAMPLE)
     before = backend.disconnects.count("hang")
-    task = asyncio.ensure_future(execute(lsp, "editFidelity.requestEdit", {"uri": URI, "version": 1, "instruction": "x"}))
+    task = asyncio.ensure_future(
+        execute(lsp, "editFidelity.requestEdit", {"uri": URI, "version": 1, "instruction": "x"})
+    )
     token = await wait_for(lambda: next((t for t, r in lsp.progress_reports.items() if r), None))
     n_hang = len(backend.requests_for("hang"))
     await wait_for(lambda: len(backend.requests_for("hang")) > n_hang - 1 and backend.active > 0)
@@ -221,10 +267,12 @@ async def test_progress_cancel_button_aborts_http(lsp, backend):
 
 
 async def test_timeout_and_missing_key(lsp, backend):
-    settings = {"backends": [
-        backend_entry(backend, "slow", "hang", timeoutS=0.3),
-        backend_entry(backend, "nokey", "fix", apiKeyEnv="EDIT_FIDELITY_UNSET_KEY_VAR"),
-    ]}
+    settings = {
+        "backends": [
+            backend_entry(backend, "slow", "hang", timeoutS=0.3),
+            backend_entry(backend, "nokey", "fix", apiKeyEnv="EDIT_FIDELITY_UNSET_KEY_VAR"),
+        ]
+    }
     editor = await start_session(lsp, settings)
     editor.open(URI, SAMPLE)
     result = await execute(lsp, "editFidelity.requestEdit", {"uri": URI, "version": 1, "instruction": "fix"})
@@ -239,8 +287,9 @@ async def test_timeout_and_missing_key(lsp, backend):
 async def test_hostile_backend_cannot_leak_the_key(lsp, backend):
     from tools.doubles.scripted import Step
 
-    backend.scripts["leaky"] = [Step(status=400, body=(
-        '{"error": {"message": "invalid key ' + API_KEY + '"}}').encode())]
+    backend.scripts["leaky"] = [
+        Step(status=400, body=('{"error": {"message": "invalid key ' + API_KEY + '"}}').encode())
+    ]
     backend.scripts["leaky-code"] = [Step(content="```python\nKEY = '" + API_KEY + "'\n```")]
     editor = await start_session(lsp, settings_for(backend, "leaky", "leaky-code"))
     editor.open(URI, SAMPLE)
@@ -253,9 +302,13 @@ async def test_client_initiated_progress_token(lsp, backend):
     editor = await start_session(lsp, settings_for(backend, "fix"))
     editor.open(URI, SAMPLE)
     lsp.progress_reports["client-token-1"] = []
-    await lsp.workspace_execute_command_async(types.ExecuteCommandParams(
-        command="editFidelity.requestEdit", arguments=[{"uri": URI, "version": 1, "instruction": "fix"}],
-        work_done_token="client-token-1"))
+    await lsp.workspace_execute_command_async(
+        types.ExecuteCommandParams(
+            command="editFidelity.requestEdit",
+            arguments=[{"uri": URI, "version": 1, "instruction": "fix"}],
+            work_done_token="client-token-1",
+        )
+    )
     kinds = [r.kind for r in lsp.progress_reports["client-token-1"]]
     assert kinds[0] == "begin" and kinds[-1] == "end"
     assert [t for t, r in lsp.progress_reports.items() if r] == ["client-token-1"]  # no second token
@@ -271,8 +324,11 @@ async def test_report_is_what_check_prints(lsp, backend, tmp_path):
     editor = await start_session(lsp, settings_for(backend, "overedit"))
     editor.open(URI, SAMPLE)
     selection = {"start": {"line": 7, "character": 0}, "end": {"line": 12, "character": 0}}
-    result = await execute(lsp, "editFidelity.requestEdit",
-                           {"uri": URI, "version": 1, "range": selection, "instruction": "fix the comparison"})
+    result = await execute(
+        lsp,
+        "editFidelity.requestEdit",
+        {"uri": URI, "version": 1, "range": selection, "instruction": "fix the comparison"},
+    )
     [p] = result["proposals"]
     import msgspec
 
@@ -281,9 +337,14 @@ async def test_report_is_what_check_prints(lsp, backend, tmp_path):
     edited = apply_text_edits(SAMPLE, [msgspec.convert(e, TextEdit) for e in p["edits"]])
     (tmp_path / "a.py").write_text(SAMPLE)
     (tmp_path / "b.py").write_text(edited)
-    out = await asyncio.to_thread(subprocess.run, [str(script), "check", str(tmp_path / "a.py"), str(tmp_path / "b.py"),
-                                                   "--target", "8:12", "--format", "json"],
-                                  capture_output=True, text=True, timeout=60, check=False)
+    out = await asyncio.to_thread(
+        subprocess.run,
+        [str(script), "check", str(tmp_path / "a.py"), str(tmp_path / "b.py"), "--target", "8:12", "--format", "json"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
     assert out.returncode == 0, out.stderr
     assert wire_report(json.loads(out.stdout)) == p["report"]
 

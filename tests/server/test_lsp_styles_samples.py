@@ -15,7 +15,7 @@ from server.fidelity import TextEdit, apply_text_edits
 from tools.doubles.scripted import ScriptedServer, Step, fenced, user_code
 
 URI = "file:///tmp/sample.py"
-CPP = "#include <cstdio>\nint main() {\n    int a, b;\n    scanf(\"%d %d\", &a, &b);\n    printf(\"%d\\n\", a - b);\n}\n"
+CPP = '#include <cstdio>\nint main() {\n    int a, b;\n    scanf("%d %d", &a, &b);\n    printf("%d\\n", a - b);\n}\n'
 
 
 def _paper_chat(req: dict) -> str:
@@ -44,15 +44,23 @@ def _cpp(req: dict) -> str:
 
 @pytest.fixture(scope="module")
 def scripted():
-    with ScriptedServer({"paper": [Step(content=_paper_chat)], "direct": [Step(content=_direct)],
-                         "many": [Step(content=_numbered)], "cpp": [Step(content=_cpp)]}) as srv:
+    with ScriptedServer(
+        {
+            "paper": [Step(content=_paper_chat)],
+            "direct": [Step(content=_direct)],
+            "many": [Step(content=_numbered)],
+            "cpp": [Step(content=_cpp)],
+        }
+    ) as srv:
         yield srv
 
 
 async def test_canitedit_chat_format_and_first_block_extraction(lsp, scripted):
     editor = await start_session(lsp, {"backends": [backend_entry(scripted, "paper", style="canitedit-chat")]})
     editor.open(URI, SAMPLE)
-    [p] = (await execute(lsp, "editFidelity.requestEdit", {"uri": URI, "version": 1, "instruction": "fix it"}))["proposals"]
+    [p] = (await execute(lsp, "editFidelity.requestEdit", {"uri": URI, "version": 1, "instruction": "fix it"}))[
+        "proposals"
+    ]
     assert p["status"] == "ok" and p["style"] == "canitedit-chat"
     msgs = scripted.requests_for("paper")[-1].body["messages"]
     assert [m["role"] for m in msgs] == ["system", "user", "assistant", "user"]
@@ -65,7 +73,9 @@ async def test_canitedit_chat_format_and_first_block_extraction(lsp, scripted):
 async def test_canitedit_direct_uses_text_completions_with_stop_tokens(lsp, scripted):
     editor = await start_session(lsp, {"backends": [backend_entry(scripted, "direct", style="canitedit-direct")]})
     editor.open(URI, SAMPLE)
-    [p] = (await execute(lsp, "editFidelity.requestEdit", {"uri": URI, "version": 1, "instruction": "fix it"}))["proposals"]
+    [p] = (await execute(lsp, "editFidelity.requestEdit", {"uri": URI, "version": 1, "instruction": "fix it"}))[
+        "proposals"
+    ]
     assert p["status"] == "ok", p["error"]
     [req] = scripted.requests_for("direct")
     assert req.path.endswith("/completions") and not req.path.endswith("/chat/completions")
@@ -74,10 +84,17 @@ async def test_canitedit_direct_uses_text_completions_with_stop_tokens(lsp, scri
     assert p["report"]["distance"]["raw"]["tokens"] == 1
     # a paper style edits whole documents: a selection is refused by name
     with pytest.raises(Exception, match="whole documents"):
-        await execute(lsp, "editFidelity.requestEdit", {"uri": URI, "version": 1, "instruction": "x",
-                                                        "style": "canitedit-chat",
-                                                        "range": {"start": {"line": 0, "character": 0},
-                                                                  "end": {"line": 1, "character": 0}}})
+        await execute(
+            lsp,
+            "editFidelity.requestEdit",
+            {
+                "uri": URI,
+                "version": 1,
+                "instruction": "x",
+                "style": "canitedit-chat",
+                "range": {"start": {"line": 0, "character": 0}, "end": {"line": 1, "character": 0}},
+            },
+        )
 
 
 async def test_n_samples_come_from_one_request_with_top_p(lsp, scripted):
@@ -99,8 +116,9 @@ async def test_n_samples_come_from_one_request_with_top_p(lsp, scripted):
 async def test_a_cpp_document_gets_a_cpp_prompt_and_its_fences_are_read(lsp, scripted):
     editor = await start_session(lsp, {"backends": [backend_entry(scripted, "cpp")]})
     editor.open("file:///tmp/main.cpp", CPP, language="cpp")
-    result = await execute(lsp, "editFidelity.requestEdit", {"uri": "file:///tmp/main.cpp", "version": 1,
-                                                             "instruction": "add instead"})
+    result = await execute(
+        lsp, "editFidelity.requestEdit", {"uri": "file:///tmp/main.cpp", "version": 1, "instruction": "add instead"}
+    )
     [p] = result["proposals"]
     assert p["status"] == "ok", p["error"]
     assert not any("parse as Python" in w for w in result["warnings"])
@@ -133,8 +151,12 @@ def test_prompt_plans_and_extraction_modes():
 def test_bare_style_sends_the_instruction_alone_and_reads_the_first_block():
     plan = build_prompt("Write a JavaScript function f(n).", "", style="bare", language="javascript")
     assert [(m.role, m.content) for m in plan.messages] == [("user", "Write a JavaScript function f(n).")]
-    assert extract_for("```js\nfunction f(n) { return n; }\n```\n```js\nother()\n```", mode="first_or_all",
-                       language="javascript") == "function f(n) { return n; }\n"
+    assert (
+        extract_for(
+            "```js\nfunction f(n) { return n; }\n```\n```js\nother()\n```", mode="first_or_all", language="javascript"
+        )
+        == "function f(n) { return n; }\n"
+    )
     assert extract_for("def f(n):\n    return n", mode="first_or_all") == "def f(n):\n    return n\n"
     assert extract_for("", mode="first_or_all") is None
 
@@ -146,17 +168,28 @@ async def test_answer_language_asks_for_a_translation_and_reads_its_code(lsp, sc
     before = len(scripted.requests_for("cpp"))
     # the scripted model answers with the (translated) C++ program of the CPP fixture in a ```c++ block
     scripted.scripts["cpp"] = [Step(content=lambda req: "```c++\n" + CPP.replace("a - b", "a + b") + "```\n")]
-    result = await execute(lsp, "editFidelity.requestEdit", {"uri": URI, "version": 1, "instruction": "translate",
-                                                             "answerLanguage": "cpp"})
+    result = await execute(
+        lsp, "editFidelity.requestEdit", {"uri": URI, "version": 1, "instruction": "translate", "answerLanguage": "cpp"}
+    )
     [p] = result["proposals"]
     assert p["status"] == "ok", p["error"]
     body = scripted.requests_for("cpp")[before].body["messages"]
     assert "C++ programmer" in body[0]["content"]
-    assert body[-1]["content"].startswith("Rewrite the following Python code in C++.") and "```python\n" in body[-1]["content"]
+    assert (
+        body[-1]["content"].startswith("Rewrite the following Python code in C++.")
+        and "```python\n" in body[-1]["content"]
+    )
     edits = msgspec.convert(p["edits"], list[TextEdit])
     assert apply_text_edits(py, edits) == CPP.replace("a - b", "a + b")
     with pytest.raises(Exception, match="answerLanguage"):
-        await execute(lsp, "editFidelity.requestEdit", {"uri": URI, "version": 1, "instruction": "x",
-                                                        "answerLanguage": "cpp",
-                                                        "range": {"start": {"line": 0, "character": 0},
-                                                                  "end": {"line": 1, "character": 0}}})
+        await execute(
+            lsp,
+            "editFidelity.requestEdit",
+            {
+                "uri": URI,
+                "version": 1,
+                "instruction": "x",
+                "answerLanguage": "cpp",
+                "range": {"start": {"line": 0, "character": 0}, "end": {"line": 1, "character": 0}},
+            },
+        )

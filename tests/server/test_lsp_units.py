@@ -11,7 +11,7 @@ from tools.doubles.scripted import ScriptedServer, Step, fenced
 
 URI = "file:///tmp/units.py"
 
-ORIGINAL = '''import math
+ORIGINAL = """import math
 
 
 def average(numbers):
@@ -24,9 +24,9 @@ def average(numbers):
 
 def unrelated(x):
     return x * 2
-'''
+"""
 # the fix (drop `+ 1`), a rename of `numbers` on the same line and two others, the comments removed
-OVEREDIT = '''import math
+OVEREDIT = """import math
 
 
 def average(values):
@@ -36,7 +36,7 @@ def average(values):
 
 def unrelated(x):
     return x * 2
-'''
+"""
 FIX_ONLY = ORIGINAL.replace("return total / len(numbers) + 1", "return total / len(numbers)")
 INSTRUCTION = "fix the off-by-one in average"
 # the fix needs a new helper at the top of the file; an unused import is inserted at the same point
@@ -46,15 +46,21 @@ HELPER_AND_IMPORT = "import functools\n" + WITH_HELPER
 
 @pytest.fixture(scope="module")
 def scripted():
-    with ScriptedServer({"over": [Step(content=lambda r: fenced(OVEREDIT))],
-                         "fixer": [Step(content=lambda r: fenced(FIX_ONLY))],
-                         "helper": [Step(content=lambda r: fenced(HELPER_AND_IMPORT))]}) as srv:
+    with ScriptedServer(
+        {
+            "over": [Step(content=lambda r: fenced(OVEREDIT))],
+            "fixer": [Step(content=lambda r: fenced(FIX_ONLY))],
+            "helper": [Step(content=lambda r: fenced(HELPER_AND_IMPORT))],
+        }
+    ) as srv:
         yield srv
 
 
 def _settings(srv, *names, large=2):
-    return {"backends": [backend_entry(srv, n) for n in names],
-            "thresholds": {"debounceMs": 50, "largeChangeLines": large}}
+    return {
+        "backends": [backend_entry(srv, n) for n in names],
+        "thresholds": {"debounceMs": 50, "largeChangeLines": large},
+    }
 
 
 async def _lenses(lsp, uri=URI):
@@ -68,7 +74,9 @@ def _ours(lsp, uri=URI):
 async def test_accept_minimal_keeps_the_fix_without_the_rename_on_its_line(lsp, scripted):
     editor = await start_session(lsp, _settings(scripted, "over"))
     editor.open(URI, ORIGINAL)
-    [p] = (await execute(lsp, "editFidelity.requestEdit", {"uri": URI, "version": 1, "instruction": INSTRUCTION}))["proposals"]
+    [p] = (await execute(lsp, "editFidelity.requestEdit", {"uri": URI, "version": 1, "instruction": INSTRUCTION}))[
+        "proposals"
+    ]
     hunks = p["report"]["hunks"]
     kinds = [h["kinds"] for h in hunks]
     rename = next(i for i, h in enumerate(hunks) if "rename" in h["kinds"])
@@ -80,7 +88,7 @@ async def test_accept_minimal_keeps_the_fix_without_the_rename_on_its_line(lsp, 
     diags = await wait_for(lambda: len(_ours(lsp)) == len(hunks) and _ours(lsp))
     fix_diag = next(d for d in diags if d.data["hunk"] == fix)
     assert (fix_diag.range.start.line, fix_diag.range.end.line) == (8, 8)
-    assert ORIGINAL.splitlines()[8][fix_diag.range.start.character:fix_diag.range.end.character] == " + 1"
+    assert ORIGINAL.splitlines()[8][fix_diag.range.start.character : fix_diag.range.end.character] == " + 1"
     # the lens "Accept minimal" keeps only the units not flagged: the fix, not the rename on its line
     minimal = next(lens for lens in await _lenses(lsp) if lens.command.title.startswith("Accept minimal"))
     assert minimal.command.arguments[0]["hunks"] == [i for i in range(len(hunks)) if i not in p["flaggedHunks"]]
@@ -92,7 +100,9 @@ async def test_accept_minimal_keeps_the_fix_without_the_rename_on_its_line(lsp, 
 async def test_accept_minimal_drops_an_import_inserted_where_the_fix_inserts_a_helper(lsp, scripted):
     editor = await start_session(lsp, _settings(scripted, "helper"))
     editor.open(URI, ORIGINAL)
-    [p] = (await execute(lsp, "editFidelity.requestEdit", {"uri": URI, "version": 1, "instruction": INSTRUCTION}))["proposals"]
+    [p] = (await execute(lsp, "editFidelity.requestEdit", {"uri": URI, "version": 1, "instruction": INSTRUCTION}))[
+        "proposals"
+    ]
     hunks = p["report"]["hunks"]
     imports = [i for i, h in enumerate(hunks) if "import_change" in h["kinds"]]
     assert len(imports) == 1 and imports[0] in p["flaggedHunks"], [h["kinds"] for h in hunks]
@@ -145,8 +155,9 @@ async def test_revert_to_head_text_is_not_flagged(lsp, scripted):
     assert reverted["applied"] is True and editor.texts[URI] == ORIGINAL
     await wait_for(lambda: URI in lsp.diagnostics and not _ours(lsp))
     # and it stays so: a small edit later is measured against the same baseline, not the pre-revert text
-    editor.change(URI, [types.TextEdit(range=types.Range(types.Position(12, 11), types.Position(12, 12)),
-                                       new_text="3")])
+    editor.change(
+        URI, [types.TextEdit(range=types.Range(types.Position(12, 11), types.Position(12, 12)), new_text="3")]
+    )
     again = await execute(lsp, "editFidelity.checkChange", {"uri": URI, "baseline": {"text": ORIGINAL}})
     assert len(again["report"]["hunks"]) == 1 and again["flaggedHunks"] == []
 
@@ -156,7 +167,9 @@ async def test_an_applied_proposal_is_not_observed(lsp, scripted):
     against the text the accept left, so only the later change shows."""
     editor = await start_session(lsp, _settings(scripted, "over"))
     editor.open(URI, ORIGINAL)
-    [p] = (await execute(lsp, "editFidelity.requestEdit", {"uri": URI, "version": 1, "instruction": INSTRUCTION}))["proposals"]
+    [p] = (await execute(lsp, "editFidelity.requestEdit", {"uri": URI, "version": 1, "instruction": INSTRUCTION}))[
+        "proposals"
+    ]
     assert (await execute(lsp, "editFidelity.applyProposal", {"id": p["id"]}))["applied"] is True
     await wait_for(lambda: editor.texts[URI] == OVEREDIT)
     # an assistant then reformats `unrelated` (a large change of its own)
@@ -170,8 +183,9 @@ async def test_an_applied_proposal_is_not_observed(lsp, scripted):
 async def test_samples_are_shown_one_at_a_time_labelled_and_switchable(lsp, scripted):
     editor = await start_session(lsp, _settings(scripted, "over"))
     editor.open(URI, ORIGINAL)
-    props = (await execute(lsp, "editFidelity.requestEdit",
-                           {"uri": URI, "version": 1, "instruction": INSTRUCTION, "n": 2}))["proposals"]
+    props = (
+        await execute(lsp, "editFidelity.requestEdit", {"uri": URI, "version": 1, "instruction": INSTRUCTION, "n": 2})
+    )["proposals"]
     first, second = props
     n_units = len(first["report"]["hunks"])
     # one proposal's diagnostics, not both: no duplicates, labelled with the backend and the sample
@@ -184,10 +198,14 @@ async def test_samples_are_shown_one_at_a_time_labelled_and_switchable(lsp, scri
     show = [lens for lens in lenses if lens.command.command == "editFidelity.selectProposal"]
     assert [lens.command.arguments[0]["id"] for lens in show] == [second["id"]]
     assert "over, sample 2 of 2" in show[0].command.title
-    accept_ids = {lens.command.arguments[0]["id"] for lens in lenses if lens.command.command == "editFidelity.applyProposal"}
+    accept_ids = {
+        lens.command.arguments[0]["id"] for lens in lenses if lens.command.command == "editFidelity.applyProposal"
+    }
     assert accept_ids == {first["id"]}
     # hover says which one
-    hover = await lsp.text_document_hover_async(types.HoverParams(types.TextDocumentIdentifier(uri=URI), diags[0].range.start))
+    hover = await lsp.text_document_hover_async(
+        types.HoverParams(types.TextDocumentIdentifier(uri=URI), diags[0].range.start)
+    )
     assert "`over, sample 1 of 2`" in hover.contents.value and "proposal 1 of 2" in hover.contents.value
     # switch: the other sample's diagnostics replace the first's, and code actions address it
     assert (await execute(lsp, "editFidelity.selectProposal", show[0].command.arguments[0])) == {"active": second["id"]}
@@ -204,15 +222,24 @@ async def test_samples_are_shown_one_at_a_time_labelled_and_switchable(lsp, scri
 async def test_compare_backends_after_request_edit_shows_one_proposal(lsp, scripted):
     editor = await start_session(lsp, _settings(scripted, "over", "fixer"))
     editor.open(URI, ORIGINAL)
-    [earlier] = (await execute(lsp, "editFidelity.requestEdit", {"uri": URI, "version": 1, "instruction": INSTRUCTION,
-                                                                 "backends": ["over"]}))["proposals"]
-    rows = (await execute(lsp, "editFidelity.compareBackends", {"uri": URI, "version": 1, "instruction": INSTRUCTION}))["rows"]
+    [earlier] = (
+        await execute(
+            lsp,
+            "editFidelity.requestEdit",
+            {"uri": URI, "version": 1, "instruction": INSTRUCTION, "backends": ["over"]},
+        )
+    )["proposals"]
+    rows = (await execute(lsp, "editFidelity.compareBackends", {"uri": URI, "version": 1, "instruction": INSTRUCTION}))[
+        "rows"
+    ]
     assert [r["backend"] for r in rows] == ["over", "fixer"]
     newest = rows[0]["proposalId"]
     # three pending proposals on this version; the diagnostics show the newest request's first, once
     diags = await wait_for(lambda: (d := _ours(lsp)) and {x.data["id"] for x in d} == {newest} and d)
     assert all(d.message.endswith("[over]") for d in diags)
-    keys = [(d.range.start.line, d.range.start.character, d.range.end.line, d.range.end.character, d.message) for d in diags]
+    keys = [
+        (d.range.start.line, d.range.start.character, d.range.end.line, d.range.end.character, d.message) for d in diags
+    ]
     assert len(set(keys)) == len(keys) == rows[0]["hunks"]
     show = [lens for lens in await _lenses(lsp) if lens.command.command == "editFidelity.selectProposal"]
     assert {lens.command.arguments[0]["id"] for lens in show} == {earlier["id"], rows[1]["proposalId"]}

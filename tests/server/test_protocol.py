@@ -39,8 +39,13 @@ def test_the_package_imports_only_msgspec_the_stdlib_and_itself():
 
 def test_generated_files_are_current():
     """What CI runs: the generator's --check fails, in one line, when a generated file is stale."""
-    run = subprocess.run([sys.executable, "-m", "server.protocol.generate", "--check"], cwd=ROOT,
-                         capture_output=True, text=True, timeout=120)
+    run = subprocess.run(
+        [sys.executable, "-m", "server.protocol.generate", "--check"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert run.returncode == 0, run.stderr
 
 
@@ -50,8 +55,13 @@ def test_check_fails_in_one_line_when_stale(tmp_path):
     package["contributes"]["configuration"]["properties"].pop("editFidelity.thresholds.debounceMs")
     (tmp_path / generate.PACKAGE).write_text(json.dumps(package, indent=2) + "\n")
     (tmp_path / generate.TYPES).write_text((ROOT / generate.TYPES).read_text())
-    run = subprocess.run([sys.executable, "-m", "server.protocol.generate", "--check", "--root", str(tmp_path)],
-                         cwd=ROOT, capture_output=True, text=True, timeout=120)
+    run = subprocess.run(
+        [sys.executable, "-m", "server.protocol.generate", "--check", "--root", str(tmp_path)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert run.returncode == 1 and run.stdout == ""
     assert run.stderr.count("\n") == 1 and "stale client-vscode/package.json" in run.stderr, run.stderr
     # writing makes it current; the rest of package.json is kept as it was
@@ -75,21 +85,42 @@ def test_names_are_the_ones_everybody_uses():
         assert f'"{command.value}"' in ts
 
 
-@pytest.mark.parametrize(("typ", "raw", "message"), [
-    (RequestEditArgs, {"version": 1, "instruction": "x"}, "missing `uri`"),
-    (RequestEditArgs, {"uri": "u", "version": 1.5, "instruction": "x"}, "`version` must be an integer, got a number 1.5"),
-    (RequestEditArgs, {"uri": "u", "version": 1, "instruction": "x", "n": 0}, "`n` must be between 1 and 64, got a number 0"),
-    (RequestEditArgs, {"uri": "u", "version": 1, "instruction": "x", "range": {"start": {"line": 0, "character": 0},
-                                                                               "end": {"line": 0}}},
-     "`range.end.character` must be a non-negative integer"),
-    (RequestEditArgs, {"uri": "u", "version": 1, "instruction": "x", "backends": ["a", 3]},
-     "`backends` must be an array of strings"),
-    (ApplyProposalArgs, {"id": "p", "hunks": [0, 2, 0]}, "`hunks` has duplicates"),
-    (ApplyProposalArgs, {"id": "p", "rest": "drop"}, "`rest` must be one of keep, reject, got a string 'drop'"),
-    (CheckChangeArgs, {"uri": "u"}, 'missing `baseline` ("snapshot", "git" or {"text": ...})'),
-    (CheckChangeArgs, {"uri": "u", "baseline": {"text": "x" * 20_000_001}}, "`baseline.text` is too long"),
-    (wire.BackendEntry, {"name": "k", "apiKeyEnv": "sk-secret value"}, "`apiKeyEnv` must be the NAME"),
-])
+@pytest.mark.parametrize(
+    ("typ", "raw", "message"),
+    [
+        (RequestEditArgs, {"version": 1, "instruction": "x"}, "missing `uri`"),
+        (
+            RequestEditArgs,
+            {"uri": "u", "version": 1.5, "instruction": "x"},
+            "`version` must be an integer, got a number 1.5",
+        ),
+        (
+            RequestEditArgs,
+            {"uri": "u", "version": 1, "instruction": "x", "n": 0},
+            "`n` must be between 1 and 64, got a number 0",
+        ),
+        (
+            RequestEditArgs,
+            {
+                "uri": "u",
+                "version": 1,
+                "instruction": "x",
+                "range": {"start": {"line": 0, "character": 0}, "end": {"line": 0}},
+            },
+            "`range.end.character` must be a non-negative integer",
+        ),
+        (
+            RequestEditArgs,
+            {"uri": "u", "version": 1, "instruction": "x", "backends": ["a", 3]},
+            "`backends` must be an array of strings",
+        ),
+        (ApplyProposalArgs, {"id": "p", "hunks": [0, 2, 0]}, "`hunks` has duplicates"),
+        (ApplyProposalArgs, {"id": "p", "rest": "drop"}, "`rest` must be one of keep, reject, got a string 'drop'"),
+        (CheckChangeArgs, {"uri": "u"}, 'missing `baseline` ("snapshot", "git" or {"text": ...})'),
+        (CheckChangeArgs, {"uri": "u", "baseline": {"text": "x" * 20_000_001}}, "`baseline.text` is too long"),
+        (wire.BackendEntry, {"name": "k", "apiKeyEnv": "sk-secret value"}, "`apiKeyEnv` must be the NAME"),
+    ],
+)
 def test_decode_errors_name_the_field(typ, raw, message):
     with pytest.raises(DecodeError) as info:
         convert(raw, typ)
@@ -98,9 +129,16 @@ def test_decode_errors_name_the_field(typ, raw, message):
 
 
 def test_integral_floats_are_integers_and_good_values_decode():
-    args = convert({"uri": "u", "version": 3.0, "instruction": "fix", "n": 2.0,
-                    "range": {"start": {"line": 1.0, "character": 0}, "end": {"line": 2, "character": 0}}},
-                   RequestEditArgs)
+    args = convert(
+        {
+            "uri": "u",
+            "version": 3.0,
+            "instruction": "fix",
+            "n": 2.0,
+            "range": {"start": {"line": 1.0, "character": 0}, "end": {"line": 2, "character": 0}},
+        },
+        RequestEditArgs,
+    )
     assert (args.version, args.n, args.range.start.line) == (3, 2, 1)
     assert isinstance(args.version, int) and isinstance(args.range.start.line, int)
     assert convert({"uri": "u", "baseline": "git"}, CheckChangeArgs).baseline == "git"
@@ -126,6 +164,7 @@ def test_report_fields_get_camel_case_twins_and_data_keys_stay():
     assert renamed["startLine"] == renamed["start_line"] and renamed["tokensChanged"] == renamed["tokens_changed"]
     assert renamed["edits"][0].keys() == {"range", "newText"}
     assert wire["functions"][0]["cognitiveBefore"] == wire["functions"][0]["cognitive_before"]
+
     # and nothing else: no key is snake_case without its twin
     def keys(v):
         if isinstance(v, dict):
@@ -135,6 +174,7 @@ def test_report_fields_get_camel_case_twins_and_data_keys_stay():
         elif isinstance(v, list):
             for x in v:
                 yield from keys(x)
+
     for k, owner in keys(wire):  # variant names and identifiers are data
         if "_" in k and owner is not renamed["renames"] and k not in VARIANTS:
             camel = k.split("_")[0] + "".join(w.title() for w in k.split("_")[1:])

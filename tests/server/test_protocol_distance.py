@@ -38,11 +38,14 @@ async def test_a_proposal_over_distance_warning_is_heavy_and_warned_about(lsp, b
     result = await execute(lsp, "editFidelity.requestEdit", {"uri": URI, "version": 1, "instruction": "fix the bug"})
     by_backend = {p["backend"]: p for p in result["proposals"]}
     assert by_backend["rewrite"]["heavy"] is True and by_backend["fix"]["heavy"] is False
-    assert result["warnings"] == [f"rewrite: the proposal rewrites {heavy:.0%} of the code (no_comments token "
-                                  f"distance {heavy:.2f} > thresholds.distanceWarning {LIMIT:g})"]
+    assert result["warnings"] == [
+        f"rewrite: the proposal rewrites {heavy:.0%} of the code (no_comments token "
+        f"distance {heavy:.2f} > thresholds.distanceWarning {LIMIT:g})"
+    ]
 
-    rows = (await execute(lsp, "editFidelity.compareBackends",
-                          {"uri": URI, "version": 1, "instruction": "fix the bug"}))["rows"]
+    rows = (
+        await execute(lsp, "editFidelity.compareBackends", {"uri": URI, "version": 1, "instruction": "fix the bug"})
+    )["rows"]
     assert {r["backend"]: r["heavy"] for r in rows} == {"fix": False, "rewrite": True}
 
 

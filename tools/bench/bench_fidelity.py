@@ -107,7 +107,9 @@ def generated_file(lines: int) -> tuple[str, str]:
         i += 1
     original = "".join(parts)
     middle = i // 2
-    edited = original.replace(f"if value < limit and index % 3 != 0:\n            total += value * {middle % 7 + 1}", "X", 0)
+    edited = original.replace(
+        f"if value < limit and index % 3 != 0:\n            total += value * {middle % 7 + 1}", "X", 0
+    )
     marker = f"def compute_{middle}(values, limit={middle}):"
     head, tail = original.split(marker, 1)
     edited = head + marker + tail.replace("if value < limit", "if value <= limit", 1)
@@ -152,7 +154,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeat", type=int, default=3, help="repetitions of each measurement (the best is kept)")
     args = parser.parse_args(argv)
     console = Console(width=150)
-    path = require(data_dir(args.data) / "overedit" / "corrupted_solutions_manual_easy_400.jsonl", "the over-editing set")
+    path = require(
+        data_dir(args.data) / "overedit" / "corrupted_solutions_manual_easy_400.jsonl", "the over-editing set"
+    )
     tasks = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
     pairs = [(t["corrupted_solution"], t["canonical_solution"]) for t in tasks]
 
@@ -181,7 +185,9 @@ def main(argv: list[str] | None = None) -> int:
         for original, edited in pairs:
             clear_caches()
             a, b = analyze(original), analyze(edited)
-            ours_values.append(token_distance(a.variant_tokens("no_comments"), b.variant_tokens("no_comments")).normalized)
+            ours_values.append(
+                token_distance(a.variant_tokens("no_comments"), b.variant_tokens("no_comments")).normalized
+            )
 
     def paper_single() -> None:
         paper_values.clear()
@@ -213,7 +219,9 @@ def main(argv: list[str] | None = None) -> int:
                 a = analyze(original)
                 for edited in edits:
                     b = analyze(edited)
-                    values.append(token_distance(a.variant_tokens("no_comments"), b.variant_tokens("no_comments")).normalized)
+                    values.append(
+                        token_distance(a.variant_tokens("no_comments"), b.variant_tokens("no_comments")).normalized
+                    )
             return values
 
         def paper_multi(candidates=candidates) -> list[float]:

@@ -51,8 +51,18 @@ class Tally:
     kinds: Counter = field(default_factory=Counter)
     listed: list[str] = field(default_factory=list)
 
-    def add(self, name: str, report: FidelityReport, instruction: str | None, *, aware: bool,
-            original: str, edited: str, keep: bool, hints: bool) -> None:
+    def add(
+        self,
+        name: str,
+        report: FidelityReport,
+        instruction: str | None,
+        *,
+        aware: bool,
+        original: str,
+        edited: str,
+        keep: bool,
+        hints: bool,
+    ) -> None:
         flagged = flag_hunks(report, instruction, original=original, edited=edited, aware=aware)
         views = hunk_views(report, flagged, Thresholds(), edited_side=False)
         self.tasks += 1
@@ -74,8 +84,10 @@ class Tally:
     def row(self, label: str) -> str:
         pct = 100.0 * self.warn / self.units if self.units else 0.0
         kinds = ", ".join(f"{k} {n}" for k, n in self.kinds.most_common())
-        return (f"{label:<34} {self.units:>5} {self.warn:>5} {pct:>6.1f}% {self.hint:>5} "
-                f"{self.tasks_warned:>4}/{self.tasks:<4} {kinds}")
+        return (
+            f"{label:<34} {self.units:>5} {self.warn:>5} {pct:>6.1f}% {self.hint:>5} "
+            f"{self.tasks_warned:>4}/{self.tasks:<4} {kinds}"
+        )
 
 
 HEADER = f"{'':<34} {'units':>5} {'warn':>5} {'warn%':>7} {'hint':>5} {'tasks warned':>9}  warning kinds"
@@ -85,16 +97,26 @@ def canitedit_rows(data: str | None, limit: int | None, hints: bool) -> list[str
     from benchmark.suites import canitedit
 
     problems = canitedit.load(data, limit)
-    out = ["CanItEdit gold (before -> after), 105 problems" if not limit else f"CanItEdit gold, {len(problems)} problems",
-           HEADER]
+    out = [
+        "CanItEdit gold (before -> after), 105 problems" if not limit else f"CanItEdit gold, {len(problems)} problems",
+        HEADER,
+    ]
     listed: list[str] = []
     reports = [(p, measure(p.before, p.after)) for p in problems]
     for condition in canitedit.CONDITIONS:
         for aware in (False, True):
             t = Tally()
             for p, report in reports:
-                t.add(p.full_name, report, p.instruction(condition), aware=aware, original=p.before, edited=p.after,
-                      keep=aware, hints=hints)
+                t.add(
+                    p.full_name,
+                    report,
+                    p.instruction(condition),
+                    aware=aware,
+                    original=p.before,
+                    edited=p.after,
+                    keep=aware,
+                    hints=hints,
+                )
             out.append(t.row(f"{condition}, instruction {'on' if aware else 'off'}"))
             if aware:
                 listed += [f"{condition}:"] + (t.listed or ["  (none)"])
@@ -105,8 +127,11 @@ def overedit_rows(data: str | None, limit: int | None) -> list[str]:
     from benchmark.suites import overedit
 
     tasks, errors = overedit.load(data, limit)
-    out = [f"Over-editing gold (corrupted -> canonical), {len(tasks)} tasks" + (f", {len(errors)} bad rows" if errors
-                                                                               else ""), HEADER]
+    out = [
+        f"Over-editing gold (corrupted -> canonical), {len(tasks)} tasks"
+        + (f", {len(errors)} bad rows" if errors else ""),
+        HEADER,
+    ]
     condition = overedit.CONDITIONS[0]
     listed: list[str] = []
     for footing in ("raw texts", "normalised (paper)"):
@@ -119,8 +144,16 @@ def overedit_rows(data: str | None, limit: int | None) -> list[str]:
         for aware in (False, True):
             t = Tally()
             for task, c, g, report in pairs:
-                t.add(task.task_id, report, task.instruction(condition), aware=aware, original=c, edited=g,
-                      keep=aware and footing != "raw texts", hints=True)
+                t.add(
+                    task.task_id,
+                    report,
+                    task.instruction(condition),
+                    aware=aware,
+                    original=c,
+                    edited=g,
+                    keep=aware and footing != "raw texts",
+                    hints=True,
+                )
             out.append(t.row(f"{footing}, instruction {'on' if aware else 'off'}"))
             if aware and footing != "raw texts":
                 listed = t.listed
@@ -143,8 +176,11 @@ def injections(before: str, after: str) -> list[tuple[str, str, str | None]]:
     out: list[tuple[str, str, str | None]] = []
     done: set[str] = set()
     for f in (n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef) and n.name in existing):
-        head, body, tail = "".join(lines[: f.lineno - 1]), "".join(lines[f.lineno - 1 : f.end_lineno]), \
-            "".join(lines[f.end_lineno :])
+        head, body, tail = (
+            "".join(lines[: f.lineno - 1]),
+            "".join(lines[f.lineno - 1 : f.end_lineno]),
+            "".join(lines[f.end_lineno :]),
+        )
         params = [a.arg for a in f.args.args if a.arg not in ("self", "cls")]
         stored = [n.id for n in ast.walk(f) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)]
         uses = [n.id for n in ast.walk(f) if isinstance(n, ast.Name)]
@@ -173,11 +209,16 @@ def injected_rows(data: str | None, limit: int | None) -> list[str]:
     from benchmark.suites import canitedit
 
     problems = canitedit.load(data, limit)
-    out = ["Injected over-edits on CanItEdit gold: share still flagged (any severity)",
-           f"{'':<34} " + " ".join(f"{k:>16}" for k in ("rename", "defensive", "docstring", "comment_removed",
-                                                          "import_change"))]
-    cases = [(p, kind, text, name, measure(p.before, text)) for p in problems
-             for kind, text, name in injections(p.before, p.after)]
+    out = [
+        "Injected over-edits on CanItEdit gold: share still flagged (any severity)",
+        f"{'':<34} "
+        + " ".join(f"{k:>16}" for k in ("rename", "defensive", "docstring", "comment_removed", "import_change")),
+    ]
+    cases = [
+        (p, kind, text, name, measure(p.before, text))
+        for p in problems
+        for kind, text, name in injections(p.before, p.after)
+    ]
     for condition in canitedit.CONDITIONS:
         for aware in (False, True):
             seen: Counter = Counter()
@@ -189,8 +230,10 @@ def injected_rows(data: str | None, limit: int | None) -> list[str]:
                 flagged = flag_hunks(report, p.instruction(condition), original=p.before, edited=text, aware=aware)
                 seen[kind] += 1
                 hit[kind] += any(flagged[i] for i in units)
-            cells = " ".join(f"{hit[k]:>5}/{seen[k]:<4} {hit[k] / seen[k] if seen[k] else 0:.3f}"
-                             for k in ("rename", "defensive", "docstring", "comment_removed", "import_change"))
+            cells = " ".join(
+                f"{hit[k]:>5}/{seen[k]:<4} {hit[k] / seen[k] if seen[k] else 0:.3f}"
+                for k in ("rename", "defensive", "docstring", "comment_removed", "import_change")
+            )
             out.append(f"{condition + ', instruction ' + ('on' if aware else 'off'):<34} {cells}")
     return out
 

@@ -57,36 +57,67 @@ from server.fidelity.measure import measure
 
 # One unit of each language: about 10 lines; `{i}` makes every copy distinct.
 UNITS = {
-    "javascript": ("", "function f{i}(items, limit = 10) {{\n  // sum the positive items\n  let total = 0;\n"
-                   "  for (const x of items) {{\n    if (x > 0 && x < limit) {{ total += x; }} else {{ total -= 1; }}\n"
-                   "  }}\n  return `total ${{total}} of {i}`;\n}}\n", ""),
-    "typescript": ("", "export function f{i}(items: number[], limit: number = 10): string {{\n"
-                   "  // sum the positive items\n  let total: number = 0;\n  for (const x of items) {{\n"
-                   "    if (x > 0 && x < limit) {{ total += x; }} else {{ total -= 1; }}\n  }}\n"
-                   "  return `total ${{total}} of {i}`;\n}}\n", ""),
-    "tsx": ("", "export const C{i} = (p: {{ items: number[] }}) => {{\n  // render the positive items\n"
-            "  const xs = p.items.filter((x) => x > 0);\n  if (xs.length === 0) {{ return null; }}\n"
-            "  return <ul className=\"list\">{{xs.map((x) => <li key={{x}}>{{x}} of {i}</li>)}}</ul>;\n}};\n", ""),
-    "java": ("public class Big {\n", "  /** Sums the positive items. */\n  public int f{i}(int[] items, int limit) {{\n"
-             "    int total = 0; // running sum\n    for (int x : items) {{\n"
-             "      if (x > 0 && x < limit) {{ total += x; }} else {{ total -= 1; }}\n    }}\n"
-             "    System.out.println(\"total \" + total + \" of {i}\");\n    return total;\n  }}\n", "}\n"),
-    "c": ("#include <stdio.h>\n", "/* sums the positive items */\nint f{i}(const int *items, int n, int limit) {{\n"
-          "  int total = 0;\n  for (int k = 0; k < n; k++) {{\n"
-          "    if (items[k] > 0 && items[k] < limit) {{ total += items[k]; }} else {{ total -= 1; }}\n  }}\n"
-          "  printf(\"total %d of {i}\\n\", total);\n  return total;\n}}\n", ""),
-    "cpp": ("#include <vector>\nclass Big {\n public:\n", "  // sums the positive items\n"
-            "  int f{i}(const std::vector<int>& items, int limit) const {{\n    int total = 0;\n"
-            "    for (auto x : items) {{\n      if (x > 0 && x < limit) {{ total += x; }} else {{ total -= 1; }}\n    }}\n"
-            "    std::printf(\"total %d of {i}\\n\", total);\n    return total;\n  }}\n", "};\n"),
-    "go": ("package big\n\nimport \"fmt\"\n\n", "// F{i} sums the positive items.\nfunc F{i}(items []int, limit int) int {{\n"
-           "\ttotal := 0\n\tfor _, x := range items {{\n\t\tif x > 0 && x < limit {{\n\t\t\ttotal += x\n"
-           "\t\t}} else {{\n\t\t\ttotal--\n\t\t}}\n\t}}\n\tfmt.Printf(\"total %d of {i}\\n\", total)\n\treturn total\n}}\n\n",
-           ""),
-    "rust": ("pub struct Big;\nimpl Big {\n", "    /// Sums the positive items.\n"
-             "    pub fn f{i}(&self, items: &[i32], limit: i32) -> i32 {{\n        let mut total = 0;\n"
-             "        for x in items {{\n            if *x > 0 && *x < limit {{ total += x; }} else {{ total -= 1; }}\n"
-             "        }}\n        println!(\"total {{}} of {i}\", total);\n        total\n    }}\n", "}\n"),
+    "javascript": (
+        "",
+        "function f{i}(items, limit = 10) {{\n  // sum the positive items\n  let total = 0;\n"
+        "  for (const x of items) {{\n    if (x > 0 && x < limit) {{ total += x; }} else {{ total -= 1; }}\n"
+        "  }}\n  return `total ${{total}} of {i}`;\n}}\n",
+        "",
+    ),
+    "typescript": (
+        "",
+        "export function f{i}(items: number[], limit: number = 10): string {{\n"
+        "  // sum the positive items\n  let total: number = 0;\n  for (const x of items) {{\n"
+        "    if (x > 0 && x < limit) {{ total += x; }} else {{ total -= 1; }}\n  }}\n"
+        "  return `total ${{total}} of {i}`;\n}}\n",
+        "",
+    ),
+    "tsx": (
+        "",
+        "export const C{i} = (p: {{ items: number[] }}) => {{\n  // render the positive items\n"
+        "  const xs = p.items.filter((x) => x > 0);\n  if (xs.length === 0) {{ return null; }}\n"
+        '  return <ul className="list">{{xs.map((x) => <li key={{x}}>{{x}} of {i}</li>)}}</ul>;\n}};\n',
+        "",
+    ),
+    "java": (
+        "public class Big {\n",
+        "  /** Sums the positive items. */\n  public int f{i}(int[] items, int limit) {{\n"
+        "    int total = 0; // running sum\n    for (int x : items) {{\n"
+        "      if (x > 0 && x < limit) {{ total += x; }} else {{ total -= 1; }}\n    }}\n"
+        '    System.out.println("total " + total + " of {i}");\n    return total;\n  }}\n',
+        "}\n",
+    ),
+    "c": (
+        "#include <stdio.h>\n",
+        "/* sums the positive items */\nint f{i}(const int *items, int n, int limit) {{\n"
+        "  int total = 0;\n  for (int k = 0; k < n; k++) {{\n"
+        "    if (items[k] > 0 && items[k] < limit) {{ total += items[k]; }} else {{ total -= 1; }}\n  }}\n"
+        '  printf("total %d of {i}\\n", total);\n  return total;\n}}\n',
+        "",
+    ),
+    "cpp": (
+        "#include <vector>\nclass Big {\n public:\n",
+        "  // sums the positive items\n"
+        "  int f{i}(const std::vector<int>& items, int limit) const {{\n    int total = 0;\n"
+        "    for (auto x : items) {{\n      if (x > 0 && x < limit) {{ total += x; }} else {{ total -= 1; }}\n    }}\n"
+        '    std::printf("total %d of {i}\\n", total);\n    return total;\n  }}\n',
+        "};\n",
+    ),
+    "go": (
+        'package big\n\nimport "fmt"\n\n',
+        "// F{i} sums the positive items.\nfunc F{i}(items []int, limit int) int {{\n"
+        "\ttotal := 0\n\tfor _, x := range items {{\n\t\tif x > 0 && x < limit {{\n\t\t\ttotal += x\n"
+        '\t\t}} else {{\n\t\t\ttotal--\n\t\t}}\n\t}}\n\tfmt.Printf("total %d of {i}\\n", total)\n\treturn total\n}}\n\n',
+        "",
+    ),
+    "rust": (
+        "pub struct Big;\nimpl Big {\n",
+        "    /// Sums the positive items.\n"
+        "    pub fn f{i}(&self, items: &[i32], limit: i32) -> i32 {{\n        let mut total = 0;\n"
+        "        for x in items {{\n            if *x > 0 && *x < limit {{ total += x; }} else {{ total -= 1; }}\n"
+        '        }}\n        println!("total {{}} of {i}", total);\n        total\n    }}\n',
+        "}\n",
+    ),
 }
 
 
@@ -97,7 +128,9 @@ def make_text(lang: str, lines: int) -> str:
     return head + body + tail
 
 
-STAT: list[Callable[[list[float]], float]] = [statistics.median]  # --min: the least of the rounds (steadier on a shared, loaded machine)
+STAT: list[Callable[[list[float]], float]] = [
+    statistics.median
+]  # --min: the least of the rounds (steadier on a shared, loaded machine)
 
 
 def _ms(fn, rounds: int, setup=None) -> float:
@@ -124,7 +157,7 @@ def bench(name: str, lines: int, rounds: int) -> dict[str, float]:
     lang = L.by_name(name)
     text = make_text(name, lines)
     mid = text.index("> 0", len(text) // 2)
-    edited = text[:mid] + "> 1" + text[mid + 3:]
+    edited = text[:mid] + "> 1" + text[mid + 3 :]
     parse_ms = _ms(lambda: L.parse(text, lang), rounds)
 
     def fresh() -> L.Source:
@@ -154,13 +187,21 @@ def bench(name: str, lines: int, rounds: int) -> dict[str, float]:
     digits = iter(range(1, 10**6))
 
     def report() -> None:  # a different edit each round: the edited side is never a cache hit
-        measure(text, text[:mid] + f"> {next(digits)}" + text[mid + 3:], language=name)
+        measure(text, text[:mid] + f"> {next(digits)}" + text[mid + 3 :], language=name)
 
     measure(text, edited, language=name)  # the original analysed once, as an open document is
     report_ms = _ms(report, rounds)
-    return {"lines": text.count("\n"), "tokens": tokens, "parse": parse_ms, "lex": lex_ms,
-            "cold": cold_ms, "edit": edit_ms, "distance": dist_ms, "report": report_ms,
-            "tok_s": tokens / lex_ms * 1000 if lex_ms > 0 else float("nan")}
+    return {
+        "lines": text.count("\n"),
+        "tokens": tokens,
+        "parse": parse_ms,
+        "lex": lex_ms,
+        "cold": cold_ms,
+        "edit": edit_ms,
+        "distance": dist_ms,
+        "report": report_ms,
+        "tok_s": tokens / lex_ms * 1000 if lex_ms > 0 else float("nan"),
+    }
 
 
 async def _server_check_change(text: str, language_id: str, uri: str, edit, rounds: int) -> list[float]:
@@ -172,16 +213,25 @@ async def _server_check_change(text: str, language_id: str, uri: str, edit, roun
 
     client = await start_client({"editFidelity": {"observeChanges": False}})
     try:
-        client.text_document_did_open(types.DidOpenTextDocumentParams(
-            types.TextDocumentItem(uri=uri, language_id=language_id, version=1, text=text)))
+        client.text_document_did_open(
+            types.DidOpenTextDocumentParams(
+                types.TextDocumentItem(uri=uri, language_id=language_id, version=1, text=text)
+            )
+        )
         times = []
         for k in range(rounds + 1):  # the first round opens the document's analyses: not counted
-            client.text_document_did_change(types.DidChangeTextDocumentParams(
-                text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=k + 2),
-                content_changes=[types.TextDocumentContentChangeWholeDocument(text=edit(text, k))]))
+            client.text_document_did_change(
+                types.DidChangeTextDocumentParams(
+                    text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=k + 2),
+                    content_changes=[types.TextDocumentContentChangeWholeDocument(text=edit(text, k))],
+                )
+            )
             t = time.perf_counter()
-            result = await client.workspace_execute_command_async(types.ExecuteCommandParams(
-                command="editFidelity.checkChange", arguments=[{"uri": uri, "baseline": "snapshot"}]))
+            result = await client.workspace_execute_command_async(
+                types.ExecuteCommandParams(
+                    command="editFidelity.checkChange", arguments=[{"uri": uri, "baseline": "snapshot"}]
+                )
+            )
             if k:
                 times.append((time.perf_counter() - t) * 1000)
             if result is None:
@@ -207,7 +257,7 @@ def targets(rounds: int) -> int:
     mid = ts_text.index("> 0", len(ts_text) // 2)
 
     def ts_edit(text: str, k: int) -> str:
-        return text[:mid] + f"> {k + 1}" + text[mid + 3:]
+        return text[:mid] + f"> {k + 1}" + text[mid + 3 :]
 
     py_text = make_file(2000)
     ts = asyncio.run(_server_check_change(ts_text, "typescript", "file:///bench/big.ts", ts_edit, rounds))
@@ -218,23 +268,32 @@ def targets(rounds: int) -> int:
     digits = iter(range(1, 10**6))
     measure(java, java, language="java")
     measure(py500, py500)
-    java_ms = _ms(lambda: measure(java, java[:jmid] + f"> {next(digits)}" + java[jmid + 3:], language="java"), rounds)
+    java_ms = _ms(lambda: measure(java, java[:jmid] + f"> {next(digits)}" + java[jmid + 3 :], language="java"), rounds)
     py_ms = _ms(lambda: measure(py500, variant(py500, next(digits))), rounds)
     t, p = STAT[0](ts), STAT[0](py)
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
-    print(f"targets ({'min' if STAT[0] is min else 'median'} of {rounds}, load average {load:.1f} on {os.cpu_count()} CPUs)")
-    print(f"  checkChange, server, TypeScript {ts_text.count(chr(10))} lines: {t:7.2f} ms (target <= 50)   "
-          f"Python {py_text.count(chr(10))} lines: {p:7.2f} ms   ratio {t / p:.2f}")
-    print(f"  full report, Java {java.count(chr(10))} lines:             {java_ms:7.2f} ms (target <= 20)   "
-          f"Python {py500.count(chr(10))} lines: {py_ms:7.2f} ms   ratio {java_ms / py_ms:.2f}")
+    print(
+        f"targets ({'min' if STAT[0] is min else 'median'} of {rounds}, load average {load:.1f} on {os.cpu_count()} CPUs)"
+    )
+    print(
+        f"  checkChange, server, TypeScript {ts_text.count(chr(10))} lines: {t:7.2f} ms (target <= 50)   "
+        f"Python {py_text.count(chr(10))} lines: {p:7.2f} ms   ratio {t / p:.2f}"
+    )
+    print(
+        f"  full report, Java {java.count(chr(10))} lines:             {java_ms:7.2f} ms (target <= 20)   "
+        f"Python {py500.count(chr(10))} lines: {py_ms:7.2f} ms   ratio {java_ms / py_ms:.2f}"
+    )
     return 0 if t <= 50 and java_ms <= 20 else 1
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--targets", action="store_true",
-                        help="the issue's targets: checkChange through the server (TypeScript, 2,000 lines) and a "
-                             "full report (Java, 500 lines), each beside a Python baseline; exit 1 if one is missed")
+    parser.add_argument(
+        "--targets",
+        action="store_true",
+        help="the issue's targets: checkChange through the server (TypeScript, 2,000 lines) and a "
+        "full report (Java, 500 lines), each beside a Python baseline; exit 1 if one is missed",
+    )
     parser.add_argument("--lines", type=int, default=2000, help="lines of the generated file (default 2000)")
     parser.add_argument("--rounds", type=int, default=7, help="rounds per figure, median reported (default 7)")
     parser.add_argument("--languages", default=",".join(UNITS), help="comma-separated (default: all)")
@@ -246,20 +305,26 @@ def main(argv: list[str] | None = None) -> int:
     names = [n.strip() for n in args.languages.split(",") if n.strip()]
     unknown = [n for n in names if n not in UNITS]
     if unknown or not names:
-        print(f"bench_lang: unknown language {', '.join(unknown) or '(none)'}; choose from {', '.join(UNITS)}",
-              file=sys.stderr)
+        print(
+            f"bench_lang: unknown language {', '.join(unknown) or '(none)'}; choose from {', '.join(UNITS)}",
+            file=sys.stderr,
+        )
         return 2
     if not 10 <= args.lines <= 200_000 or not 1 <= args.rounds <= 1000:
         print("bench_lang: --lines must be 10..200000 and --rounds 1..1000", file=sys.stderr)
         return 2
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
-    print(f"{'language':<11}{'lines':>6}{'tokens':>8}{'parse':>8}{'lex':>8}{'cold':>8}{'edit':>8}"
-          f"{'distance':>10}{'report':>8}{'tokens/s':>11}   (ms, {'min' if args.min else 'median'} of {args.rounds};"
-          f" load average {load:.1f} on {os.cpu_count()} CPUs)")
+    print(
+        f"{'language':<11}{'lines':>6}{'tokens':>8}{'parse':>8}{'lex':>8}{'cold':>8}{'edit':>8}"
+        f"{'distance':>10}{'report':>8}{'tokens/s':>11}   (ms, {'min' if args.min else 'median'} of {args.rounds};"
+        f" load average {load:.1f} on {os.cpu_count()} CPUs)"
+    )
     for name in names:
         r = bench(name, args.lines, args.rounds)
-        print(f"{name:<11}{r['lines']:>6}{r['tokens']:>8}{r['parse']:>8.2f}{r['lex']:>8.2f}{r['cold']:>8.2f}"
-              f"{r['edit']:>8.2f}{r['distance']:>10.3f}{r['report']:>8.2f} {r['tok_s']:>10,.0f}")
+        print(
+            f"{name:<11}{r['lines']:>6}{r['tokens']:>8}{r['parse']:>8.2f}{r['lex']:>8.2f}{r['cold']:>8.2f}"
+            f"{r['edit']:>8.2f}{r['distance']:>10.3f}{r['report']:>8.2f} {r['tok_s']:>10,.0f}"
+        )
     return 0
 
 

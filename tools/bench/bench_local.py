@@ -108,8 +108,12 @@ async def measure(model: str, threads: int | None, tokens: int, rounds: int, dty
                 decode.append((st.completion_tokens - 1) / ((st.gen_ms - st.ttft_ms) / 1000.0))
             overhead.append(done.latency_ms - st.gen_ms)
         return {
-            "threads": ready.threads, "load_s": load_s, "prompt": prompt, "tokens": statistics.median(produced),
-            "ttft_ms": statistics.median(ttft), "tok_s": statistics.median(decode) if decode else float("nan"),
+            "threads": ready.threads,
+            "load_s": load_s,
+            "prompt": prompt,
+            "tokens": statistics.median(produced),
+            "ttft_ms": statistics.median(ttft),
+            "tok_s": statistics.median(decode) if decode else float("nan"),
             "overhead_ms": statistics.median(overhead),
         }
     finally:
@@ -123,8 +127,11 @@ def main() -> int:
     ap.add_argument("--tokens", type=int, default=200, help="new tokens per request (greedy, runs to the limit)")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--dtype", default="float32", choices=["float32", "bfloat16"])
-    ap.add_argument("--default-shape", action="store_true",
-                    help="random weights in the default model's shape (Qwen2.5-Coder-0.5B): its real speed, no hub")
+    ap.add_argument(
+        "--default-shape",
+        action="store_true",
+        help="random weights in the default model's shape (Qwen2.5-Coder-0.5B): its real speed, no hub",
+    )
     args = ap.parse_args()
 
     with tempfile.TemporaryDirectory(prefix="tiny-model-") as tmp:
@@ -142,11 +149,16 @@ def main() -> int:
             print("model: tiny random Qwen2 (2 layers, hidden 32, vocab 600), built in", tmp)
         else:
             print("model:", model)
-        print(f"{'threads':>7} {'load s':>7} {'prompt':>6} {'tokens':>6} {'TTFT ms':>8} {'tok/s':>7} {'overhead ms':>11}")
+        print(
+            f"{'threads':>7} {'load s':>7} {'prompt':>6} {'tokens':>6} {'TTFT ms':>8} {'tok/s':>7} {'overhead ms':>11}"
+        )
         for n in [int(x) for x in args.threads.split(",")]:
             r = asyncio.run(measure(model, n or None, args.tokens, args.rounds, args.dtype))
-            print(f"{r['threads']:>7} {r['load_s']:>7.1f} {r['prompt']:>6} {r['tokens']:>6.0f} {r['ttft_ms']:>8.1f} "
-                  f"{r['tok_s']:>7.0f} {r['overhead_ms']:>11.1f}", flush=True)
+            print(
+                f"{r['threads']:>7} {r['load_s']:>7.1f} {r['prompt']:>6} {r['tokens']:>6.0f} {r['ttft_ms']:>8.1f} "
+                f"{r['tok_s']:>7.0f} {r['overhead_ms']:>11.1f}",
+                flush=True,
+            )
     return 0
 
 

@@ -84,13 +84,15 @@ async def start_client(options: dict) -> LanguageClient:
         pass
 
     await client.start_io(sys.executable, "-m", "server.lsp", env={**os.environ})
-    await client.initialize_async(types.InitializeParams(
-        capabilities=types.ClientCapabilities(
-            workspace=types.WorkspaceClientCapabilities(apply_edit=True),
-            window=types.WindowClientCapabilities(work_done_progress=False),
-        ),
-        initialization_options=options,
-    ))
+    await client.initialize_async(
+        types.InitializeParams(
+            capabilities=types.ClientCapabilities(
+                workspace=types.WorkspaceClientCapabilities(apply_edit=True),
+                window=types.WindowClientCapabilities(work_done_progress=False),
+            ),
+            initialization_options=options,
+        )
+    )
     client.initialized(types.InitializedParams())
     return client
 
@@ -110,20 +112,27 @@ async def bench_check_change(lines: int, rounds: int, large_file_lines: int | No
         options["thresholds"] = {"largeFileLines": large_file_lines}
     client = await start_client({"editFidelity": options})
     uri = "file:///bench/big.py"
-    client.text_document_did_open(types.DidOpenTextDocumentParams(
-        types.TextDocumentItem(uri=uri, language_id="python", version=1, text=text)))
+    client.text_document_did_open(
+        types.DidOpenTextDocumentParams(types.TextDocumentItem(uri=uri, language_id="python", version=1, text=text))
+    )
     lsp_times, direct_times, direct_full = [], [], []
     version = 1
     flagged_range = None
     for k in range(rounds):
         edited = variant(text, k)
         version += 1
-        client.text_document_did_change(types.DidChangeTextDocumentParams(
-            text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=version),
-            content_changes=[types.TextDocumentContentChangeWholeDocument(text=edited)]))
+        client.text_document_did_change(
+            types.DidChangeTextDocumentParams(
+                text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=version),
+                content_changes=[types.TextDocumentContentChangeWholeDocument(text=edited)],
+            )
+        )
         t0 = time.perf_counter()
-        result = await client.workspace_execute_command_async(types.ExecuteCommandParams(
-            command="editFidelity.checkChange", arguments=[{"uri": uri, "baseline": "snapshot"}]))
+        result = await client.workspace_execute_command_async(
+            types.ExecuteCommandParams(
+                command="editFidelity.checkChange", arguments=[{"uri": uri, "baseline": "snapshot"}]
+            )
+        )
         lsp_times.append(time.perf_counter() - t0)
         assert result is not None, "checkChange answered nothing"
         hunks = result["report"]["hunks"] if isinstance(result, dict) else result.report.hunks
@@ -146,8 +155,11 @@ async def bench_check_change(lines: int, rounds: int, large_file_lines: int | No
     action_times: list[float] = []
     direct_action_times: list[float] = []
     assert flagged_range is not None
-    params = types.CodeActionParams(text_document=types.TextDocumentIdentifier(uri=uri), range=flagged_range,
-                                    context=types.CodeActionContext(diagnostics=[]))
+    params = types.CodeActionParams(
+        text_document=types.TextDocumentIdentifier(uri=uri),
+        range=flagged_range,
+        context=types.CodeActionContext(diagnostics=[]),
+    )
     n_actions = 0
     for _ in range(max(rounds, 20)):
         t0 = time.perf_counter()
@@ -166,7 +178,7 @@ async def bench_check_change(lines: int, rounds: int, large_file_lines: int | No
     }
 
 
-SAMPLE = '''def mean_above(values, limit):
+SAMPLE = """def mean_above(values, limit):
     total = 0
     count = 0
     for v in values:
@@ -174,7 +186,7 @@ SAMPLE = '''def mean_above(values, limit):
             total += v
             count += 1
     return total / count if count else 0.0
-'''
+"""
 
 
 def _fix(req: dict) -> str:
@@ -183,25 +195,45 @@ def _fix(req: dict) -> str:
 
 async def bench_concurrent(n: int, delay: float) -> dict:
     with ScriptedServer({"fix200": [Step(content=_fix, delay_s=delay)]}) as srv:
-        backend = {"name": "scripted", "baseUrl": srv.base_url, "model": "fix200", "maxConcurrency": max(n, 1),
-                   "timeoutS": 30}
+        backend = {
+            "name": "scripted",
+            "baseUrl": srv.base_url,
+            "model": "fix200",
+            "maxConcurrency": max(n, 1),
+            "timeoutS": 30,
+        }
         client = await start_client({"editFidelity": {"backends": [backend]}})
         for i in range(n):
-            client.text_document_did_open(types.DidOpenTextDocumentParams(types.TextDocumentItem(
-                uri=f"file:///bench/c{i}.py", language_id="python", version=1, text=SAMPLE)))
+            client.text_document_did_open(
+                types.DidOpenTextDocumentParams(
+                    types.TextDocumentItem(uri=f"file:///bench/c{i}.py", language_id="python", version=1, text=SAMPLE)
+                )
+            )
         # one request first, so that both sides start warm (imports, connection pool)
-        await client.workspace_execute_command_async(types.ExecuteCommandParams(
-            command="editFidelity.requestEdit",
-            arguments=[{"uri": "file:///bench/c0.py", "version": 1, "instruction": "fix"}]))
-        t0 = time.perf_counter()
-        results = await asyncio.gather(*(
-            client.workspace_execute_command_async(types.ExecuteCommandParams(
+        await client.workspace_execute_command_async(
+            types.ExecuteCommandParams(
                 command="editFidelity.requestEdit",
-                arguments=[{"uri": f"file:///bench/c{i}.py", "version": 1, "instruction": "fix the bug"}]))
-            for i in range(n)))
+                arguments=[{"uri": "file:///bench/c0.py", "version": 1, "instruction": "fix"}],
+            )
+        )
+        t0 = time.perf_counter()
+        results = await asyncio.gather(
+            *(
+                client.workspace_execute_command_async(
+                    types.ExecuteCommandParams(
+                        command="editFidelity.requestEdit",
+                        arguments=[{"uri": f"file:///bench/c{i}.py", "version": 1, "instruction": "fix the bug"}],
+                    )
+                )
+                for i in range(n)
+            )
+        )
         lsp_total = time.perf_counter() - t0
-        ok = sum(1 for r in results if r is not None and (r["proposals"][0]["status"] if isinstance(r, dict)
-                                                          else r.proposals[0].status) == "ok")
+        ok = sum(
+            1
+            for r in results
+            if r is not None and (r["proposals"][0]["status"] if isinstance(r, dict) else r.proposals[0].status) == "ok"
+        )
         await stop_client(client)
 
         be = OpenAIBackend(parse_backend(backend))
@@ -233,27 +265,41 @@ async def main_async(args) -> int:
     whole = await bench_check_change(args.lines, max(10, args.rounds // 3), large_file_lines=10**8)
     conc = await bench_concurrent(args.concurrent, args.delay)
     ok = True
-    print(f"checkChange on a {cc['lines']}-line file ({args.rounds} rounds, a small edit each; default settings: the changed functions are measured):")
+    print(
+        f"checkChange on a {cc['lines']}-line file ({args.rounds} rounds, a small edit each; default settings: the changed functions are measured):"
+    )
     med = _median(cc["lsp_ms"])
     ok &= med <= 50
-    print(f"  LSP round trip   median {med:7.2f} ms   p90 {_p90(cc['lsp_ms']):7.2f} ms   (target <= 50 ms)"
-          f"  {'OK' if med <= 50 else 'MISSED'}")
+    print(
+        f"  LSP round trip   median {med:7.2f} ms   p90 {_p90(cc['lsp_ms']):7.2f} ms   (target <= 50 ms)"
+        f"  {'OK' if med <= 50 else 'MISSED'}"
+    )
     dmed = _median(cc["direct_ms"])
-    print(f"  in process       median {dmed:7.2f} ms   (the same per-function measurement; LSP overhead "
-          f"{med - dmed:+.2f} ms)")
+    print(
+        f"  in process       median {dmed:7.2f} ms   (the same per-function measurement; LSP overhead "
+        f"{med - dmed:+.2f} ms)"
+    )
     print(f"  whole-file measure in process, cold texts on both sides: median {_median(cc['direct_full_ms']):7.1f} ms")
-    print(f"  whole-file report (largeFileLines raised): LSP median {_median(whole['lsp_ms']):7.2f} ms, "
-          f"in process {_median(whole['direct_ms']):7.2f} ms")
+    print(
+        f"  whole-file report (largeFileLines raised): LSP median {_median(whole['lsp_ms']):7.2f} ms, "
+        f"in process {_median(whole['direct_ms']):7.2f} ms"
+    )
     amed = _median(cc["action_ms"])
     ok &= amed <= 10
-    print(f"codeAction on a flagged hunk ({cc['actions']} actions): median {amed:.2f} ms   p90 {_p90(cc['action_ms']):.2f} ms"
-          f"   (target <= 10 ms)  {'OK' if amed <= 10 else 'MISSED'}")
+    print(
+        f"codeAction on a flagged hunk ({cc['actions']} actions): median {amed:.2f} ms   p90 {_p90(cc['action_ms']):.2f} ms"
+        f"   (target <= 10 ms)  {'OK' if amed <= 10 else 'MISSED'}"
+    )
     print(f"{conc['n']} concurrent requestEdit, backend answering in {conc['delay_s'] * 1000:.0f} ms:")
     ok &= conc["lsp_s"] <= 1.5 and conc["ok"] == conc["n"]
-    print(f"  through LSP      {conc['lsp_s']:.3f} s, {conc['ok']}/{conc['n']} ok   (target <= 1.5 s)"
-          f"  {'OK' if conc['lsp_s'] <= 1.5 else 'MISSED'}")
-    print(f"  in process       {conc['direct_s']:.3f} s   (the same backend calls and measurements; LSP overhead "
-          f"{conc['lsp_s'] - conc['direct_s']:+.3f} s)")
+    print(
+        f"  through LSP      {conc['lsp_s']:.3f} s, {conc['ok']}/{conc['n']} ok   (target <= 1.5 s)"
+        f"  {'OK' if conc['lsp_s'] <= 1.5 else 'MISSED'}"
+    )
+    print(
+        f"  in process       {conc['direct_s']:.3f} s   (the same backend calls and measurements; LSP overhead "
+        f"{conc['lsp_s'] - conc['direct_s']:+.3f} s)"
+    )
     return 0 if ok or not args.strict else 1
 
 

@@ -27,8 +27,14 @@ from pathlib import Path
 from benchmark import cli
 from benchmark.store import RESULTS, read_records
 
-SPEC_GOLD = {"no_comments_mean": 0.0128, "no_comments_median": 0.0111, "no_comments_max": 0.0490,
-             "body_no_comments_mean": 0.0172, "raw_mean": 0.0342, "no_comments_tokens_mean": 1.63}
+SPEC_GOLD = {
+    "no_comments_mean": 0.0128,
+    "no_comments_median": 0.0111,
+    "no_comments_max": 0.0490,
+    "body_no_comments_mean": 0.0172,
+    "raw_mean": 0.0342,
+    "no_comments_tokens_mean": 1.63,
+}
 
 
 def replay(backend: str, out: Path, limit: int | None, workers: int | None) -> tuple[dict, list, float]:
@@ -48,20 +54,30 @@ def replay_figures(out: Path, limit: int | None, workers: int | None) -> None:
     print(f"== gold replay: {len(gold_recs)} samples in {t_gold:.0f} s")
     for cond, m in gold["conditions"].items():
         d = gold["details"][cond]
-        print(f"[{cond}] Pass@1 {m['pass@1']:.4f} over {m['n_tasks']} tasks; over the {m['n_tasks'] - m['n_env_missing']} "
-              f"tasks whose environment is installed: {m['pass@1_installed']:.4f}")
-        print(f"[{cond}] excess ELev no_comments {m['excess_lev']}, body_no_comments {m['excess_lev_body']}; "
-              f"added CC {m['added_cc']} (|.| {m['added_cc_abs']})")
+        print(
+            f"[{cond}] Pass@1 {m['pass@1']:.4f} over {m['n_tasks']} tasks; over the {m['n_tasks'] - m['n_env_missing']} "
+            f"tasks whose environment is installed: {m['pass@1_installed']:.4f}"
+        )
+        print(
+            f"[{cond}] excess ELev no_comments {m['excess_lev']}, body_no_comments {m['excess_lev_body']}; "
+            f"added CC {m['added_cc']} (|.| {m['added_cc_abs']})"
+        )
         if d["env_missing"]:
-            print(f"[{cond}] environment lacks ({len(d['env_missing'])} tasks): "
-                  + ", ".join(f"{t} ({mod})" for t, mod in d["env_missing"].items()))
+            print(
+                f"[{cond}] environment lacks ({len(d['env_missing'])} tasks): "
+                + ", ".join(f"{t} ({mod})" for t, mod in d["env_missing"].items())
+            )
         for row in d["not_passing"]:
-            print(f"[{cond}] NOT PASSING {row['task_id']}: {row['outcome']} {row['exec_status']} {row['error'][-200:]!r}")
+            print(
+                f"[{cond}] NOT PASSING {row['task_id']}: {row['outcome']} {row['exec_status']} {row['error'][-200:]!r}"
+            )
     passing = [r for r in gold_recs if r.passed]
     for key in ("excess_lev", "excess_lev_body", "added_cc"):
         vals = [r.metrics[key] for r in passing if r.metrics.get(key) is not None]
-        print(f"gold, every passing sample: {key} in [{min(vals, default=None)}, {max(vals, default=None)}] "
-              f"({len(vals)} values)")
+        print(
+            f"gold, every passing sample: {key} in [{min(vals, default=None)}, {max(vals, default=None)}] "
+            f"({len(vals)} values)"
+        )
     g = gold["details"][next(iter(gold["details"]))]["gold_distance"]
     print(f"d(G, C) reported by the run over {g['n_tasks']} tasks (SPEC 3.1 in brackets):")
     for key, want in SPEC_GOLD.items():
@@ -72,12 +88,16 @@ def replay_figures(out: Path, limit: int | None, workers: int | None) -> None:
     ident, id_recs, t_id = replay("identity", out / "identity", limit, workers)
     print(f"== identity replay: {len(id_recs)} samples in {t_id:.0f} s")
     for cond, m in ident["conditions"].items():
-        print(f"[{cond}] Pass@1 {m['pass@1']:.4f} (installed {m['pass@1_installed']:.4f}), outcomes "
-              f"{ident['details'][cond]['outcomes']}")
+        print(
+            f"[{cond}] Pass@1 {m['pass@1']:.4f} (installed {m['pass@1_installed']:.4f}), outcomes "
+            f"{ident['details'][cond]['outcomes']}"
+        )
     walls = sorted(r.sandbox_ms for r in gold_recs if r.sandbox_ms)
     if walls:
-        print(f"gold test run wall time per task: median {statistics.median(walls) / 1000:.2f} s, "
-              f"max {walls[-1] / 1000:.1f} s")
+        print(
+            f"gold test run wall time per task: median {statistics.median(walls) / 1000:.2f} s, "
+            f"max {walls[-1] / 1000:.1f} s"
+        )
 
 
 async def generated_figures(out: Path, workers: int | None, max_tasks: int = 200) -> None:
@@ -90,34 +110,58 @@ async def generated_figures(out: Path, workers: int | None, max_tasks: int = 200
     box = Sandbox(workers=workers)
     try:
         started = time.perf_counter()
-        made = await make_suite(box, srcs, FAMILIES, max_corruptions=2, seed=0, variants=3, attempts=3, functions="all",
-                                max_tasks=max_tasks, timeout_s=30.0, concurrency=box.workers * 2,
-                                load_errors=errors)
+        made = await make_suite(
+            box,
+            srcs,
+            FAMILIES,
+            max_corruptions=2,
+            seed=0,
+            variants=3,
+            attempts=3,
+            functions="all",
+            max_tasks=max_tasks,
+            timeout_s=30.0,
+            concurrency=box.workers * 2,
+            load_errors=errors,
+        )
         took = time.perf_counter() - started
         path = out / "canitedit_minimal_fix.jsonl"
         path.write_bytes(encode(made.tasks))
-        print(f"== generated from CanItEdit `after`: {len(made.tasks)} tasks "
-              f"({sum(len(t.corruptions) for t in made.tasks)} corruptions) from {len(made.outcomes)} problems "
-              f"in {took:.0f} s -> {path}")
+        print(
+            f"== generated from CanItEdit `after`: {len(made.tasks)} tasks "
+            f"({sum(len(t.corruptions) for t in made.tasks)} corruptions) from {len(made.outcomes)} problems "
+            f"in {took:.0f} s -> {path}"
+        )
         fams = Counter(c.family for t in made.tasks for c in t.corruptions)
-        print(f"corruptions per task: {dict(sorted(Counter(len(t.corruptions) for t in made.tasks).items()))}; "
-              f"families used: {len(fams)} of 34: {dict(fams.most_common())}")
+        print(
+            f"corruptions per task: {dict(sorted(Counter(len(t.corruptions) for t in made.tasks).items()))}; "
+            f"families used: {len(fams)} of 34: {dict(fams.most_common())}"
+        )
         for line in made.problems():
             print(f"  {line[:240]}")
         sem = asyncio.Semaphore(box.workers * 2)
 
         async def check(task) -> tuple[bool, bool]:
             async with sem:
-                bad = await run_tests(box, task.corrupted_solution, task.test_code, kind=task.kind, env=task.env,
-                                      timeout_s=30.0)
-                good = await run_tests(box, invert(task.corrupted_solution, task.corruptions), task.test_code,
-                                       kind=task.kind, env=task.env, timeout_s=30.0)
+                bad = await run_tests(
+                    box, task.corrupted_solution, task.test_code, kind=task.kind, env=task.env, timeout_s=30.0
+                )
+                good = await run_tests(
+                    box,
+                    invert(task.corrupted_solution, task.corruptions),
+                    task.test_code,
+                    kind=task.kind,
+                    env=task.env,
+                    timeout_s=30.0,
+                )
                 return bad.passed, good.passed
 
         started = time.perf_counter()
         checks = await asyncio.gather(*(check(t) for t in made.tasks))
-        print(f"re-check in {time.perf_counter() - started:.0f} s: kept tasks failing their tests "
-              f"{sum(not b for b, _ in checks)}/{len(checks)}; gold patches passing {sum(g for _, g in checks)}/{len(checks)}")
+        print(
+            f"re-check in {time.perf_counter() - started:.0f} s: kept tasks failing their tests "
+            f"{sum(not b for b, _ in checks)}/{len(checks)}; gold patches passing {sum(g for _, g in checks)}/{len(checks)}"
+        )
     finally:
         box.close()
 

@@ -41,8 +41,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("runs", nargs="*", type=Path)
     ap.add_argument("--out", type=Path, default=Path("/tmp/edit-fidelity-bench-replay"))
     ap.add_argument("--limit", type=int)
-    ap.add_argument("--workers", type=int, default=2 * (os.cpu_count() or 1),
-                    help="sandbox slots (default: twice the CPUs: a 15 s timeout holds a slot, not a core)")
+    ap.add_argument(
+        "--workers",
+        type=int,
+        default=2 * (os.cpu_count() or 1),
+        help="sandbox slots (default: twice the CPUs: a 15 s timeout holds a slot, not a core)",
+    )
     ap.add_argument("--concurrency", type=int, default=8)
     ap.add_argument("--data")
     args = ap.parse_args(argv)
@@ -54,8 +58,22 @@ def main(argv: list[str] | None = None) -> int:
     for run in runs:
         name = run.name.split("-baseline")[0] if "-baseline" in run.name else run.stem
         out = args.out / name
-        cmd = [sys.executable, "-m", "benchmark.cli", "bench", "run", "--suite", "canitedit",
-               "--backend", f"recorded:{run}", "--out", str(out), "--quiet", "--concurrency", str(args.concurrency)]
+        cmd = [
+            sys.executable,
+            "-m",
+            "benchmark.cli",
+            "bench",
+            "run",
+            "--suite",
+            "canitedit",
+            "--backend",
+            f"recorded:{run}",
+            "--out",
+            str(out),
+            "--quiet",
+            "--concurrency",
+            str(args.concurrency),
+        ]
         if out.exists():
             cmd.append("--resume")
         if args.limit:
@@ -70,36 +88,53 @@ def main(argv: list[str] | None = None) -> int:
         summary = json.loads((out / "summary.json").read_text())
         records = read_records(out / RESULTS)
         ref = reference_for(run.name)
-        print(f"\n{run.name}\n  {len(records)} completions in {wall:.0f} s wall "
-              f"({'full' if not args.limit else f'first {args.limit} tasks'})")
+        print(
+            f"\n{run.name}\n  {len(records)} completions in {wall:.0f} s wall "
+            f"({'full' if not args.limit else f'first {args.limit} tasks'})"
+        )
         server = sum(r.server_ms for r in records) / 1000
         sandbox = sum(r.sandbox_ms for r in records) / 1000
         scoring = sum(r.scoring_ms for r in records) / 1000
-        print(f"  time split (summed per completion): server round trips {server:.1f} s, sandbox programs "
-              f"{sandbox:.1f} s, scoring {scoring:.1f} s")
+        print(
+            f"  time split (summed per completion): server round trips {server:.1f} s, sandbox programs "
+            f"{sandbox:.1f} s, scoring {scoring:.1f} s"
+        )
         stored = recorded.load(run)
-        changed = [r for r in records if r.completion is not None
-                   and r.completion.rstrip("\n") != stored.get(r.task_id, r.condition)[r.sample].rstrip("\n")]
+        changed = [
+            r
+            for r in records
+            if r.completion is not None
+            and r.completion.rstrip("\n") != stored.get(r.task_id, r.condition)[r.sample].rstrip("\n")
+        ]
         no_code = [r for r in records if r.completion is None]
-        print(f"  completions through the server: {len(records) - len(changed) - len(no_code)} unchanged, "
-              f"{len(changed)} changed by the server's extraction, {len(no_code)} without code "
-              f"({', '.join(sorted({r.error_kind or '?' for r in no_code})) or '-'}); "
-              f"{sum(r.reused_verdict for r in records)} verdicts reused for identical programs")
+        print(
+            f"  completions through the server: {len(records) - len(changed) - len(no_code)} unchanged, "
+            f"{len(changed)} changed by the server's extraction, {len(no_code)} without code "
+            f"({', '.join(sorted({r.error_kind or '?' for r in no_code})) or '-'}); "
+            f"{sum(r.reused_verdict for r in records)} verdicts reused for identical programs"
+        )
         for cond, m in summary["conditions"].items():
             d = summary["details"][cond]
-            line = (f"  {cond:<12} pass@1 {m['pass@1']:5.1f}  ExcessCode {m['excess_code']:.2f}  "
-                    f"agreement {100 * d.get('recorded_agreement', 0):.2f}% ({len(d.get('recorded_disagreements', []))} "
-                    f"disagreements)  ELev {d['excess_lev_mean'] or 0:+.4f}  addCC {d['added_cc_mean'] or 0:+.2f}")
+            line = (
+                f"  {cond:<12} pass@1 {m['pass@1']:5.1f}  ExcessCode {m['excess_code']:.2f}  "
+                f"agreement {100 * d.get('recorded_agreement', 0):.2f}% ({len(d.get('recorded_disagreements', []))} "
+                f"disagreements)  ELev {d['excess_lev_mean'] or 0:+.4f}  addCC {d['added_cc_mean'] or 0:+.2f}"
+            )
             if ref and not args.limit:
                 rp, re_ = ref[cond]
-                good = abs(m["pass@1"] - rp) <= 0.3 and abs(m["excess_code"] - re_) <= 0.05 \
+                good = (
+                    abs(m["pass@1"] - rp) <= 0.3
+                    and abs(m["excess_code"] - re_) <= 0.05
                     and d.get("recorded_agreement", 0) >= 0.99
+                )
                 ok &= good
                 line += f"   reference {rp} / {re_}  {'OK' if good else 'MISSED'}"
             print(line)
             for dis in d.get("recorded_disagreements", []):
-                print(f"      {dis['task']} #{dis['sample']}: recorded {'pass' if dis['recorded_pass'] else 'fail'}, "
-                      f"ours {dis['outcome']} ({dis['exec_status']}): {dis['error'][-120:]!r}")
+                print(
+                    f"      {dis['task']} #{dis['sample']}: recorded {'pass' if dis['recorded_pass'] else 'fail'}, "
+                    f"ours {dis['outcome']} ({dis['exec_status']}): {dis['error'][-120:]!r}"
+                )
     return 0 if ok else 1
 
 

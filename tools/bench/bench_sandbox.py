@@ -52,9 +52,12 @@ def _timed(fn: Callable[[int], bool], n: int, threads: int) -> tuple[float, int]
 def _bare(python: str, path: Path, timeout: float) -> Callable[[int], bool]:
     def call(_: int) -> bool:
         try:
-            return subprocess.run([python, str(path)], capture_output=True, timeout=timeout, check=False).returncode == 0
+            return (
+                subprocess.run([python, str(path)], capture_output=True, timeout=timeout, check=False).returncode == 0
+            )
         except subprocess.TimeoutExpired:
             return False
+
     return call
 
 
@@ -73,8 +76,10 @@ def bench_trivial(levels: list[str], runs: int, rounds: int = 3) -> list[dict]:
             path.write_text(TRIVIAL)
             calls: dict[str, Callable[[int], bool]] = {"bare": _bare(python, path, 10)}
             for level, box in boxes.items():
+
                 def run_one(_i: int, box: Sandbox = box) -> bool:
                     return box.run({"trivial.py": TRIVIAL}, timeout_s=10).status == "ok"
+
                 calls[level] = run_one
             for call in calls.values():  # warm page cache, lib dir, slot tmpfs mounts
                 _timed(call, 5, 1)
@@ -98,9 +103,18 @@ def bench_trivial(levels: list[str], runs: int, rounds: int = 3) -> list[dict]:
     rows = []
     for name in calls:
         ms = statistics.median(latency[name]) * 1000
-        rows.append({"workload": "trivial", "level": name, "ms_per_exec": ms, "overhead_ms": ms - base_ms,
-                     "mean_ms": statistics.fmean(latency[name]) * 1000, "exec_per_s": best[name],
-                     "ok": ok[name], "n": runs * (1 + rounds)})
+        rows.append(
+            {
+                "workload": "trivial",
+                "level": name,
+                "ms_per_exec": ms,
+                "overhead_ms": ms - base_ms,
+                "mean_ms": statistics.fmean(latency[name]) * 1000,
+                "exec_per_s": best[name],
+                "ok": ok[name],
+                "n": runs * (1 + rounds),
+            }
+        )
     return rows
 
 
@@ -116,23 +130,46 @@ def bench_canitedit(levels: list[str]) -> list[dict]:
         for i, program in enumerate(programs):
             paths.append(Path(tmp) / f"p{i}.py")
             paths[-1].write_text(program)
+
         def bare_one(i: int) -> bool:
             return _bare(python, paths[i], 15.0)(i)
+
         wall, ok = _timed(bare_one, len(paths), CORES)
-        rows.append({"workload": "canitedit", "level": "bare", "wall_s": wall, "exec_per_s": len(paths) / wall,
-                     "ok": ok, "n": len(paths)})
+        rows.append(
+            {
+                "workload": "canitedit",
+                "level": "bare",
+                "wall_s": wall,
+                "exec_per_s": len(paths) / wall,
+                "ok": ok,
+                "n": len(paths),
+            }
+        )
     for level in levels:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)
             box = Sandbox(level, workers=CORES)  # type: ignore[arg-type]
         try:
+
             def call(i: int, box: Sandbox = box) -> bool:
-                return box.run({"prog.py": programs[i]}, suite="canitedit", timeout_s=15.0, memory_mb=4096).status == "ok"
+                return (
+                    box.run({"prog.py": programs[i]}, suite="canitedit", timeout_s=15.0, memory_mb=4096).status == "ok"
+                )
+
             wall, ok = _timed(call, len(programs), CORES)
         finally:
             box.close()
-        rows.append({"workload": "canitedit", "level": level, "wall_s": wall, "exec_per_s": len(programs) / wall,
-                     "ok": ok, "n": len(programs), "overhead_s": wall - rows[0]["wall_s"]})
+        rows.append(
+            {
+                "workload": "canitedit",
+                "level": level,
+                "wall_s": wall,
+                "exec_per_s": len(programs) / wall,
+                "ok": ok,
+                "n": len(programs),
+                "overhead_s": wall - rows[0]["wall_s"],
+            }
+        )
     return rows
 
 
@@ -152,14 +189,17 @@ def main(argv: list[str] | None = None) -> int:
             if found[lvl] is not None:
                 print(f"# level {lvl} skipped: {found[lvl]}")
     load = os.getloadavg()[0]
-    print(f"# {CORES} cores, load average {load:.1f}, base interpreter {config.base_python()}, "
-          f"levels {', '.join(levels)}")
+    print(
+        f"# {CORES} cores, load average {load:.1f}, base interpreter {config.base_python()}, levels {', '.join(levels)}"
+    )
     rows = bench_trivial(levels, args.runs)
     print(f"\ntrivial program ({args.runs} interleaved sequential runs, then 3 x {args.runs} on {CORES} threads)")
     print(f"{'level':8} {'median ms':>9} {'mean ms':>8} {'overhead':>9} {'exec/s':>8} {'ok':>10}")
     for r in rows:
-        print(f"{r['level']:8} {r['ms_per_exec']:9.2f} {r['mean_ms']:8.2f} {r['overhead_ms']:+8.2f}ms"
-              f" {r['exec_per_s']:8.1f} {r['ok']:>5}/{r['n']}")
+        print(
+            f"{r['level']:8} {r['ms_per_exec']:9.2f} {r['mean_ms']:8.2f} {r['overhead_ms']:+8.2f}ms"
+            f" {r['exec_per_s']:8.1f} {r['ok']:>5}/{r['n']}"
+        )
     if not args.no_canitedit:
         crow = bench_canitedit(levels)
         rows += crow
@@ -169,9 +209,11 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{r['level']:8} {r['wall_s']:8.1f} {r['exec_per_s']:8.2f} {r['ok']:>4}/{r['n']}")
     bwrap = next((r for r in rows if r["workload"] == "trivial" and r["level"] == "bwrap"), None)
     if bwrap:
-        print(f"\ntargets: bwrap overhead {bwrap['overhead_ms']:.1f} ms (<= 10: "
-              f"{'met' if bwrap['overhead_ms'] <= 10 else 'MISSED'}); bwrap trivial {bwrap['exec_per_s']:.0f}/s "
-              f"(>= 40: {'met' if bwrap['exec_per_s'] >= 40 else 'MISSED'})")
+        print(
+            f"\ntargets: bwrap overhead {bwrap['overhead_ms']:.1f} ms (<= 10: "
+            f"{'met' if bwrap['overhead_ms'] <= 10 else 'MISSED'}); bwrap trivial {bwrap['exec_per_s']:.0f}/s "
+            f"(>= 40: {'met' if bwrap['exec_per_s'] >= 40 else 'MISSED'})"
+        )
     if args.json:
         args.json.write_text(json.dumps(rows, indent=1))
     return 0

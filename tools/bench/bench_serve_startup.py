@@ -48,11 +48,25 @@ def help_seconds() -> float:
 
 def initialize_seconds() -> float:
     start = time.perf_counter()
-    proc = subprocess.Popen([*CLI, "serve"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, cwd=ROOT,
-                            stderr=subprocess.DEVNULL, env={**os.environ, "HF_HUB_OFFLINE": "1"})
+    proc = subprocess.Popen(
+        [*CLI, "serve"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        cwd=ROOT,
+        stderr=subprocess.DEVNULL,
+        env={**os.environ, "HF_HUB_OFFLINE": "1"},
+    )
     assert proc.stdin and proc.stdout
-    proc.stdin.write(_frame({"jsonrpc": "2.0", "id": 1, "method": "initialize",
-                             "params": {"processId": None, "rootUri": None, "capabilities": {}}}))
+    proc.stdin.write(
+        _frame(
+            {
+                "jsonrpc": "2.0",
+                "id": 1,
+                "method": "initialize",
+                "params": {"processId": None, "rootUri": None, "capabilities": {}},
+            }
+        )
+    )
     proc.stdin.flush()
     while "result" not in (message := _read_message(proc.stdout)) or message.get("id") != 1:
         pass
@@ -69,15 +83,15 @@ def initialize_seconds() -> float:
 
 def imported_by_serve() -> list[str]:
     """Module names loaded by parsing `serve` and building the server (what start-up pays for)."""
-    code = ("import sys; from server.cli import build_parser; build_parser(['serve']).parse_args(['serve']); "
-            "from server.lsp import create_server; create_server(); print('\\n'.join(sorted(sys.modules)))")
+    code = (
+        "import sys; from server.cli import build_parser; build_parser(['serve']).parse_args(['serve']); "
+        "from server.lsp import create_server; create_server(); print('\\n'.join(sorted(sys.modules)))"
+    )
     try:  # the older build_parser() took no argv
-        out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True,
-                             cwd=ROOT).stdout
+        out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True, cwd=ROOT).stdout
     except subprocess.CalledProcessError:
         code = code.replace("build_parser(['serve'])", "build_parser()")
-        out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True,
-                             cwd=ROOT).stdout
+        out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True, cwd=ROOT).stdout
     return out.split()
 
 
@@ -92,12 +106,18 @@ def main() -> None:
     init_times = [initialize_seconds() for _ in range(runs)]
     modules = imported_by_serve()
     unwanted = [m for m in modules if m == "benchmark" or m.startswith(("benchmark.", "sandbox.cli"))]
-    print(f"serve --help        median {statistics.median(help_times) * 1000:7.0f} ms  "
-          f"(min {min(help_times) * 1000:.0f}, {runs} runs)")
-    print(f"initialize answered median {statistics.median(init_times) * 1000:7.0f} ms  "
-          f"(min {min(init_times) * 1000:.0f}, {runs} runs)")
-    print(f"modules imported by serve + create_server: {len(modules)}; benchmark/sandbox.cli among them: "
-          f"{len(unwanted)}{' (' + ', '.join(unwanted[:5]) + ' ...)' if unwanted else ''}")
+    print(
+        f"serve --help        median {statistics.median(help_times) * 1000:7.0f} ms  "
+        f"(min {min(help_times) * 1000:.0f}, {runs} runs)"
+    )
+    print(
+        f"initialize answered median {statistics.median(init_times) * 1000:7.0f} ms  "
+        f"(min {min(init_times) * 1000:.0f}, {runs} runs)"
+    )
+    print(
+        f"modules imported by serve + create_server: {len(modules)}; benchmark/sandbox.cli among them: "
+        f"{len(unwanted)}{' (' + ', '.join(unwanted[:5]) + ' ...)' if unwanted else ''}"
+    )
 
 
 if __name__ == "__main__":

@@ -35,7 +35,9 @@ TARGET_KB_PER_CYCLE = 5.0
 def _answer(req: dict) -> str:
     """The assistant's edit: the first filter fixed, one constant changed."""
     code = user_code(req)
-    return fenced(code.replace("if item < limit and", "if item <= limit and", 1).replace("total > 100", "total > 99", 1))
+    return fenced(
+        code.replace("if item < limit and", "if item <= limit and", 1).replace("total > 100", "total > 99", 1)
+    )
 
 
 def rss_kb(pid: int) -> int:
@@ -54,9 +56,12 @@ async def start(root: Path, options: dict, cache_mb: float | None) -> LanguageCl
     if cache_mb is not None:
         env["EDIT_FIDELITY_CACHE_MB"] = str(cache_mb)
     await client.start_io(sys.executable, "-m", "server.lsp", cwd=str(root), env=env)
-    await client.initialize_async(types.InitializeParams(
-        capabilities=types.ClientCapabilities(workspace=types.WorkspaceClientCapabilities(apply_edit=True)),
-        initialization_options=options))
+    await client.initialize_async(
+        types.InitializeParams(
+            capabilities=types.ClientCapabilities(workspace=types.WorkspaceClientCapabilities(apply_edit=True)),
+            initialization_options=options,
+        )
+    )
     client.initialized(types.InitializedParams())
     return client
 
@@ -73,7 +78,8 @@ async def stats(client: LanguageClient) -> dict | None:
     """The server's own account (servers without `editFidelity.serverStats` give None)."""
     try:
         return await client.workspace_execute_command_async(
-            types.ExecuteCommandParams(command="editFidelity.serverStats", arguments=[{}]))
+            types.ExecuteCommandParams(command="editFidelity.serverStats", arguments=[{}])
+        )
     except Exception:  # noqa: BLE001 - an older server: RSS only
         return None
 
@@ -93,8 +99,9 @@ async def soak(args: argparse.Namespace) -> dict:
     base = make_file(args.lines)
     with ScriptedServer({"soak": [Step(content=_answer)]}) as srv:
         backend = {"name": "scripted", "baseUrl": srv.base_url, "model": "soak", "timeoutS": 30}
-        client = await start(args.server_root, {"editFidelity": {"backends": [backend], "observeChanges": False}},
-                             args.cache_mb)
+        client = await start(
+            args.server_root, {"editFidelity": {"backends": [backend], "observeChanges": False}}, args.cache_mb
+        )
         pid = client._server.pid  # type: ignore[union-attr]  # the subprocess pygls started
         samples: list[tuple[int, int]] = []
         errors = 0
@@ -114,23 +121,42 @@ async def soak(args: argparse.Namespace) -> dict:
             if args.same_document:
                 uri, version = "file:///soak/session.py", cycle + 1
                 if cycle == 0:
-                    client.text_document_did_open(types.DidOpenTextDocumentParams(
-                        types.TextDocumentItem(uri=uri, language_id="python", version=version, text=text)))
+                    client.text_document_did_open(
+                        types.DidOpenTextDocumentParams(
+                            types.TextDocumentItem(uri=uri, language_id="python", version=version, text=text)
+                        )
+                    )
                 else:
-                    client.text_document_did_change(types.DidChangeTextDocumentParams(
-                        text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=version),
-                        content_changes=[types.TextDocumentContentChangeWholeDocument(text=text)]))
+                    client.text_document_did_change(
+                        types.DidChangeTextDocumentParams(
+                            text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=version),
+                            content_changes=[types.TextDocumentContentChangeWholeDocument(text=text)],
+                        )
+                    )
             else:
                 uri, version = f"file:///soak/doc_{cycle}.py", 2
-                client.text_document_did_open(types.DidOpenTextDocumentParams(
-                    types.TextDocumentItem(uri=uri, language_id="python", version=1, text=text)))
-                client.text_document_did_change(types.DidChangeTextDocumentParams(
-                    text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=2),
-                    content_changes=[types.TextDocumentContentChangePartial(
-                        range=types.Range(start=types.Position(0, 0), end=types.Position(0, 0)),
-                        text=f"CYCLE = {cycle}\n")]))
-            result = await client.workspace_execute_command_async(types.ExecuteCommandParams(
-                command="editFidelity.requestEdit", arguments=[{"uri": uri, "version": version, "instruction": "fix"}]))
+                client.text_document_did_open(
+                    types.DidOpenTextDocumentParams(
+                        types.TextDocumentItem(uri=uri, language_id="python", version=1, text=text)
+                    )
+                )
+                client.text_document_did_change(
+                    types.DidChangeTextDocumentParams(
+                        text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=2),
+                        content_changes=[
+                            types.TextDocumentContentChangePartial(
+                                range=types.Range(start=types.Position(0, 0), end=types.Position(0, 0)),
+                                text=f"CYCLE = {cycle}\n",
+                            )
+                        ],
+                    )
+                )
+            result = await client.workspace_execute_command_async(
+                types.ExecuteCommandParams(
+                    command="editFidelity.requestEdit",
+                    arguments=[{"uri": uri, "version": version, "instruction": "fix"}],
+                )
+            )
             proposals = result["proposals"] if isinstance(result, dict) else []
             errors += not proposals or proposals[0]["status"] != "ok"
             if not args.same_document:
@@ -146,11 +172,18 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--lines", type=int, default=40, help="lines of each document (1201: the large-file case)")
     p.add_argument("--every", type=int, default=100, help="print RSS every N cycles")
     p.add_argument("--warmup", type=int, default=None, help="cycles before the slope is fitted (default: a quarter)")
-    p.add_argument("--same-document", action="store_true",
-                   help="one document kept open, its text replaced each cycle (only the byte cap bounds the caches)")
+    p.add_argument(
+        "--same-document",
+        action="store_true",
+        help="one document kept open, its text replaced each cycle (only the byte cap bounds the caches)",
+    )
     p.add_argument("--cache-mb", type=float, default=None, help="EDIT_FIDELITY_CACHE_MB for the server")
-    p.add_argument("--server-root", type=Path, default=Path(__file__).resolve().parents[2],
-                   help="the checkout whose server runs (default: this one)")
+    p.add_argument(
+        "--server-root",
+        type=Path,
+        default=Path(__file__).resolve().parents[2],
+        help="the checkout whose server runs (default: this one)",
+    )
     p.add_argument("--strict", action="store_true", help="exit 1 when the slope misses the target")
     args = p.parse_args(argv)
     if args.cycles < 1 or args.every < 1 or args.lines < 1:
@@ -163,10 +196,14 @@ def main(argv: list[str] | None = None) -> int:
     r = asyncio.run(soak(args))
     first, last = r["samples"][0][1], r["samples"][-1][1]
     ok = r["slope"] < TARGET_KB_PER_CYCLE and r["errors"] == 0
-    print(f"{args.cycles} cycles of a {args.lines}-line document in {r['wall_s']:.0f} s ({r['errors']} failed requests); "
-          f"RSS {first / 1024:.1f} -> {last / 1024:.1f} MB ({(last - first) / args.cycles:.1f} KB per cycle overall)")
-    print(f"slope after {args.warmup} cycles of warm-up: {r['slope']:.2f} KB per cycle "
-          f"(target < {TARGET_KB_PER_CYCLE:g})  {'OK' if ok else 'MISSED'}")
+    print(
+        f"{args.cycles} cycles of a {args.lines}-line document in {r['wall_s']:.0f} s ({r['errors']} failed requests); "
+        f"RSS {first / 1024:.1f} -> {last / 1024:.1f} MB ({(last - first) / args.cycles:.1f} KB per cycle overall)"
+    )
+    print(
+        f"slope after {args.warmup} cycles of warm-up: {r['slope']:.2f} KB per cycle "
+        f"(target < {TARGET_KB_PER_CYCLE:g})  {'OK' if ok else 'MISSED'}"
+    )
     return 1 if args.strict and not ok else 0
 
 

@@ -43,8 +43,9 @@ class Reply:
 
 
 class FileServer:
-    def __init__(self, files: dict[str, bytes] | None = None, *,
-                 route: Callable[[Request], Reply | None] | None = None) -> None:
+    def __init__(
+        self, files: dict[str, bytes] | None = None, *, route: Callable[[Request], Reply | None] | None = None
+    ) -> None:
         self.files: dict[str, bytes] = dict(files or {})
         self.route = route
         self.requests: list[Request] = []
@@ -62,8 +63,9 @@ class FileServer:
 
             def _answer(self, head: bool) -> None:
                 url = urlsplit(self.path)
-                request = Request(self.command, unquote(url.path), url.query,
-                                  {k.lower(): v for k, v in self.headers.items()})
+                request = Request(
+                    self.command, unquote(url.path), url.query, {k.lower(): v for k, v in self.headers.items()}
+                )
                 outer.requests.append(request)
                 reply = outer._reply(request)
                 body, status, headers = reply.body, reply.status, dict(reply.headers)
@@ -79,14 +81,13 @@ class FileServer:
                 if head:
                     return
                 with contextlib.suppress(OSError):  # the client went away
-                    self.wfile.write(body if reply.cut_at is None else body[:reply.cut_at])
+                    self.wfile.write(body if reply.cut_at is None else body[: reply.cut_at])
                 if reply.cut_at is not None:
                     self.close_connection = True
 
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self._httpd.daemon_threads = True
-        self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05},
-                                        daemon=True)
+        self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
 
     def _reply(self, request: Request) -> Reply:
         reply = self.route(request) if self.route is not None else None
@@ -122,6 +123,6 @@ def _range_start(header: str | None) -> int | None:
     if not header or not header.startswith("bytes=") or not header.endswith("-"):
         return None
     try:
-        return int(header[len("bytes="):-1])
+        return int(header[len("bytes=") : -1])
     except ValueError:
         return None

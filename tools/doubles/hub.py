@@ -21,8 +21,15 @@ _JSON = {"Content-Type": "application/json"}
 
 
 class FakeHub(FileServer):
-    def __init__(self, repo: str, files: dict[str, bytes], *, kind: str = "model",
-                 bad_etag: Iterable[str] = (), cut: Iterable[str] = ()) -> None:
+    def __init__(
+        self,
+        repo: str,
+        files: dict[str, bytes],
+        *,
+        kind: str = "model",
+        bad_etag: Iterable[str] = (),
+        cut: Iterable[str] = (),
+    ) -> None:
         super().__init__(route=self._hub)
         self.repo, self.kind, self.files = repo, kind, dict(files)
         self.bad_etag, self.cut = set(bad_etag), set(cut)
@@ -35,8 +42,10 @@ class FakeHub(FileServer):
             info = {"id": self.repo, "sha": SHA, "siblings": [{"rfilename": f} for f in self.files]}
             return Reply(body=json.dumps(info).encode(), headers=_JSON)
         if path.startswith(f"{self._api}/tree/"):
-            tree = [{"type": "file", "path": f, "size": len(b), "oid": hashlib.sha1(b).hexdigest()}
-                    for f, b in self.files.items()]
+            tree = [
+                {"type": "file", "path": f, "size": len(b), "oid": hashlib.sha1(b).hexdigest()}
+                for f, b in self.files.items()
+            ]
             return Reply(body=json.dumps(tree).encode(), headers=_JSON)
         revision, _, name = path.removeprefix(self._resolve).partition("/")
         if not path.startswith(self._resolve) or revision not in ("main", SHA) or name not in self.files:

@@ -34,8 +34,16 @@ def _corpus() -> str:
 
 # The shape of the default model (Qwen/Qwen2.5-Coder-0.5B-Instruct): random weights of this shape cost
 # exactly what the real ones cost per token, so the benchmark can measure its speed without the hub.
-DEFAULT_MODEL_SHAPE = {"hidden": 896, "layers": 24, "heads": 14, "kv_heads": 2, "intermediate": 4864,
-                       "model_vocab": 151_936, "tie": True, "context": 32_768}
+DEFAULT_MODEL_SHAPE = {
+    "hidden": 896,
+    "layers": 24,
+    "heads": 14,
+    "kv_heads": 2,
+    "intermediate": 4864,
+    "model_vocab": 151_936,
+    "tie": True,
+    "context": 32_768,
+}
 
 
 def build_tiny_model(

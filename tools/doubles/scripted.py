@@ -92,15 +92,20 @@ class ScriptedServer:
                 model = str(request.get("model", ""))
                 with outer._lock:
                     outer.received.append(
-                        Received(model, request, {k.lower(): v for k, v in self.headers.items()}, time.time(), self.path)
+                        Received(
+                            model, request, {k.lower(): v for k, v in self.headers.items()}, time.time(), self.path
+                        )
                     )
                     outer.active += 1
                     outer.max_active = max(outer.max_active, outer.active)
                 try:
                     step = outer._next_step(model)
                     if step is None:
-                        self._send(404, json.dumps({"error": {"message": f"model {model!r} not found"}}).encode(),
-                                   {"content-type": "application/json"})
+                        self._send(
+                            404,
+                            json.dumps({"error": {"message": f"model {model!r} not found"}}).encode(),
+                            {"content-type": "application/json"},
+                        )
                         return
                     if step.hang:
                         self._hang(model)
@@ -121,9 +126,15 @@ class ScriptedServer:
                     choices = []
                     for i in range(n):  # `n` samples: the scripted content, evaluated once per choice
                         content = step.content(request) if callable(step.content) else (step.content or "")
-                        choices.append({"index": i, "text": content, "finish_reason": "stop"} if text_completion else
-                                       {"index": i, "message": {"role": "assistant", "content": content},
-                                        "finish_reason": "stop"})
+                        choices.append(
+                            {"index": i, "text": content, "finish_reason": "stop"}
+                            if text_completion
+                            else {
+                                "index": i,
+                                "message": {"role": "assistant", "content": content},
+                                "finish_reason": "stop",
+                            }
+                        )
                     completion: dict[str, Any] = {
                         "id": "chatcmpl-scripted",
                         "object": "text_completion" if text_completion else "chat.completion",
@@ -137,8 +148,12 @@ class ScriptedServer:
                             "completion_tokens": step.usage[1],
                             "total_tokens": sum(step.usage),
                         }
-                    self._send(200, json.dumps(completion).encode(), {"content-type": "application/json", **step.headers},
-                               drip_s=step.drip_s)
+                    self._send(
+                        200,
+                        json.dumps(completion).encode(),
+                        {"content-type": "application/json", **step.headers},
+                        drip_s=step.drip_s,
+                    )
                 finally:
                     with outer._lock:
                         outer.active -= 1

@@ -44,9 +44,12 @@ def check(args: argparse.Namespace) -> int:
     failed = False
     for source in haystack.SOURCES:
         t0 = time.perf_counter()
-        built = [haystack.build(table, length=L, depth=D, trial=t, seed=grid.seed, source=source,
-                                bug_types=grid.bug_types)
-                 for t in range(grid.trials) for L in grid.lengths for D in grid.depths]
+        built = [
+            haystack.build(table, length=L, depth=D, trial=t, seed=grid.seed, source=source, bug_types=grid.bug_types)
+            for t in range(grid.trials)
+            for L in grid.lengths
+            for D in grid.depths
+        ]
         t_build = time.perf_counter() - t0
         t0 = time.perf_counter()
         checks = [verify.check(table, h) for h in built]
@@ -64,16 +67,19 @@ def check(args: argparse.Namespace) -> int:
         text_ok = sum(c.label_by_text == h.label_line for h, c in zip(built, checks, strict=True))
         tokens_ok = sum(c.tokens_exact for c in checks)
         within = sum(c.within_one_snippet for c in checks)
-        print(f"\nsource {source}: {len(built)} haystacks built in {t_build:.1f} s "
-              f"({len(built) / t_build:.0f}/s), checked in {t_check:.1f} s")
+        print(
+            f"\nsource {source}: {len(built)} haystacks built in {t_build:.1f} s "
+            f"({len(built) / t_build:.0f}/s), checked in {t_check:.1f} s"
+        )
         print(f"  label = the one line that differs from the clean haystack: {text_ok}/{len(built)}")
         print(f"  token count exact (incremental = whole text): {tokens_ok}/{len(built)}")
         print(f"  length within one snippet of the target: {within}/{len(built)}")
         print(f"  {'bug type':<24} {'haystacks':>9} {'SyntaxError':>11} {'at label':>9} {'rate':>7}")
         for b in BUG_TYPES:
             rate = agree[b] / raised[b] if raised[b] else None
-            print(f"  {b:<24} {n[b]:>9} {raised[b]:>11} {agree[b]:>9} "
-                  f"{'-' if rate is None else f'{100 * rate:.1f}%':>7}")
+            print(
+                f"  {b:<24} {n[b]:>9} {raised[b]:>11} {agree[b]:>9} {'-' if rate is None else f'{100 * rate:.1f}%':>7}"
+            )
             failed |= rate is not None and rate < 0.96
         print(f"  {'target':>8} {'mean tokens - target':>21} {'min':>6} {'max':>6}")
         for L in sorted(gaps):
@@ -96,8 +102,9 @@ def generate(args: argparse.Namespace) -> int:
         for t in range(grid.trials):
             for L in grid.lengths:
                 for D in grid.depths:
-                    h = haystack.build(table, length=L, depth=D, trial=t, seed=grid.seed, source=args.source,
-                                       bug_types=grid.bug_types)
+                    h = haystack.build(
+                        table, length=L, depth=D, trial=t, seed=grid.seed, source=args.source, bug_types=grid.bug_types
+                    )
                     f.write(msgspec.json.encode(h) + b"\n")
     print(f"wrote {grid.trials * len(grid.lengths) * len(grid.depths)} haystacks to {args.out}")
     return 0

@@ -104,9 +104,17 @@ def _bug_snippet(table: SnippetTable, source: str, bug_type: str, rng: random.Ra
     raise HaystackError(f"no snippet in {MAX_BUG_DRAWS} draws takes a verified {bug_type} bug")
 
 
-def build(table: SnippetTable, *, length: int, depth: float, trial: int = 0, seed: int = 0,
-          source: str = "dataset", bug_type: str | None = None,
-          bug_types: Sequence[str] = BUG_TYPES) -> Haystack:
+def build(
+    table: SnippetTable,
+    *,
+    length: int,
+    depth: float,
+    trial: int = 0,
+    seed: int = 0,
+    source: str = "dataset",
+    bug_type: str | None = None,
+    bug_types: Sequence[str] = BUG_TYPES,
+) -> Haystack:
     """One haystack; `bug_type` None draws one of `bug_types` as the paper does (uniformly)."""
     if source not in SOURCES:
         raise HaystackError(f"unknown bug source {source!r}; known: {', '.join(SOURCES)}")
@@ -157,7 +165,20 @@ def build(table: SnippetTable, *, length: int, depth: float, trial: int = 0, see
     # the paper's label: lines before the bug snippet (count of "\n" in their numbered text), plus the
     # two line breaks joining it, plus its own bug line
     label = max(before - 1, 0) + bug_line + (2 if bug_index > 0 else 0)
-    return Haystack(code=code, numbered=number_lines(code), label_line=label, bug_type=bug_type,
-                    tokens=counter.total, next_tokens=next_tokens, target_length=length, target_depth=depth, trial=trial, seed=seed,
-                    source=source, snippet_rows=[r for r, _ in chosen], bug_index=bug_index,
-                    bug_snippet=bug_code, bug_line_in_snippet=bug_line)
+    return Haystack(
+        code=code,
+        numbered=number_lines(code),
+        label_line=label,
+        bug_type=bug_type,
+        tokens=counter.total,
+        next_tokens=next_tokens,
+        target_length=length,
+        target_depth=depth,
+        trial=trial,
+        seed=seed,
+        source=source,
+        snippet_rows=[r for r, _ in chosen],
+        bug_index=bug_index,
+        bug_snippet=bug_code,
+        bug_line_in_snippet=bug_line,
+    )

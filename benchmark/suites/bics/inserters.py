@@ -74,8 +74,15 @@ def _line_starts(code: str) -> list[int]:
 
 
 def _significant(tokens: list[tokenize.TokenInfo]) -> list[tokenize.TokenInfo]:
-    skip = {tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT,
-            tokenize.ENDMARKER, tokenize.ENCODING}
+    skip = {
+        tokenize.COMMENT,
+        tokenize.NL,
+        tokenize.NEWLINE,
+        tokenize.INDENT,
+        tokenize.DEDENT,
+        tokenize.ENDMARKER,
+        tokenize.ENCODING,
+    }
     return [t for t in tokens if t.type not in skip]
 
 
@@ -184,8 +191,11 @@ class _NameKeywordPairs(Sequence[_Edit]):
 
 
 def _keywords_as_identifier(code: str, sig: list[tokenize.TokenInfo], at: Callable) -> Sequence[_Edit]:
-    names = [t for t in sig if t.type == tokenize.NAME and not keyword.iskeyword(t.string)
-             and not keyword.issoftkeyword(t.string)]
+    names = [
+        t
+        for t in sig
+        if t.type == tokenize.NAME and not keyword.iskeyword(t.string) and not keyword.issoftkeyword(t.string)
+    ]
     return _NameKeywordPairs(names, at)
 
 

@@ -18,8 +18,16 @@ import msgspec
 from benchmark.datadir import default_cache_dir
 from benchmark.suites.bics.scoring import Trial, is_correct, summarise
 
-COLUMNS = ("target_length", "target_depth", "iter_no", "bug_line_number", "bug_type", "pred_bug_line_number",
-           "pred_bug_type", "result")
+COLUMNS = (
+    "target_length",
+    "target_depth",
+    "iter_no",
+    "bug_line_number",
+    "bug_type",
+    "pred_bug_line_number",
+    "pred_bug_type",
+    "result",
+)
 
 
 class PublishedError(ValueError):
@@ -78,10 +86,22 @@ def read_run(path: Path, model: str | None = None) -> PublishedRun:
         bug_type, pred_type = (row["bug_type"] or "").strip(), row["pred_bug_type"] or ""
         ours = is_correct(label, bug_type, pred, pred_type)
         if ours != stored:
-            run.disagreements.append(f"{path.name} row {i}: stored {stored}, answer {pred}, {pred_type!r} "
-                                     f"for {label}, {bug_type}")
-        run.trials.append(Trial(length=length, depth=depth, trial=trial, label_line=label, bug_type=bug_type,
-                                pred_line=pred, pred_type=pred_type, parseable=True, correct=stored))
+            run.disagreements.append(
+                f"{path.name} row {i}: stored {stored}, answer {pred}, {pred_type!r} for {label}, {bug_type}"
+            )
+        run.trials.append(
+            Trial(
+                length=length,
+                depth=depth,
+                trial=trial,
+                label_line=label,
+                bug_type=bug_type,
+                pred_line=pred,
+                pred_type=pred_type,
+                parseable=True,
+                correct=stored,
+            )
+        )
     return run
 
 
@@ -114,5 +134,11 @@ def read_stats(stats_dir: str | Path) -> list[PublishedRun]:
 def summary(run: PublishedRun) -> dict:
     """The published run in the shape of our runs' summaries (accuracy among parseable answers)."""
     s = summarise(run.trials)
-    return {"model": run.model, "file": run.file, "source": "published", **s,
-            "problems": run.problems, "disagreements": run.disagreements}
+    return {
+        "model": run.model,
+        "file": run.file,
+        "source": "published",
+        **s,
+        "problems": run.problems,
+        "disagreements": run.disagreements,
+    }

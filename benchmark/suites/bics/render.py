@@ -31,8 +31,17 @@ def heatmap_svg(title: str, matrix: dict) -> str:
     """Accuracy per (depth row, length column), each cell labelled with its value (matplotlib, inline SVG)."""
     from benchmark.report_html import charts
 
-    return charts.heatmap(title, [_depth(d) for d in matrix["depths"]], [str(n) for n in matrix["lengths"]],
-                          matrix["accuracy"], "target length (tokens)", "depth", vmin=0.0, vmax=100.0, fmt="{:.1f}")
+    return charts.heatmap(
+        title,
+        [_depth(d) for d in matrix["depths"]],
+        [str(n) for n in matrix["lengths"]],
+        matrix["accuracy"],
+        "target length (tokens)",
+        "depth",
+        vmin=0.0,
+        vmax=100.0,
+        fmt="{:.1f}",
+    )
 
 
 def _types(entries: Sequence[dict]) -> list[str]:
@@ -52,12 +61,19 @@ def render_text(entries: Sequence[dict], *, title: str = "Bug In The Code Stack"
     lines += [head, "-" * len(head)]
     for e in entries:
         p, a = e["parseable"], e["all"]
-        lines.append(f"{e['name'][:34]:<34} {e.get('source', ''):<9} {_fmt(p['accuracy']):>9} "
-                     f"{_fmt(p['accuracy_without_longest']):>12} {_fmt(a['accuracy']):>7} "
-                     f"{_fmt(a['accuracy_without_longest']):>10} {e['trials']:>7} {e['unparseable']:>9}")
-    lines += ["", ("accuracy: mean of the length x depth cell accuracies among parseable answers (the published "
-                   "measure); all: unparseable answers counted wrong; w/o longest: without the longest target length."),
-              ""]
+        lines.append(
+            f"{e['name'][:34]:<34} {e.get('source', ''):<9} {_fmt(p['accuracy']):>9} "
+            f"{_fmt(p['accuracy_without_longest']):>12} {_fmt(a['accuracy']):>7} "
+            f"{_fmt(a['accuracy_without_longest']):>10} {e['trials']:>7} {e['unparseable']:>9}"
+        )
+    lines += [
+        "",
+        (
+            "accuracy: mean of the length x depth cell accuracies among parseable answers (the published "
+            "measure); all: unparseable answers counted wrong; w/o longest: without the longest target length."
+        ),
+        "",
+    ]
     types = _types(entries)
     for key, label in (("parseable", "per bug type, parseable"), ("all", "per bug type, all")):
         widths = [max(12, len(b)) for b in types]  # a column as wide as its header: never cut
@@ -65,8 +81,10 @@ def render_text(entries: Sequence[dict], *, title: str = "Bug In The Code Stack"
         lines += [head, "-" * len(head)]
         for e in entries:
             pb = e[key]["per_bug_type"]
-            lines.append(f"{e['name'][:34]:<34}" + "".join(f" {_fmt(pb.get(b, {}).get('accuracy'), 1):>{w}}"
-                                                          for b, w in zip(types, widths, strict=True)))
+            lines.append(
+                f"{e['name'][:34]:<34}"
+                + "".join(f" {_fmt(pb.get(b, {}).get('accuracy'), 1):>{w}}" for b, w in zip(types, widths, strict=True))
+            )
         lines.append("")
     for e in entries:
         for label, view in _views(e):
@@ -88,12 +106,17 @@ def render_sections(entries: Sequence[dict]) -> str:
         f"<tr><td style='text-align:left'>{_esc(e['name'])}</td><td>{_esc(e.get('source', ''))}</td>"
         f"<td>{_fmt(e['parseable']['accuracy'])}</td><td>{_fmt(e['parseable']['accuracy_without_longest'])}</td>"
         f"<td>{_fmt(e['all']['accuracy'])}</td><td>{_fmt(e['all']['accuracy_without_longest'])}</td>"
-        f"<td>{e['trials']}</td><td>{e['unparseable']}</td></tr>" for e in entries)
+        f"<td>{e['trials']}</td><td>{e['unparseable']}</td></tr>"
+        for e in entries
+    )
     types = _types(entries)
     type_rows = "".join(
         f"<tr><td style='text-align:left'>{_esc(e['name'])}</td><td>{label}</td>"
         + "".join(f"<td>{_fmt(view['per_bug_type'].get(b, {}).get('accuracy'), 1)}</td>" for b in types)
-        + "</tr>" for e in entries for label, view in _views(e))
+        + "</tr>"
+        for e in entries
+        for label, view in _views(e)
+    )
     maps = "".join(heatmap_svg(f"{e['name']} ({label})", view["matrix"]) for e in entries for label, view in _views(e))
     return f"""<table><tr><th>model</th><th>source</th><th>accuracy</th><th>without longest</th><th>all</th>
 <th>all without longest</th><th>trials</th><th>unparseable</th></tr>{rows}</table>
@@ -101,7 +124,7 @@ def render_sections(entries: Sequence[dict]) -> str:
 unparseable answers counted wrong; without longest: the longest target length left out. Published runs retried
 unparseable answers, so both are the same for them.</p>
 <h2>Accuracy per bug type</h2>
-<table><tr><th>model</th><th>answers</th>{''.join(f'<th>{_esc(b)}</th>' for b in types)}</tr>{type_rows}</table>
+<table><tr><th>model</th><th>answers</th>{"".join(f"<th>{_esc(b)}</th>" for b in types)}</tr>{type_rows}</table>
 <h2>Accuracy by target length and depth</h2>
 <div>{maps}</div>"""
 

@@ -39,8 +39,12 @@ class Matrix(msgspec.Struct, kw_only=True):
 
 
 def is_correct(label_line: int, bug_type: str, pred_line: int | None, pred_type: str | None) -> bool:
-    return pred_line is not None and pred_type is not None and pred_line == label_line and \
-        pred_type.strip().lower() == bug_type
+    return (
+        pred_line is not None
+        and pred_type is not None
+        and pred_line == label_line
+        and pred_type.strip().lower() == bug_type
+    )
 
 
 def _pct(num: int, den: int) -> Fraction | None:
@@ -66,7 +70,8 @@ def matrix(trials: Iterable[Trial], *, unparseable_wrong: bool = False) -> tuple
     # every cell with a trial, None where none counts (all unparseable): the longest length stays the longest
     exact = {k: _pct(*cells[k]) if k in cells else None for k in seen}
     m = Matrix(
-        lengths=lengths, depths=depths,
+        lengths=lengths,
+        depths=depths,
         accuracy=[[_round(exact.get((ln, d))) for ln in lengths] for d in depths],
         trials=[[cells[(ln, d)][1] if (ln, d) in cells else 0 for ln in lengths] for d in depths],
     )

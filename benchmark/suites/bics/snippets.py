@@ -125,8 +125,10 @@ def load(data: str | Path | None = None) -> SnippetTable:
     from benchmark.suites.bics.download import ensure
 
     ensure(data)
-    path = require(data_dir(data) / "bics" / CSV_NAME,
-                   f"BICS snippets (bics/{CSV_NAME}; `edit-fidelity bench download bics` fetches them)").resolve()
+    path = require(
+        data_dir(data) / "bics" / CSV_NAME,
+        f"BICS snippets (bics/{CSV_NAME}; `edit-fidelity bench download bics` fetches them)",
+    ).resolve()
     table = _cache.get(path)
     if table is None:
         table = _cache[path] = read_csv(path)

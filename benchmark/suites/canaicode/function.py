@@ -110,14 +110,20 @@ def parse_output(res: ExecResult) -> Any:
         if exit_code != 0:
             return {"error": f"non-zero result code {exit_code}", "output": output[-2000:]}
         return output
-    return json.loads(output[start + len(MARKER):].strip())
+    return json.loads(output[start + len(MARKER) :].strip())
 
 
 class Runner(Protocol):
     """What the checks need of a sandbox (`sandbox.Sandbox` is one)."""
 
-    def run(self, files: dict[str, str | bytes], entry: str | None = None, *, language: str | None = None,
-            timeout_s: float | None = None) -> ExecResult: ...
+    def run(
+        self,
+        files: dict[str, str | bytes],
+        entry: str | None = None,
+        *,
+        language: str | None = None,
+        timeout_s: float | None = None,
+    ) -> ExecResult: ...
 
 
 class SandboxFailure(RuntimeError):
@@ -152,8 +158,10 @@ class FunctionUnderTest:
             self.args = [FunctionArg(a) for a in info[1]]
 
     def call(self, *args: Any, **kwargs: Any) -> Any:  # keyword arguments are ignored, as upstream
-        files: dict[str, str | bytes] = {WRAPPER_FILE[self.language]: wrapper(self.language, render_call(self.name, args)),
-                 ANSWER_FILE: self.code}
+        files: dict[str, str | bytes] = {
+            WRAPPER_FILE[self.language]: wrapper(self.language, render_call(self.name, args)),
+            ANSWER_FILE: self.code,
+        }
         res = self.box.run(files, WRAPPER_FILE[self.language], language=self.language, timeout_s=self.timeout_s)
         self.runs.append(res)
         if res.status == "error":

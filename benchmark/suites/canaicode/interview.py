@@ -93,9 +93,16 @@ def _question(interview: str, name: str, raw: Any, source: str) -> InterviewQues
     except ValueError as exc:
         return InterviewQuestion(**base, error=f"{source}: question {name!r} {exc}")
     fields = {k: v for k, v in raw.items() if k != "Checks"}
-    return InterviewQuestion(**base, signature=raw["Signature"], input=raw["Input"], output=raw["Output"],
-                             fact=raw.get("Fact"), description=str(raw.get("Description", "")), checks=checks,
-                             fields=fields)
+    return InterviewQuestion(
+        **base,
+        signature=raw["Signature"],
+        input=raw["Input"],
+        output=raw["Output"],
+        fact=raw.get("Fact"),
+        description=str(raw.get("Description", "")),
+        checks=checks,
+        fields=fields,
+    )
 
 
 def parse_interview_file(interview: str, path: Path) -> list[InterviewQuestion]:
@@ -104,13 +111,24 @@ def parse_interview_file(interview: str, path: Path) -> list[InterviewQuestion]:
     try:
         doc = yaml.safe_load(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
-        return [InterviewQuestion(interview=interview, name=path.stem, source=source,
-                                  error=f"{source}: cannot load the YAML: {exc}".replace("\n", " "))]
+        return [
+            InterviewQuestion(
+                interview=interview,
+                name=path.stem,
+                source=source,
+                error=f"{source}: cannot load the YAML: {exc}".replace("\n", " "),
+            )
+        ]
     if not isinstance(doc, dict):
-        return [InterviewQuestion(interview=interview, name=path.stem, source=source,
-                                  error=f"{source}: the top level is not a mapping of questions")]
-    return [_question(interview, str(key), raw, source) for key, raw in doc.items()
-            if not str(key).startswith(".")]
+        return [
+            InterviewQuestion(
+                interview=interview,
+                name=path.stem,
+                source=source,
+                error=f"{source}: the top level is not a mapping of questions",
+            )
+        ]
+    return [_question(interview, str(key), raw, source) for key, raw in doc.items() if not str(key).startswith(".")]
 
 
 def load_interview(root: Path, interview: str) -> list[InterviewQuestion]:
@@ -123,8 +141,12 @@ def load_interview(root: Path, interview: str) -> list[InterviewQuestion]:
     for path in sorted(folder.glob("*.yaml")):
         for q in parse_interview_file(interview, path):
             if q.name in seen:
-                q = msgspec.structs.replace(q, name=f"{q.name}@{path.stem}", checks=(),
-                                            error=f"{q.source}: question {q.name!r} is defined twice in {interview}")
+                q = msgspec.structs.replace(
+                    q,
+                    name=f"{q.name}@{path.stem}",
+                    checks=(),
+                    error=f"{q.source}: question {q.name!r} is defined twice in {interview}",
+                )
             seen.add(q.name)
             out.append(q)
     return out

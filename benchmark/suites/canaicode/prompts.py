@@ -36,7 +36,11 @@ def _template_source(folder: str, name: str) -> str:
             messages = json.loads(chat.read_text(encoding="utf-8"))
         except ValueError as exc:
             raise PromptError(f"{chat}: not JSON: {exc}") from None
-        users = [m for m in messages if isinstance(m, dict) and m.get("role") == "user"] if isinstance(messages, list) else []
+        users = (
+            [m for m in messages if isinstance(m, dict) and m.get("role") == "user"]
+            if isinstance(messages, list)
+            else []
+        )
         if not isinstance(messages, list) or len(users) != 1 or len(messages) != 1:
             raise PromptError(f"{chat}: the server takes one instruction: the chat template must be one user message")
         return str(users[0].get("content", ""))

@@ -55,11 +55,21 @@ class EvalFile(msgspec.Struct, kw_only=True):
         for r in self.parsed:
             key = f"{self.interview}/{r.name}/{r.language}"
             if r.name not in known[self.interview]:
-                self.problems.append(RowProblem(line=r.line, language=r.language,
-                                                message=f"line {r.line}: {r.name}: no such question in {self.interview}"))
+                self.problems.append(
+                    RowProblem(
+                        line=r.line,
+                        language=r.language,
+                        message=f"line {r.line}: {r.name}: no such question in {self.interview}",
+                    )
+                )
             elif key in self.rows:
-                self.problems.append(RowProblem(line=r.line, language=r.language, message=(
-                    f"line {r.line}: {r.name} ({r.language}) repeats line {self.rows[key].line}")))
+                self.problems.append(
+                    RowProblem(
+                        line=r.line,
+                        language=r.language,
+                        message=(f"line {r.line}: {r.name} ({r.language}) repeats line {self.rows[key].line}"),
+                    )
+                )
             else:
                 self.rows[key] = r
 
@@ -99,8 +109,10 @@ def interview_of(path: Path, names: set[str], known: dict[str, set[str]]) -> str
     holding = [s for s in SETS if s in known and names <= known[s]]
     if len(holding) == 1:
         return holding[0]
-    raise RecordedEvalError(f"{path}: cannot tell the interview set (the name is not eval_SET_..., and "
-                            f"{'several' if holding else 'no'} set(s) hold all its questions)")
+    raise RecordedEvalError(
+        f"{path}: cannot tell the interview set (the name is not eval_SET_..., and "
+        f"{'several' if holding else 'no'} set(s) hold all its questions)"
+    )
 
 
 def load(path: str | Path) -> EvalFile:
@@ -113,8 +125,9 @@ def load(path: str | Path) -> EvalFile:
     except IsADirectoryError:
         raise RecordedEvalError(f"recorded eval file {p}: is a directory; pass a can-ai-code eval_*.ndjson") from None
     except UnicodeDecodeError as exc:
-        raise RecordedEvalError(f"recorded eval file {p}: not UTF-8 text (byte {exc.start}); pass a can-ai-code "
-                                "eval_*.ndjson") from None
+        raise RecordedEvalError(
+            f"recorded eval file {p}: not UTF-8 text (byte {exc.start}); pass a can-ai-code eval_*.ndjson"
+        ) from None
     except OSError as exc:
         raise RecordedEvalError(f"recorded eval file {p}: cannot read: {exc.strerror or exc}") from None
     rows: list[StoredRow] = []
@@ -135,12 +148,23 @@ def load(path: str | Path) -> EvalFile:
         if not isinstance(name, str) or not name:
             problems.append(RowProblem(line=i, language=lang, message=f"line {i}: no question `name`"))
         elif lang is None:
-            problems.append(RowProblem(line=i, language=None, message=f"line {i}: {name}: unknown language {language!r}"))
+            problems.append(
+                RowProblem(line=i, language=None, message=f"line {i}: {name}: unknown language {language!r}")
+            )
         elif code is not None and not isinstance(code, str):
             problems.append(RowProblem(line=i, language=lang, message=f"line {i}: {name}: `code` is not a string"))
         else:
-            rows.append(StoredRow(line=i, name=name, language=lang, code=code, status=raw.get("status"),
-                                  passed=_int(raw.get("passed")), total=_int(raw.get("total"))))
+            rows.append(
+                StoredRow(
+                    line=i,
+                    name=name,
+                    language=lang,
+                    code=code,
+                    status=raw.get("status"),
+                    passed=_int(raw.get("passed")),
+                    total=_int(raw.get("total")),
+                )
+            )
     if not rows:
         raise RecordedEvalError(f"{p}: no usable rows" + (f" ({problems[0].message})" if problems else ""))
     return EvalFile(source=str(p), parsed=rows, parse_problems=problems)

@@ -39,12 +39,27 @@ async def regrade_file(path: Path, root: Path, box, padding: str) -> dict:
     interview = interview_of(path, {r["name"] for r in rows}, known_names(root))
     questions: dict[str, InterviewQuestion] = {q.name: q for q in load_interview(root, interview)}
     t0 = time.perf_counter()
-    evs = await asyncio.gather(*(evaluate(questions[r["name"]], r["language"], r["code"], box, padding=padding)  # type: ignore[arg-type]
-                                 for r in rows))
+    evs = await asyncio.gather(
+        *(
+            evaluate(questions[r["name"]], r["language"], r["code"], box, padding=padding)  # type: ignore[arg-type]
+            for r in rows
+        )
+    )
     wall = time.perf_counter() - t0
-    out: dict = {"file": path.name, "interview": interview, "rows": len(rows), "same_points": 0, "same_status": 0,
-                 "same_values": 0, "points": {}, "stored": {}, "total": {}, "differences": [], "calls": 0,
-                 "wall_s": wall}
+    out: dict = {
+        "file": path.name,
+        "interview": interview,
+        "rows": len(rows),
+        "same_points": 0,
+        "same_status": 0,
+        "same_values": 0,
+        "points": {},
+        "stored": {},
+        "total": {},
+        "differences": [],
+        "calls": 0,
+        "wall_s": wall,
+    }
     for r, ev in zip(rows, evs, strict=True):
         lang = r["language"]
         out["points"][lang] = out["points"].get(lang, 0) + ev.points
@@ -56,8 +71,16 @@ async def regrade_file(path: Path, root: Path, box, padding: str) -> dict:
         out["same_status"] += ev.status == r["status"]
         out["same_values"] += values_same
         if ev.points != r["passed"] or ev.status != r["status"] or not values_same:
-            out["differences"].append({"name": r["name"], "language": lang, "points": ev.points,
-                                       "stored": r["passed"], "status": ev.status, "stored_status": r["status"]})
+            out["differences"].append(
+                {
+                    "name": r["name"],
+                    "language": lang,
+                    "points": ev.points,
+                    "stored": r["passed"],
+                    "status": ev.status,
+                    "stored_status": r["status"],
+                }
+            )
     return out
 
 
@@ -87,19 +110,25 @@ async def main_async(args: argparse.Namespace) -> int:
         pub = scores.get(r["file"])
         same_score = pub is None or round(score, 4) == pub
         bad += bool(r["differences"]) or not same_score
-        print(f"{r['file'][:88]:<88} {r['rows']:>4} {r['same_points']:>4} {r['same_status']:>4} {r['same_values']:>4} "
-              f"{py:>9} {js:>11} {score:>7.4f} {'-' if pub is None else f'{pub:.4f}':>7} {r['calls']:>5} {r['wall_s']:>5.1f}")
+        print(
+            f"{r['file'][:88]:<88} {r['rows']:>4} {r['same_points']:>4} {r['same_status']:>4} {r['same_values']:>4} "
+            f"{py:>9} {js:>11} {score:>7.4f} {'-' if pub is None else f'{pub:.4f}':>7} {r['calls']:>5} {r['wall_s']:>5.1f}"
+        )
         for d in r["differences"]:
             print(f"    differs: {d}")
     rows = sum(r["rows"] for r in results)
-    print(f"{len(results)} files, {rows} rows, {sum(r['same_points'] for r in results)} with the stored points, "
-          f"{sum(r['calls'] for r in results)} sandboxed calls in {wall:.1f} s "
-          f"(python/javascript columns: ours/stored points)")
+    print(
+        f"{len(results)} files, {rows} rows, {sum(r['same_points'] for r in results)} with the stored points, "
+        f"{sum(r['calls'] for r in results)} sandboxed calls in {wall:.1f} s "
+        f"(python/javascript columns: ours/stored points)"
+    )
     return 1 if bad else 0
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m benchmark.suites.canaicode.regrade", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m benchmark.suites.canaicode.regrade", description=__doc__.split("\n\n")[0]
+    )
     parser.add_argument("files", nargs="*", help="eval .ndjson files (default: canaicode/results_sample/*)")
     parser.add_argument("--data", help="benchmark data directory (default: EDIT_FIDELITY_DATA)")
     parser.add_argument("--workers", type=int, default=2, help="sandbox slots (default 2)")

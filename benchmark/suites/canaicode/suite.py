@@ -76,8 +76,10 @@ def questions_root(data: str | Path | None) -> Path:
     from benchmark.suites.canaicode.download import ensure
 
     ensure(data)
-    return require(data_dir(data) / "canaicode",
-                   "can-ai-code interviews (canaicode/; `edit-fidelity bench download canaicode` fetches them)")
+    return require(
+        data_dir(data) / "canaicode",
+        "can-ai-code interviews (canaicode/; `edit-fidelity bench download canaicode` fetches them)",
+    )
 
 
 def known_names(root: Path) -> dict[str, set[str]]:
@@ -94,12 +96,21 @@ class CanAiCode(Suite[Question]):
     # the rendered template is the whole prompt, as can-ai-code sends it; the first code block is the answer
     styles: ClassVar[dict[str, str]] = {"python": "bare", "javascript": "bare"}
 
-    def __init__(self, *, interviews: tuple[str, ...] = SETS, template: str = DEFAULT_TEMPLATE,
-                 call_timeout_s: float = CALL_TIMEOUT_S, padding: ListPadding = "better") -> None:
+    def __init__(
+        self,
+        *,
+        interviews: tuple[str, ...] = SETS,
+        template: str = DEFAULT_TEMPLATE,
+        call_timeout_s: float = CALL_TIMEOUT_S,
+        padding: ListPadding = "better",
+    ) -> None:
         unknown = [s for s in interviews if s not in SETS]
         if unknown or padding not in LIST_PADDING:
-            raise ValueError(f"unknown interview set(s) {unknown} (known: {', '.join(SETS)})" if unknown
-                             else f"unknown list padding {padding!r}; known: {', '.join(LIST_PADDING)}")
+            raise ValueError(
+                f"unknown interview set(s) {unknown} (known: {', '.join(SETS)})"
+                if unknown
+                else f"unknown list padding {padding!r}; known: {', '.join(LIST_PADDING)}"
+            )
         self.interviews = interviews
         self.template = template
         self.call_timeout_s = call_timeout_s
@@ -111,11 +122,15 @@ class CanAiCode(Suite[Question]):
         known = {"interviews", "template", "padding"}
         unknown = sorted(set(options) - known)
         if unknown:
-            raise ValueError(f"suite {self.name}: unknown option(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}")
+            raise ValueError(
+                f"suite {self.name}: unknown option(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}"
+            )
         chosen = CanAiCode(
             interviews=tuple(v.strip() for v in options.get("interviews", ",".join(self.interviews)).split(",")),
-            template=options.get("template", self.template), call_timeout_s=self.call_timeout_s,
-            padding=cast(ListPadding, options.get("padding", self.padding)))  # checked by the constructor
+            template=options.get("template", self.template),
+            call_timeout_s=self.call_timeout_s,
+            padding=cast(ListPadding, options.get("padding", self.padding)),
+        )  # checked by the constructor
         self.interviews, self.template, self.padding = chosen.interviews, chosen.template, chosen.padding
 
     # -- tasks ---------------------------------------------------------------------------------------
@@ -149,8 +164,15 @@ class CanAiCode(Suite[Question]):
                 tasks.append(task)
         if self.recorded is not None:
             for p in self.recorded.problems:
-                tasks.append(Question(task_id=rec_eval.problem_id(p.line), name=f"line {p.line}", error=p.message,
-                                      error_kind=BAD_INPUT, languages=(p.language or LANGUAGES[0],)))
+                tasks.append(
+                    Question(
+                        task_id=rec_eval.problem_id(p.line),
+                        name=f"line {p.line}",
+                        error=p.message,
+                        error_kind=BAD_INPUT,
+                        languages=(p.language or LANGUAGES[0],),
+                    )
+                )
         return tasks[:limit] if limit else tasks
 
     def _task(self, root: Path, q: InterviewQuestion) -> Question:
@@ -190,25 +212,39 @@ class CanAiCode(Suite[Question]):
         self.recorded = rec_eval.load(path)
         return self.recorded
 
-    async def ask(self, session: ServerSession, task: Question, condition: str, backend: str, *,
-                  name: str, style: str | None, n: int = 1) -> Answer | list[Answer]:
+    async def ask(
+        self,
+        session: ServerSession,
+        task: Question,
+        condition: str,
+        backend: str,
+        *,
+        name: str,
+        style: str | None,
+        n: int = 1,
+    ) -> Answer | list[Answer]:
         """Generation: the prompt as the instruction on an empty document whose language is the condition."""
         if task.error is not None:  # never reaches the server: the row reports why
-            return Answer(proposal={"status": "error", "errorKind": task.error_kind, "error": task.error},
-                          completion=None)
+            return Answer(
+                proposal={"status": "error", "errorKind": task.error_kind, "error": task.error}, completion=None
+            )
         from server.fidelity import apply_text_edits
 
-        proposals = await session.request_edits("", task.instruction(condition), backend, name=name, n=n,
-                                                style=style, language=condition)
-        return [Answer(proposal=p, completion=apply_text_edits("", edits_of(p)) if p.get("status") == "ok" else None)
-                for p in proposals]
+        proposals = await session.request_edits(
+            "", task.instruction(condition), backend, name=name, n=n, style=style, language=condition
+        )
+        return [
+            Answer(proposal=p, completion=apply_text_edits("", edits_of(p)) if p.get("status") == "ok" else None)
+            for p in proposals
+        ]
 
     # -- grading -------------------------------------------------------------------------------------
 
     async def judge(self, box: Any, task: Question, condition: str, completion: str) -> Verdict:
         assert task.question is not None and task.error is None
-        ev = await evaluate(task.question, condition, completion, box, timeout_s=self.call_timeout_s,
-                            padding=self.padding)
+        ev = await evaluate(
+            task.question, condition, completion, box, timeout_s=self.call_timeout_s, padding=self.padding
+        )
         return verdict(ev)
 
     def summarise(self, config: RunConfig, records: list[SampleRecord]) -> dict[str, Any]:
@@ -225,13 +261,26 @@ class CanAiCode(Suite[Question]):
 
 def verdict(ev: Evaluation) -> Verdict:
     exec_status = {"NO_CODE": "no_code", "NO_FUNCTION": "no_function"}.get(ev.status) or (
-        "timeout" if ev.timeouts else "ok")
+        "timeout" if ev.timeouts else "ok"
+    )
     errors = [f"{c.name}: {c.got}" for c in ev.checks if c.error is not None]
-    v = Verdict(passed=ev.status == "PASS", exec_status=exec_status, stderr_tail="; ".join(errors)[-400:],
-                sandbox_ms=ev.sandbox_ms, sandbox_error=ev.sandbox_error,
-                metrics={"status": ev.status, "points": ev.points, "total": ev.total, "function": ev.function,
-                         "args": ev.args, "calls": ev.calls, "timeouts": ev.timeouts,
-                         "checks": msgspec.to_builtins(ev.checks)})
+    v = Verdict(
+        passed=ev.status == "PASS",
+        exec_status=exec_status,
+        stderr_tail="; ".join(errors)[-400:],
+        sandbox_ms=ev.sandbox_ms,
+        sandbox_error=ev.sandbox_error,
+        metrics={
+            "status": ev.status,
+            "points": ev.points,
+            "total": ev.total,
+            "function": ev.function,
+            "args": ev.args,
+            "calls": ev.calls,
+            "timeouts": ev.timeouts,
+            "checks": msgspec.to_builtins(ev.checks),
+        },
+    )
     return v
 
 
@@ -272,8 +321,13 @@ def summarise(config: RunConfig, records: list[SampleRecord], *, padding: str = 
             m = r.metrics or {}
             points = int(m.get("points") or 0)
             total = int(m["total"]) if isinstance(m.get("total"), int) else totals.get(r.task_id, 0)
-            row: dict[str, Any] = {"task": r.task_id, "sample": r.sample, "status": row_status(r),
-                                   "points": points, "total": total}
+            row: dict[str, Any] = {
+                "task": r.task_id,
+                "sample": r.sample,
+                "status": row_status(r),
+                "points": points,
+                "total": total,
+            }
             if r.error:
                 row["error"] = r.error[:300]
             if stored is not None and (s := stored.stored(r.task_id, cond)) is not None:
@@ -284,8 +338,12 @@ def summarise(config: RunConfig, records: list[SampleRecord], *, padding: str = 
             acc[1] += total
         points, total = sum(x["points"] for x in rows), sum(x["total"] for x in rows)
         all_points, all_total = all_points + points, all_total + total
-        conditions[cond] = {"points": points, "total": total, "score": _score(points, total),
-                            "n_questions": len({x["task"] for x in rows})}
+        conditions[cond] = {
+            "points": points,
+            "total": total,
+            "score": _score(points, total),
+            "n_questions": len({x["task"] for x in rows}),
+        }
         d: dict[str, Any] = {
             "statuses": dict(Counter(x["status"] for x in rows)),
             "interviews": {k: {"points": v[0], "total": v[1], "score": _score(v[0], v[1])} for k, v in per_set.items()},
@@ -294,13 +352,20 @@ def summarise(config: RunConfig, records: list[SampleRecord], *, padding: str = 
         compared = [x for x in rows if "stored_points" in x]
         if stored is not None:
             differ = [x for x in compared if x["stored_points"] != x["points"] or x["stored_status"] != x["status"]]
-            d["recorded"] = {"rows": len(compared), "same_points": sum(x["stored_points"] == x["points"] for x in compared),
-                             "stored_points": sum(x["stored_points"] or 0 for x in compared),
-                             "agreement": 1.0 - len(differ) / len(compared) if compared else None,
-                             "disagreements": differ}
+            d["recorded"] = {
+                "rows": len(compared),
+                "same_points": sum(x["stored_points"] == x["points"] for x in compared),
+                "stored_points": sum(x["stored_points"] or 0 for x in compared),
+                "agreement": 1.0 - len(differ) / len(compared) if compared else None,
+                "disagreements": differ,
+            }
         details[cond] = d
-    details["overall"] = {"points": all_points, "total": all_total, "score": _score(all_points, all_total),
-                          "list_padding": padding}
+    details["overall"] = {
+        "points": all_points,
+        "total": all_total,
+        "score": _score(all_points, all_total),
+        "list_padding": padding,
+    }
     if stored is not None:
         details["overall"]["recorded_file"] = stored.source
         details["overall"]["recorded_problems"] = [p.message for p in stored.problems]
@@ -323,8 +388,11 @@ def _recorded_for(config: RunConfig, root: Path) -> rec_eval.EvalFile | None:
 
 def render_text(summary: dict[str, Any]) -> str:
     lines = [f"suite {summary['suite']}   backend {summary['backend']}", ""]
-    head = f"{'language':<12} {'points':>7} {'total':>6} {'score':>7}  " + " ".join(f"{s:>11}" for s in GRADED) + \
-        f" {'other':>6} {'as stored':>10}"
+    head = (
+        f"{'language':<12} {'points':>7} {'total':>6} {'score':>7}  "
+        + " ".join(f"{s:>11}" for s in GRADED)
+        + f" {'other':>6} {'as stored':>10}"
+    )
     lines += [head, "-" * len(head)]
     details = summary.get("details", {})
     for cond, m in summary["conditions"].items():
@@ -334,12 +402,17 @@ def render_text(summary: dict[str, Any]) -> str:
         rec = d.get("recorded")
         agree = "-" if not rec or not rec["rows"] else f"{rec['same_points']}/{rec['rows']}"
         score = "-" if m["score"] is None else f"{m['score']:.4f}"
-        lines.append(f"{cond:<12} {m['points']:>7} {m['total']:>6} {score:>7}  "
-                     + " ".join(f"{st.get(s, 0):>11}" for s in GRADED) + f" {other:>6} {agree:>10}")
+        lines.append(
+            f"{cond:<12} {m['points']:>7} {m['total']:>6} {score:>7}  "
+            + " ".join(f"{st.get(s, 0):>11}" for s in GRADED)
+            + f" {other:>6} {agree:>10}"
+        )
     o = details.get("overall")
     if o:
-        lines.append(f"{'overall':<12} {o['points']:>7} {o['total']:>6} "
-                     f"{'-' if o['score'] is None else format(o['score'], '.4f'):>7}")
+        lines.append(
+            f"{'overall':<12} {o['points']:>7} {o['total']:>6} "
+            f"{'-' if o['score'] is None else format(o['score'], '.4f'):>7}"
+        )
     grid: dict[str, dict[str, str]] = defaultdict(dict)
     for cond in summary["conditions"]:
         for row in details.get(cond, {}).get("rows", []):

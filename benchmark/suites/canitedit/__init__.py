@@ -23,6 +23,20 @@ from benchmark.suites.canitedit.problems import CONDITIONS, FILE, HF_DATASET, NA
 from benchmark.suites.canitedit.suite import CanItEdit
 
 __all__ = [
-    "CONDITIONS", "FILE", "HF_DATASET", "NAME", "PROGRAM", "TIMEOUT_S", "TIMING", "CanItEdit", "Problem", "Verdict",
-    "download", "judge", "load", "parse", "passes", "program",
+    "CONDITIONS",
+    "FILE",
+    "HF_DATASET",
+    "NAME",
+    "PROGRAM",
+    "TIMEOUT_S",
+    "TIMING",
+    "CanItEdit",
+    "Problem",
+    "Verdict",
+    "download",
+    "judge",
+    "load",
+    "parse",
+    "passes",
+    "program",
 ]

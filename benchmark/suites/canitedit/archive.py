@@ -72,8 +72,10 @@ def load_archive(path: Path) -> Recorded:
     except _DAMAGED as exc:
         if isinstance(exc, (EOFError, tarfile.TarError)):
             where = ""  # the archive itself is damaged, not the member being read
-        raise RecordedError(f"{path}{where}: not a readable CanItEdit run archive ({why(exc)}); "
-                            "download it again or pass another recorded:PATH") from None
+        raise RecordedError(
+            f"{path}{where}: not a readable CanItEdit run archive ({why(exc)}); "
+            "download it again or pass another recorded:PATH"
+        ) from None
     if not completions:
         raise RecordedError(f"{path}: no CanItEdit completion files (*_instruction_<kind>.json.gz) inside")
     return Recorded(source=str(path), completions=completions, verdicts=verdicts, missing=missing)

@@ -46,8 +46,13 @@ async def judge(box: Any, problem: Problem, completion: str) -> Verdict:
     """Run the tests; for a pass, run under coverage and compute the completion's ExcessCode."""
     files = {PROGRAM: program(completion, problem)}
     res = await box.arun(files, PROGRAM, suite=NAME, timeout_s=TIMEOUT_S)
-    v = Verdict(passed=res.status == "ok", exec_status=res.status, exit_code=res.exit_code,
-                stderr_tail=(res.stderr or res.error)[-400:], sandbox_ms=res.wall_s * 1000.0)
+    v = Verdict(
+        passed=res.status == "ok",
+        exec_status=res.status,
+        exit_code=res.exit_code,
+        stderr_tail=(res.stderr or res.error)[-400:],
+        sandbox_ms=res.wall_s * 1000.0,
+    )
     if res.status == "error":
         v.sandbox_error = res.error or "sandbox error"
     if v.passed:

@@ -37,8 +37,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.command == "download":
         sets = SETS if args.set == "all" else (args.set,)
-        _, errors = download(args.data, sets=sets, endpoint=args.endpoint, revision=args.revision,
-                                 force=args.force, on_file=lambda name, state: print(f"{name}: {state}", file=sys.stderr))
+        _, errors = download(
+            args.data,
+            sets=sets,
+            endpoint=args.endpoint,
+            revision=args.revision,
+            force=args.force,
+            on_file=lambda name, state: print(f"{name}: {state}", file=sys.stderr),
+        )
         if errors:
             print(f"error: {len(errors)} file(s) not downloaded (see above); run again to retry", file=sys.stderr)
         return 1 if errors else 0
@@ -61,13 +67,18 @@ def main(argv: Sequence[str] | None = None) -> int:
             ok = "ok" if row["incorrect"] in row["expected_rejection"] else "UNEXPECTED"
             extra = f"  incorrect -> {row['incorrect']} ({ok}: expected {'/'.join(row['expected_rejection'])})"
         if row.get("T_cpu_s") is not None:
-            extra += (f"  OptScore {row['opt_score']:.3f} (margin mode {row['opt_score_margin']:.3f}; "
-                      f"T {row['T_cpu_s']:.4f}s t {row['t_cpu_s']:.4f}s M {row['M_mb']:.1f} m {row['m_mb']:.1f} MiB)")
+            extra += (
+                f"  OptScore {row['opt_score']:.3f} (margin mode {row['opt_score_margin']:.3f}; "
+                f"T {row['T_cpu_s']:.4f}s t {row['t_cpu_s']:.4f}s M {row['M_mb']:.1f} m {row['m_mb']:.1f} MiB)"
+            )
         elif row.get("opt_error"):
             extra += f"  OptScore not measured: {row['opt_error']}"
-        print(f"{row['task']:<16} {row['language']:<6} {row['shape']:<8} tests {row['tests']:>2} "
-              f"({', '.join(f'{k} {v}' for k, v in row['expected_from'].items())}) reference {row['gold']}{extra} "
-              f"[{row['seconds']} s]", flush=True)
+        print(
+            f"{row['task']:<16} {row['language']:<6} {row['shape']:<8} tests {row['tests']:>2} "
+            f"({', '.join(f'{k} {v}' for k, v in row['expected_from'].items())}) reference {row['gold']}{extra} "
+            f"[{row['seconds']} s]",
+            flush=True,
+        )
         for issue in row["issues"]:
             print(f"    note: {issue}", flush=True)
         if row["gold"] != "accepted":
@@ -77,6 +88,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     accepted = sum(r["gold"] == "accepted" for r in rows)
     debug = [r for r in rows if "incorrect" in r]
     rejected_right = sum(r["incorrect"] in r["expected_rejection"] for r in debug)
-    print(f"\nreferences accepted {accepted}/{len(rows)}; incorrect debug solutions rejected with the predicted "
-          f"verdict class {rejected_right}/{len(debug)}; {time.perf_counter() - t0:.0f} s", file=sys.stderr)
+    print(
+        f"\nreferences accepted {accepted}/{len(rows)}; incorrect debug solutions rejected with the predicted "
+        f"verdict class {rejected_right}/{len(debug)}; {time.perf_counter() - t0:.0f} s",
+        file=sys.stderr,
+    )
     return 0

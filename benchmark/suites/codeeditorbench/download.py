@@ -34,8 +34,15 @@ def _one_line(url: str, exc: BaseException) -> str:
     return f"{url}: {str(cause).splitlines()[0] if str(cause) else type(cause).__name__}"
 
 
-def download_file(filename: str, root: Path, *, endpoint: str | None = None, revision: str = "main",
-                  token: str | None = None, force: bool = False) -> Path:
+def download_file(
+    filename: str,
+    root: Path,
+    *,
+    endpoint: str | None = None,
+    revision: str = "main",
+    token: str | None = None,
+    force: bool = False,
+) -> Path:
     """The hub file `filename` of the data set into `root`. Content whose SHA-256 differs from the one the
     hub names (its LFS files' ETag) is removed and reported."""
     import httpx2  # huggingface_hub's HTTP client
@@ -45,8 +52,18 @@ def download_file(filename: str, root: Path, *, endpoint: str | None = None, rev
     url = hub_url(filename, endpoint=endpoint, revision=revision)
     try:
         etag = get_hf_file_metadata(url, token=token, endpoint=endpoint).etag or ""
-        path = Path(hf_hub_download(HUB_REPO, filename, repo_type="dataset", revision=revision, endpoint=endpoint,
-                                    token=token, local_dir=root, force_download=force))
+        path = Path(
+            hf_hub_download(
+                HUB_REPO,
+                filename,
+                repo_type="dataset",
+                revision=revision,
+                endpoint=endpoint,
+                token=token,
+                local_dir=root,
+                force_download=force,
+            )
+        )
     except (httpx2.HTTPError, OSError, ValueError) as exc:  # the hub's HTTP errors, a lost connection, a bad file
         raise DownloadError(_one_line(url, exc)) from None
     if re.fullmatch(r"[0-9a-f]{64}", etag):
@@ -57,9 +74,16 @@ def download_file(filename: str, root: Path, *, endpoint: str | None = None, rev
     return path
 
 
-def download(data: str | Path | None = None, *, sets: Sequence[str] = ("primary",), endpoint: str | None = None,
-             revision: str = "main", force: bool = False, token: str | None = None,
-             on_file: Callable[[str, str], None] | None = None) -> tuple[list[Path], list[str]]:
+def download(
+    data: str | Path | None = None,
+    *,
+    sets: Sequence[str] = ("primary",),
+    endpoint: str | None = None,
+    revision: str = "main",
+    force: bool = False,
+    token: str | None = None,
+    on_file: Callable[[str, str], None] | None = None,
+) -> tuple[list[Path], list[str]]:
     """Fetch the full jsonl files into DATA/codeeditorbench; (files there, errors per file). One file
     failing does not stop the others."""
     root = data_dir(data) / SUBDIR
@@ -75,8 +99,9 @@ def download(data: str | Path | None = None, *, sets: Sequence[str] = ("primary"
                     on_file(path.name, "present")
                 continue
             try:
-                done.append(download_file(path.name, root, endpoint=endpoint, revision=revision, token=token,
-                                          force=force))
+                done.append(
+                    download_file(path.name, root, endpoint=endpoint, revision=revision, token=token, force=force)
+                )
                 if on_file:
                     on_file(path.name, "downloaded")
             except DownloadError as exc:

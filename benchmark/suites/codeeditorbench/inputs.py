@@ -86,7 +86,7 @@ def argument_lines(text: str, params: Sequence[tuple[str, str]], *, scraped: boo
         for part in _split_top(s):
             m = _NAMED.match(part)
             if m:
-                pieces.append((m.group(1), part[m.end():]))
+                pieces.append((m.group(1), part[m.end() :]))
             elif pieces:  # a comma inside a bare value: glue it back
                 pieces[-1] = (pieces[-1][0], pieces[-1][1] + "," + part)
             else:
@@ -100,8 +100,10 @@ def argument_lines(text: str, params: Sequence[tuple[str, str]], *, scraped: boo
         values = _split_top(s)
     if len(values) != len(params):
         raise InputError(f"{len(values)} values for {len(params)} parameters in {s[:80]!r}")
-    lines = [json.dumps(literal(v, t), ensure_ascii=False, separators=(",", ":")) for v, (_, t) in
-             zip(values, params, strict=True)]
+    lines = [
+        json.dumps(literal(v, t), ensure_ascii=False, separators=(",", ":"))
+        for v, (_, t) in zip(values, params, strict=True)
+    ]
     return "".join(line + "\n" for line in lines)
 
 

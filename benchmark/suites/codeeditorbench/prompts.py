@@ -13,21 +13,21 @@ if TYPE_CHECKING:
 
 PREAMBLE = {
     "debug": "Please correct the errors in the buggy code snippet below, ensuring that your corrected code adheres "
-             "to the specified programming language syntax and logic requirements. Validate your solution against "
-             "the provided test cases to ensure its accuracy. Note that your solution should strictly consist of "
-             "the corrected code only.",
+    "to the specified programming language syntax and logic requirements. Validate your solution against "
+    "the provided test cases to ensure its accuracy. Note that your solution should strictly consist of "
+    "the corrected code only.",
     "translate": "Please translate the following code snippet to another programming language, ensuring that your "
-                 "translated code meets the syntax and logic requirements of the target programming language. "
-                 "Validate your solution against the provided test cases to confirm its accuracy. Note that your "
-                 "submission should strictly contain the translated code only.",
+    "translated code meets the syntax and logic requirements of the target programming language. "
+    "Validate your solution against the provided test cases to confirm its accuracy. Note that your "
+    "submission should strictly contain the translated code only.",
     "polish": "Please optimize the given code snippet to enhance its execution efficiency and reduce memory usage, "
-              "while ensuring the accuracy of the code remains unaffected. Validate your solution against the "
-              "provided test cases to ensure its accuracy. Note that your submission should strictly consist of "
-              "the optimized code only.",
+    "while ensuring the accuracy of the code remains unaffected. Validate your solution against the "
+    "provided test cases to ensure its accuracy. Note that your submission should strictly consist of "
+    "the optimized code only.",
     "switch": "Please modify the given code snippet to implement a new function that is related to the original "
-              "function implemented by the code. Ensure your modified code adheres to the programming language's "
-              "syntax and logic requirements. Validate your solution against the provided test cases to ensure its "
-              "accuracy. Your submission should strictly consist of the target code only.",
+    "function implemented by the code. Ensure your modified code adheres to the programming language's "
+    "syntax and logic requirements. Validate your solution against the provided test cases to ensure its "
+    "accuracy. Your submission should strictly consist of the target code only.",
 }
 LANGUAGE_NAMES = {"python": "Python", "cpp": "C++", "java": "Java"}
 
@@ -39,24 +39,32 @@ def question(task: Task, *, with_code: bool) -> str:
     fence = task.language
     code = f"```{fence}\n{task.before}```\n\n" if with_code else ""
     if task.kind == "debug":
-        return (f"Below is the {f['language']} buggy code{':' if with_code else ' (the document)'}\n{code}"
-                f"Correct the code and ensure it passes the following test case:\nInput: {f['input']}\n"
-                f"Output: {f['output']}")
+        return (
+            f"Below is the {f['language']} buggy code{':' if with_code else ' (the document)'}\n{code}"
+            f"Correct the code and ensure it passes the following test case:\nInput: {f['input']}\n"
+            f"Output: {f['output']}"
+        )
     if task.kind == "translate":
         target = LANGUAGE_NAMES[task.answer_language]
-        return (f"Below is the source code snippet in {f['source_lang']}{':' if with_code else ' (the document)'}\n"
-                f"{code}Translate this code to {target}. Ensure your translated code works correctly with the test "
-                f"case provided:\nInput: {f['input']}\nOutput: {f['output']}\n"
-                f"Answer with the complete {target} code in a ```{task.answer_language} block.")
+        return (
+            f"Below is the source code snippet in {f['source_lang']}{':' if with_code else ' (the document)'}\n"
+            f"{code}Translate this code to {target}. Ensure your translated code works correctly with the test "
+            f"case provided:\nInput: {f['input']}\nOutput: {f['output']}\n"
+            f"Answer with the complete {target} code in a ```{task.answer_language} block."
+        )
     if task.kind == "polish":
-        return (f"Below is the source code snippet that needs optimization{':' if with_code else ' (the document)'}\n"
-                f"{code}Optimize the code and ensure it passes the following test case:\nInput: {f['input']}\n"
-                f"Output: {f['output']}")
-    return (f"Below is the code snippet that implements a specific function{':' if with_code else ' (the document)'}\n"
-            f"{code}It currently performs the operation:\nInput: {f['similar_input']}\nOutput: {f['similar_output']}\n\n"
-            "You are required to modify this code to implement a new function that is related to the original one, "
-            f"as detailed below:\nInput: {f['input']}\nOutput: {f['output']}\n\n"
-            "Ensure your modified code passes the provided test case.")
+        return (
+            f"Below is the source code snippet that needs optimization{':' if with_code else ' (the document)'}\n"
+            f"{code}Optimize the code and ensure it passes the following test case:\nInput: {f['input']}\n"
+            f"Output: {f['output']}"
+        )
+    return (
+        f"Below is the code snippet that implements a specific function{':' if with_code else ' (the document)'}\n"
+        f"{code}It currently performs the operation:\nInput: {f['similar_input']}\nOutput: {f['similar_output']}\n\n"
+        "You are required to modify this code to implement a new function that is related to the original one, "
+        f"as detailed below:\nInput: {f['input']}\nOutput: {f['output']}\n\n"
+        "Ensure your modified code passes the provided test case."
+    )
 
 
 def compose(task: Task, condition: str, shots: Sequence[Task] | None) -> str:

@@ -63,5 +63,9 @@ class SwitchRecord(msgspec.Struct, kw_only=True):
     private_target_tests_output: Tests = []
 
 
-RECORDS: dict[str, type[msgspec.Struct]] = {"debug": DebugRecord, "translate": TranslateRecord,
-                                              "polish": PolishRecord, "switch": SwitchRecord}
+RECORDS: dict[str, type[msgspec.Struct]] = {
+    "debug": DebugRecord,
+    "translate": TranslateRecord,
+    "polish": PolishRecord,
+    "switch": SwitchRecord,
+}

@@ -64,8 +64,9 @@ class WinRate(msgspec.Struct, kw_only=True):
     compared: dict[str, int]  # per category: N, the backends ranked
 
 
-def win_rate(summaries: Mapping[str, Mapping[str, Any]],
-             metric: Mapping[str, str] = CATEGORY_METRIC) -> dict[str, WinRate]:
+def win_rate(
+    summaries: Mapping[str, Mapping[str, Any]], metric: Mapping[str, str] = CATEGORY_METRIC
+) -> dict[str, WinRate]:
     """Win Rate across the backends of one report (SPEC 3.7): per category rank the backends by the
     category's metric (higher is better; ties take the mean of their places), score each
     1 - (rank - 1)/(N - 1), average over the categories. `summaries`: label -> summary.json
@@ -88,7 +89,7 @@ def win_rate(summaries: Mapping[str, Mapping[str, Any]],
             while j + 1 < n and values[ordered[j + 1]] == values[ordered[i]]:
                 j += 1
             rank = (i + j) / 2 + 1
-            for k in ordered[i:j + 1]:
+            for k in ordered[i : j + 1]:
                 out[k].ranks[category] = rank
                 out[k].scores[category] = 1 - (rank - 1) / (n - 1)
                 out[k].compared[category] = n
@@ -100,9 +101,17 @@ def win_rate(summaries: Mapping[str, Mapping[str, Any]],
 
 def polish_metrics(orig: Usage, cand: Usage) -> dict[str, Any]:
     return {
-        "opt_score": opt_score(orig, cand), "opt_score_margin": opt_score_margin(orig, cand),
-        "T_cpu_s": orig.mean_cpu_s, "M_mb": orig.mean_memory_mb, "t_cpu_s": cand.mean_cpu_s, "m_mb": cand.mean_memory_mb,
-        "T_sd": orig.sd_cpu_s, "t_sd": cand.sd_cpu_s, "M_sd": orig.sd_memory_mb, "m_sd": cand.sd_memory_mb,
-        "time_margin": noise_margin(orig.cpu_s, cand.cpu_s), "memory_margin": noise_margin(orig.memory_mb, cand.memory_mb),
+        "opt_score": opt_score(orig, cand),
+        "opt_score_margin": opt_score_margin(orig, cand),
+        "T_cpu_s": orig.mean_cpu_s,
+        "M_mb": orig.mean_memory_mb,
+        "t_cpu_s": cand.mean_cpu_s,
+        "m_mb": cand.mean_memory_mb,
+        "T_sd": orig.sd_cpu_s,
+        "t_sd": cand.sd_cpu_s,
+        "M_sd": orig.sd_memory_mb,
+        "m_sd": cand.sd_memory_mb,
+        "time_margin": noise_margin(orig.cpu_s, cand.cpu_s),
+        "memory_margin": noise_margin(orig.memory_mb, cand.memory_mb),
         "repeats": len(orig.cpu_s),
     }

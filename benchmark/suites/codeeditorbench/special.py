@@ -50,9 +50,9 @@ def check_cinema(test_input: str, expected: str, output: str) -> tuple[bool, str
     try:
         nums = [int(t) for t in test_input.split()]
         n = nums[0]
-        known = Counter(nums[1:1 + n])
+        known = Counter(nums[1 : 1 + n])
         m = nums[1 + n]
-        audio, subs = nums[2 + n:2 + n + m], nums[2 + n + m:2 + n + 2 * m]
+        audio, subs = nums[2 + n : 2 + n + m], nums[2 + n + m : 2 + n + 2 * m]
         answer = int(output.split()[0])
     except (ValueError, IndexError):
         return False, "the output is not one movie index"

@@ -81,46 +81,79 @@ class CodeEditorBench(Suite[Task]):
             return await self._judge(box, task, completion)
         except Exception as exc:  # a judge failure costs this sample, not the run
             logger.exception("judging %s", task.task_id)
-            return Verdict(passed=False, exec_status="judge_error", sandbox_error=f"{task.task_id}: the judge failed: "
-                           f"{type(exc).__name__}: {exc}"[:400], metrics={"kind": task.kind, "verdict": "judge_error"})
+            return Verdict(
+                passed=False,
+                exec_status="judge_error",
+                sandbox_error=f"{task.task_id}: the judge failed: {type(exc).__name__}: {exc}"[:400],
+                metrics={"kind": task.kind, "verdict": "judge_error"},
+            )
 
     async def _judge(self, box: Any, task: Task, completion: str) -> Verdict:
         judge = self.judge_for(box)
         tt = await self.tests_for(box, task)
-        found: dict[str, Any] = {"kind": task.kind, "language": task.answer_language, "shape": task.shape,
-                                 "tests": len(tt.tests), "expected_from": tt.expected_from, "test_issues": len(tt.issues)}
+        found: dict[str, Any] = {
+            "kind": task.kind,
+            "language": task.answer_language,
+            "shape": task.shape,
+            "tests": len(tt.tests),
+            "expected_from": tt.expected_from,
+            "test_issues": len(tt.issues),
+        }
         if task.kind == "debug":
             found["bug_type"] = task.bug_type
         if not tt.tests:
-            return Verdict(passed=False, exec_status="judge_error", sandbox_error=f"{task.task_id}: no usable test: "
-                           + "; ".join(tt.issues)[:400], metrics={**found, "verdict": "judge_error"})
+            return Verdict(
+                passed=False,
+                exec_status="judge_error",
+                sandbox_error=f"{task.task_id}: no usable test: " + "; ".join(tt.issues)[:400],
+                metrics={**found, "verdict": "judge_error"},
+            )
         program = Program(source=completion, language=task.answer_language, shape=task.shape)
         limits = limits_for(task.answer_language)
         # the reference read every test input, so one the answer cannot take is the answer's fault
         j = await judge.judge(program, tt.tests, limits, checker=checker_of(task), trusted_inputs=True)
         guessed = guess_language(completion)
-        found.update({"verdict": j.verdict, "tests_passed": sum(t.verdict == "accepted" for t in j.tests),
-                      "cpu_s": round(j.cpu_s, 4), "memory_mb": j.memory_mb,
-                      "wrong_language": guessed is not None and guessed != task.answer_language})
+        found.update(
+            {
+                "verdict": j.verdict,
+                "tests_passed": sum(t.verdict == "accepted" for t in j.tests),
+                "cpu_s": round(j.cpu_s, 4),
+                "memory_mb": j.memory_mb,
+                "wrong_language": guessed is not None and guessed != task.answer_language,
+            }
+        )
         if task.kind == "polish":
-            found.update(await self._polish(judge, task, program, tt, limits) if j.passed else
-                         {"opt_score": 0.0, "opt_score_margin": 0.0})
+            found.update(
+                await self._polish(judge, task, program, tt, limits)
+                if j.passed
+                else {"opt_score": 0.0, "opt_score_margin": 0.0}
+            )
         if task.kind != "translate" and task.language != "python":
             # C++/Java: distance and complexity delta through the core's language layer (pure, ms)
-            found["lang_fidelity"] = await asyncio.to_thread(lang_fidelity, task.language, task.before, completion,
-                                                             task.after)
-        return Verdict(passed=j.passed, exec_status=j.verdict, stderr_tail=(j.detail or j.compile_output)[-400:],
-                       sandbox_error=(j.detail[:400] or "the judge could not decide") if j.verdict == "judge_error" else None,
-                       sandbox_ms=sum(t.wall_s for t in j.tests) * 1000.0, metrics=found)
+            found["lang_fidelity"] = await asyncio.to_thread(
+                lang_fidelity, task.language, task.before, completion, task.after
+            )
+        return Verdict(
+            passed=j.passed,
+            exec_status=j.verdict,
+            stderr_tail=(j.detail or j.compile_output)[-400:],
+            sandbox_error=(j.detail[:400] or "the judge could not decide") if j.verdict == "judge_error" else None,
+            sandbox_ms=sum(t.wall_s for t in j.tests) * 1000.0,
+            metrics=found,
+        )
 
-    async def _polish(self, judge: Judge, task: Task, candidate: Program, tt: TaskTests,
-                      limits: JudgeLimits) -> dict[str, Any]:
+    async def _polish(
+        self, judge: Judge, task: Task, candidate: Program, tt: TaskTests, limits: JudgeLimits
+    ) -> dict[str, Any]:
         """OptScore of an accepted candidate: it and the original, `opt_repeats` times, interleaved."""
         original = Program(source=task.before, language=task.language, shape=task.shape)
         orig, cand = await judge.measure([original, candidate], tt.tests, limits, repeats=self.opt_repeats)
         if orig.failures or cand.failures:
-            return {"opt_score": 0.0, "opt_score_margin": 0.0,
-                    "opt_error": f"measurement runs failed (original {orig.failures}, candidate {cand.failures})"}
+            return {
+                "opt_score": 0.0,
+                "opt_score_margin": 0.0,
+                "opt_error": f"measurement runs failed (original {orig.failures}, candidate {cand.failures})",
+            }
         try:
             return polish_metrics(orig, cand)
         except ValueError as exc:  # an original measured at no time or memory at all

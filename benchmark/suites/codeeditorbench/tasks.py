@@ -98,45 +98,142 @@ def _task(kind: str, rec: Any, set_name: str) -> Task:
         lang = normalise_language(rec.code_language)
         before, after = clean_code(rec.incorrect_solutions), clean_code(rec.solutions)
         fields = {"language": rec.code_language, "input": rec.public_tests_input, "output": rec.public_tests_output}
-        return _make(kind, rec.idx, set_name, lang, lang, before, after, after, lang, rec.public_tests_input,
-                     rec.public_tests_output, _as_list(rec.private_tests_input, "private inputs", issues),
-                     _as_list(rec.private_tests_output, "private outputs", issues), fields, issues, rec.type)
+        return _make(
+            kind,
+            rec.idx,
+            set_name,
+            lang,
+            lang,
+            before,
+            after,
+            after,
+            lang,
+            rec.public_tests_input,
+            rec.public_tests_output,
+            _as_list(rec.private_tests_input, "private inputs", issues),
+            _as_list(rec.private_tests_output, "private outputs", issues),
+            fields,
+            issues,
+            rec.type,
+        )
     if kind == "translate":
         src, dst = normalise_language(rec.source_lang), normalise_language(rec.target_lang)
         before, after = clean_code(rec.source_code), clean_code(rec.target_code)
-        fields = {"source_lang": rec.source_lang, "target_lang": rec.target_lang, "input": rec.public_tests_input,
-                  "output": rec.public_tests_output}
-        return _make(kind, rec.idx, set_name, src, dst, before, after, before, src, rec.public_tests_input,
-                     rec.public_tests_output, _as_list(rec.private_tests_input, "private inputs", issues),
-                     _as_list(rec.private_tests_output, "private outputs", issues), fields, issues)
+        fields = {
+            "source_lang": rec.source_lang,
+            "target_lang": rec.target_lang,
+            "input": rec.public_tests_input,
+            "output": rec.public_tests_output,
+        }
+        return _make(
+            kind,
+            rec.idx,
+            set_name,
+            src,
+            dst,
+            before,
+            after,
+            before,
+            src,
+            rec.public_tests_input,
+            rec.public_tests_output,
+            _as_list(rec.private_tests_input, "private inputs", issues),
+            _as_list(rec.private_tests_output, "private outputs", issues),
+            fields,
+            issues,
+        )
     if kind == "polish":
         lang = normalise_language(rec.scource_lang)
         before, after = clean_code(rec.source_code), clean_code(rec.efficient_code)
         fields = {"input": rec.public_tests_input, "output": rec.public_tests_output}
-        return _make(kind, rec.num, set_name, lang, lang, before, after, before, lang, rec.public_tests_input,
-                     rec.public_tests_output, _as_list(rec.private_tests_input, "private inputs", issues),
-                     _as_list(rec.private_tests_output, "private outputs", issues), fields, issues)
+        return _make(
+            kind,
+            rec.num,
+            set_name,
+            lang,
+            lang,
+            before,
+            after,
+            before,
+            lang,
+            rec.public_tests_input,
+            rec.public_tests_output,
+            _as_list(rec.private_tests_input, "private inputs", issues),
+            _as_list(rec.private_tests_output, "private outputs", issues),
+            fields,
+            issues,
+        )
     lang = normalise_language(rec.language)
     before, after = clean_code(rec.similar_source_code), clean_code(rec.target_source_code)
-    fields = {"similar_input": rec.public_similar_tests_input, "similar_output": rec.public_similar_tests_output,
-              "input": rec.public_target_tests_input, "output": rec.public_target_tests_output}
-    return _make(kind, rec.num, set_name, lang, lang, before, after, after, lang, rec.public_target_tests_input,
-                 rec.public_target_tests_output, _as_list(rec.private_target_tests_input, "private inputs", issues),
-                 _as_list(rec.private_target_tests_output, "private outputs", issues), fields, issues)
+    fields = {
+        "similar_input": rec.public_similar_tests_input,
+        "similar_output": rec.public_similar_tests_output,
+        "input": rec.public_target_tests_input,
+        "output": rec.public_target_tests_output,
+    }
+    return _make(
+        kind,
+        rec.num,
+        set_name,
+        lang,
+        lang,
+        before,
+        after,
+        after,
+        lang,
+        rec.public_target_tests_input,
+        rec.public_target_tests_output,
+        _as_list(rec.private_target_tests_input, "private inputs", issues),
+        _as_list(rec.private_target_tests_output, "private outputs", issues),
+        fields,
+        issues,
+    )
 
 
-def _make(kind: str, number: int, set_name: str, language: str, answer_language: str, before: str, after: str,
-          reference: str, reference_language: str, public_input: str, public_output: str, private_inputs: list[str],
-          private_outputs: list[str], fields: dict[str, str], issues: list[str], bug_type: str = "") -> Task:
+def _make(
+    kind: str,
+    number: int,
+    set_name: str,
+    language: str,
+    answer_language: str,
+    before: str,
+    after: str,
+    reference: str,
+    reference_language: str,
+    public_input: str,
+    public_output: str,
+    private_inputs: list[str],
+    private_outputs: list[str],
+    fields: dict[str, str],
+    issues: list[str],
+    bug_type: str = "",
+) -> Task:
     if private_outputs and len(private_outputs) != len(private_inputs):
-        issues.append(f"{len(private_outputs)} private outputs for {len(private_inputs)} inputs: outputs come from "
-                      "the reference instead")
+        issues.append(
+            f"{len(private_outputs)} private outputs for {len(private_inputs)} inputs: outputs come from "
+            "the reference instead"
+        )
         private_outputs = []
     shape = detect_shape(reference_language, reference)
-    return Task(kind=kind, number=number, set=set_name, language=language, answer_language=answer_language,
-                before=before, after=after, reference=reference, reference_language=reference_language, shape=shape,
-                public_input=public_input, public_output=public_output, private_inputs=private_inputs,
-                private_outputs=private_outputs, bug_type=bug_type, prompt_fields=fields, load_issues=issues)
+    return Task(
+        kind=kind,
+        number=number,
+        set=set_name,
+        language=language,
+        answer_language=answer_language,
+        before=before,
+        after=after,
+        reference=reference,
+        reference_language=reference_language,
+        shape=shape,
+        public_input=public_input,
+        public_output=public_output,
+        private_inputs=private_inputs,
+        private_outputs=private_outputs,
+        bug_type=bug_type,
+        prompt_fields=fields,
+        load_issues=issues,
+    )
 
 
 def data_files(root: Path, set_name: str) -> dict[str, Path]:
@@ -163,8 +260,7 @@ class LoadIssue(msgspec.Struct, frozen=True):
     error: str
 
 
-def load(data: str | Path | None = None, limit: int | None = None,
-         issues: list[LoadIssue] | None = None) -> list[Task]:
+def load(data: str | Path | None = None, limit: int | None = None, issues: list[LoadIssue] | None = None) -> list[Task]:
     """The tasks of every kind (the first `limit` of each); a record that cannot be read is reported
     in `issues` (file, line, error) and skipped."""
     root = data_dir(data)
@@ -172,8 +268,11 @@ def load(data: str | Path | None = None, limit: int | None = None,
     files = data_files(root, set_name)
     missing = [str(p) for p in files.values() if not p.exists()]
     if missing:
-        hint = ("run `python -m benchmark.suites.codeeditorbench download`" if set_name != "sample" else
-                "pass --data DIR or set EDIT_FIDELITY_DATA to the benchmark data directory")
+        hint = (
+            "run `python -m benchmark.suites.codeeditorbench download`"
+            if set_name != "sample"
+            else "pass --data DIR or set EDIT_FIDELITY_DATA to the benchmark data directory"
+        )
         raise DataError(f"CodeEditorBench files not found: {', '.join(missing)}: {hint}")
     issues = issues if issues is not None else []
     tasks: list[Task] = []
@@ -210,8 +309,11 @@ def few_shot_examples(kind: str, data: str | Path | None = None) -> list[Task]:
         path = data_files(root, "sample")[kind]
         if not path.exists():
             raise DataError(f"the three-shot examples ({path}) are not there: they ship with the shared data")
-        _SHOTS[key] = [_task(kind, msgspec.json.decode(line, type=RECORDS[kind]), "sample")
-                       for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+        _SHOTS[key] = [
+            _task(kind, msgspec.json.decode(line, type=RECORDS[kind]), "sample")
+            for line in path.read_text(encoding="utf-8").splitlines()
+            if line.strip()
+        ]
     return _SHOTS[key]
 
 

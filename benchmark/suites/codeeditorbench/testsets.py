@@ -45,12 +45,18 @@ async def build_tests(judge: Judge, task: Task) -> TaskTests:
     if task.shape == "function":
         info = describe(ref)
         if info is None:
-            return TaskTests(tests=[], checker=str(checker), expected_from={}, issues=[
-                *issues, "the reference has no function to call"], reference_agrees=None)
+            return TaskTests(
+                tests=[],
+                checker=str(checker),
+                expected_from={},
+                issues=[*issues, "the reference has no function to call"],
+                reference_agrees=None,
+            )
         private_out = dict(enumerate(task.private_outputs))
-        for name, text, scraped, out in [("public", task.public_input, True, task.public_output),
-                                         *((f"private {i + 1}", x, False, private_out.get(i))
-                                           for i, x in enumerate(task.private_inputs))]:
+        for name, text, scraped, out in [
+            ("public", task.public_input, True, task.public_output),
+            *((f"private {i + 1}", x, False, private_out.get(i)) for i, x in enumerate(task.private_inputs)),
+        ]:
             try:
                 stdin = argument_lines(text, info.params, scraped=scraped)
             except InputError as exc:
@@ -60,8 +66,9 @@ async def build_tests(judge: Judge, task: Task) -> TaskTests:
     else:
         inputs.append(("public", _stdin(task.public_input), task.public_output))
         outs: list[str | None] = [*task.private_outputs] or [None] * len(task.private_inputs)
-        inputs += [(f"private {i + 1}", _stdin(x), o) for i, (x, o) in enumerate(zip(task.private_inputs, outs,
-                                                                                         strict=True))]
+        inputs += [
+            (f"private {i + 1}", _stdin(x), o) for i, (x, o) in enumerate(zip(task.private_inputs, outs, strict=True))
+        ]
     ran = await judge.outputs(ref, [stdin for _, stdin, _ in inputs], limits_for(task.reference_language))
     results: list[TestResult | None] = [*ran.tests] or [None] * len(inputs)
     # Does the reference reproduce what is published? If not, its outputs stand in for nothing.
@@ -86,11 +93,21 @@ async def build_tests(judge: Judge, task: Task) -> TaskTests:
             tests.append(TestCase(name=name, input=stdin, expected=result.output))
             counts["reference"] += 1
     if agree is False:
-        issues.append("the reference's output differs from the published expected output"
-                      + (f", so it stands in for none: {len(distrusted)} tests without a published output left out"
-                         if distrusted else ""))
-    return TaskTests(tests=tests, checker=checker if isinstance(checker, str) else "special",
-                     expected_from=dict(counts), issues=issues, reference_agrees=agree)
+        issues.append(
+            "the reference's output differs from the published expected output"
+            + (
+                f", so it stands in for none: {len(distrusted)} tests without a published output left out"
+                if distrusted
+                else ""
+            )
+        )
+    return TaskTests(
+        tests=tests,
+        checker=checker if isinstance(checker, str) else "special",
+        expected_from=dict(counts),
+        issues=issues,
+        reference_agrees=agree,
+    )
 
 
 def _stdin(text: str) -> str:

@@ -57,15 +57,27 @@ def missing_imports(task: Task, env: str) -> list[str]:
 async def judge(box: Any, task: Task, completion: str, *, env: str, timeout_s: float, memory_mb: int) -> Verdict:
     """The task's tests on a repair in the task's sandbox environment (its fidelity numbers come from the
     server's report: `OverEdit.report_metrics`)."""
-    run = await run_tests(box, completion, task.test_code, kind=task.kind, env=env,
-                          timeout_s=timeout_s, memory_mb=memory_mb)
-    metrics: dict[str, Any] = {"families": task.families, "n_corruptions": len(task.families),
-                               "tests_run": run.tests_run, "failures": run.failures, "errors": run.errors}
+    run = await run_tests(
+        box, completion, task.test_code, kind=task.kind, env=env, timeout_s=timeout_s, memory_mb=memory_mb
+    )
+    metrics: dict[str, Any] = {
+        "families": task.families,
+        "n_corruptions": len(task.families),
+        "tests_run": run.tests_run,
+        "failures": run.failures,
+        "errors": run.errors,
+    }
     if run.missing:
         metrics["missing"] = run.missing
     gap = environment_gap(task, run.missing)
     if gap:
         metrics["env_missing"] = gap
-    return Verdict(passed=run.passed, exec_status=run.status, exit_code=run.exit_code,
-                   stderr_tail=run.detail[-600:], sandbox_ms=run.wall_s * 1000.0,
-                   sandbox_error=run.sandbox_error, metrics=metrics)
+    return Verdict(
+        passed=run.passed,
+        exec_status=run.status,
+        exit_code=run.exit_code,
+        stderr_tail=run.detail[-600:],
+        sandbox_ms=run.wall_s * 1000.0,
+        sandbox_error=run.sandbox_error,
+        metrics=metrics,
+    )

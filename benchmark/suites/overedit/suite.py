@@ -26,8 +26,9 @@ class OverEdit(Suite[Task]):
     conditions: ClassVar[tuple[str, ...]] = CONDITIONS
     styles: ClassVar[dict[str, str]] = {"generic": "generic", "explicit": "minimal"}
 
-    def __init__(self, *, env: str | None = None, timeout_s: float = judge.TIMEOUT_S,
-                 memory_mb: int = judge.MEMORY_MB) -> None:
+    def __init__(
+        self, *, env: str | None = None, timeout_s: float = judge.TIMEOUT_S, memory_mb: int = judge.MEMORY_MB
+    ) -> None:
         self.env = env or os.environ.get(judge.ENV_OVERRIDE) or None  # overrides every task's environment
         self.timeout_s = timeout_s
         self.memory_mb = memory_mb
@@ -42,8 +43,11 @@ class OverEdit(Suite[Task]):
             print(f"edit-fidelity overedit: {err}", file=sys.stderr)
         gaps = {t.task_id: mods for t in tasks if (mods := judge.missing_imports(t, self.env_for(t)))}
         if gaps:  # they still run: their records say what is missing, and Pass@1 is also given without them
-            print(f"edit-fidelity overedit: {len(gaps)} task(s) import modules their sandbox environment lacks: "
-                  + ", ".join(f"{tid} ({', '.join(m)})" for tid, m in gaps.items()), file=sys.stderr)
+            print(
+                f"edit-fidelity overedit: {len(gaps)} task(s) import modules their sandbox environment lacks: "
+                + ", ".join(f"{tid} ({', '.join(m)})" for tid, m in gaps.items()),
+                file=sys.stderr,
+            )
         return tasks
 
     def env_for(self, task: Task) -> str:
@@ -53,8 +57,9 @@ class OverEdit(Suite[Task]):
         return sorted({self.env_for(t) for t in tasks})
 
     async def judge(self, box: Any, task: Task, condition: str, completion: str) -> Verdict:
-        return await judge.judge(box, task, completion, env=self.env_for(task), timeout_s=self.timeout_s,
-                                 memory_mb=self.memory_mb)
+        return await judge.judge(
+            box, task, completion, env=self.env_for(task), timeout_s=self.timeout_s, memory_mb=self.memory_mb
+        )
 
     def report_metrics(self, task: Task, report: dict[str, Any]) -> dict[str, Any]:
         return report_fidelity(report)

@@ -86,10 +86,15 @@ def summarise_condition(recs: list[SampleRecord], families: dict[str, list[str]]
     gold: dict[str, dict[str, Any]] = {}
     for r in recs:
         if r.metrics.get("gold_distance") is not None:
-            gold.setdefault(r.task_id, {"nc": r.metrics["gold_distance"],
-                                        "body": r.metrics.get("gold_distance_body"),
-                                        "raw": r.metrics.get("gold_distance_raw"),
-                                        "tokens": r.metrics.get("gold_tokens")})
+            gold.setdefault(
+                r.task_id,
+                {
+                    "nc": r.metrics["gold_distance"],
+                    "body": r.metrics.get("gold_distance_body"),
+                    "raw": r.metrics.get("gold_distance_raw"),
+                    "tokens": r.metrics.get("gold_tokens"),
+                },
+            )
     nc = [g["nc"] for g in gold.values()]
     body = [g["body"] for g in gold.values() if g["body"] is not None]
     raw = [g["raw"] for g in gold.values() if g["raw"] is not None]
@@ -118,8 +123,15 @@ def summarise_condition(recs: list[SampleRecord], families: dict[str, list[str]]
         },
         "env_missing": dict(sorted(env_missing.items())),
         "outcomes": dict(sorted(outcomes.items())),
-        "not_passing": [{"task_id": t, "outcome": first[t].outcome, "exec_status": first[t].exec_status,
-                         "error": (first[t].error or first[t].stderr_tail or "")[-300:]} for t in not_passing[:100]],
+        "not_passing": [
+            {
+                "task_id": t,
+                "outcome": first[t].outcome,
+                "exec_status": first[t].exec_status,
+                "error": (first[t].error or first[t].stderr_tail or "")[-300:],
+            }
+            for t in not_passing[:100]
+        ],
         "n_not_passing": len(not_passing),
     }
     return head, detail
@@ -135,29 +147,44 @@ def pct(v: float | None) -> str:
 
 def render_text(summary: dict[str, Any]) -> str:
     """The paper's table (Pass@1, excess ELev, added CC per condition), then per family and per count."""
-    header = (f"{'condition':<10} {'Pass@1':>7} {'installed':>9} {'ExcessLev':>9} {'body':>7} {'AddedCC':>8} "
-              f"{'|AddedCC|':>9} {'tasks':>6} {'env-missing':>11}")
+    header = (
+        f"{'condition':<10} {'Pass@1':>7} {'installed':>9} {'ExcessLev':>9} {'body':>7} {'AddedCC':>8} "
+        f"{'|AddedCC|':>9} {'tasks':>6} {'env-missing':>11}"
+    )
     lines = [f"overedit: {summary.get('backend', '')}", header]
     for cond, m in summary.get("conditions", {}).items():
-        lines.append(f"{cond:<10} {fmt(m['pass@1']):>7} {fmt(m['pass@1_installed']):>9} {fmt(m['excess_lev'], 4):>9} "
-                     f"{fmt(m['excess_lev_body'], 4):>7} {fmt(m['added_cc']):>8} {fmt(m['added_cc_abs']):>9} "
-                     f"{m['n_tasks']:>6} {m['n_env_missing']:>11}")
-    lines.append(f"\n{'flagged units':<10} {'warn':>7} {'hint':>7} {'warned':>7}   {'warn':>7} {'hint':>7} {'warned':>7}"
-                 f"\n{'':<10} {'raw texts (server)':^23}   {'normalised (paper)':^23}")
+        lines.append(
+            f"{cond:<10} {fmt(m['pass@1']):>7} {fmt(m['pass@1_installed']):>9} {fmt(m['excess_lev'], 4):>9} "
+            f"{fmt(m['excess_lev_body'], 4):>7} {fmt(m['added_cc']):>8} {fmt(m['added_cc_abs']):>9} "
+            f"{m['n_tasks']:>6} {m['n_env_missing']:>11}"
+        )
+    lines.append(
+        f"\n{'flagged units':<10} {'warn':>7} {'hint':>7} {'warned':>7}   {'warn':>7} {'hint':>7} {'warned':>7}"
+        f"\n{'':<10} {'raw texts (server)':^23}   {'normalised (paper)':^23}"
+    )
     for cond, m in summary.get("conditions", {}).items():
-        lines.append(f"{cond:<10} {fmt(m.get('flagged_warning_mean'), 2):>7} {fmt(m.get('flagged_hint_mean'), 2):>7} "
-                     f"{pct(m.get('flagged_warning_rate')):>7}   {fmt(m.get('flagged_warning_normalised_mean'), 2):>7} "
-                     f"{fmt(m.get('flagged_hint_normalised_mean'), 2):>7} {pct(m.get('flagged_warning_normalised_rate')):>7}")
+        lines.append(
+            f"{cond:<10} {fmt(m.get('flagged_warning_mean'), 2):>7} {fmt(m.get('flagged_hint_mean'), 2):>7} "
+            f"{pct(m.get('flagged_warning_rate')):>7}   {fmt(m.get('flagged_warning_normalised_mean'), 2):>7} "
+            f"{fmt(m.get('flagged_hint_normalised_mean'), 2):>7} {pct(m.get('flagged_warning_normalised_rate')):>7}"
+        )
     lines.append("(per passing repair; warned: the share with a unit at warning severity, the flagged-unit rate)")
     for cond, d in summary.get("details", {}).items():
         g = d["gold_distance"]
-        lines.append(f"\n[{cond}] gold d(G, C) no_comments: mean {fmt(g['no_comments_mean'], 4)}, median "
-                     f"{fmt(g['no_comments_median'], 4)}, max {fmt(g['no_comments_max'], 4)}; body_no_comments mean "
-                     f"{fmt(g['body_no_comments_mean'], 4)} ({g['n_tasks']} tasks)")
+        lines.append(
+            f"\n[{cond}] gold d(G, C) no_comments: mean {fmt(g['no_comments_mean'], 4)}, median "
+            f"{fmt(g['no_comments_median'], 4)}, max {fmt(g['no_comments_max'], 4)}; body_no_comments mean "
+            f"{fmt(g['body_no_comments_mean'], 4)} ({g['n_tasks']} tasks)"
+        )
         lines.append(f"{'family / corruptions':<32} {'Pass@1':>7} {'ExcessLev':>9} {'AddedCC':>8} {'tasks':>6}")
-        for label, m in [*d["per_family"].items(), *((f"{k} corruption(s)", v) for k, v in d["per_corruptions"].items())]:
-            lines.append(f"{label:<32} {fmt(m['pass@1']):>7} {fmt(m['excess_lev'], 4):>9} {fmt(m['added_cc']):>8} "
-                         f"{m['n_tasks']:>6}")
+        for label, m in [
+            *d["per_family"].items(),
+            *((f"{k} corruption(s)", v) for k, v in d["per_corruptions"].items()),
+        ]:
+            lines.append(
+                f"{label:<32} {fmt(m['pass@1']):>7} {fmt(m['excess_lev'], 4):>9} {fmt(m['added_cc']):>8} "
+                f"{m['n_tasks']:>6}"
+            )
         if d["env_missing"]:
             lines.append("environment lacks: " + ", ".join(f"{t} ({m})" for t, m in d["env_missing"].items()))
     return "\n".join(lines)

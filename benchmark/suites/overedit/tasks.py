@@ -86,8 +86,10 @@ def data_file(data: str | Path | None) -> Path:
         return path
     if data is None and not os.environ.get("EDIT_FIDELITY_DATA"):
         return download(path)
-    raise DataError(f"overedit tasks not found at {path}: pass --data DIR (or a suite file from `bench make-suite`) "
-                    "or set EDIT_FIDELITY_DATA to the benchmark data directory")
+    raise DataError(
+        f"overedit tasks not found at {path}: pass --data DIR (or a suite file from `bench make-suite`) "
+        "or set EDIT_FIDELITY_DATA to the benchmark data directory"
+    )
 
 
 def parse_tasks(lines: Iterable[str], origin: str = "") -> tuple[list[Task], list[str]]:

@@ -63,11 +63,18 @@ class LangAnalysis:
         errors = source.errors
         self.parses = not errors
         first = errors[0] if errors else None
-        self.parse_error: str | None = None if first is None else (
-            f"line {first.start_line}: missing {first.missing!r}" if first.missing
-            else f"lines {first.start_line}-{first.end_line}: syntax error")
-        self.line_map: list[int] | None = _row_map(self.text) if "\r" in self.text and _LONE_CR.search(self.text) \
-            else None
+        self.parse_error: str | None = (
+            None
+            if first is None
+            else (
+                f"line {first.start_line}: missing {first.missing!r}"
+                if first.missing
+                else f"lines {first.start_line}-{first.end_line}: syntax error"
+            )
+        )
+        self.line_map: list[int] | None = (
+            _row_map(self.text) if "\r" in self.text and _LONE_CR.search(self.text) else None
+        )
 
     @cached_property
     def lexed(self) -> LangLexed:
@@ -103,8 +110,11 @@ class LangAnalysis:
     def comments_in(self, first: int, last: int) -> list[str]:
         if self.line_map is None:
             return [c for row, c in self.lexed.comments if first <= row <= last]
-        return [c for (_, c), (s, _) in zip(self.lexed.comments, self.lexed.comment_spans)
-                if first <= self._lsp_line(s) <= last]
+        return [
+            c
+            for (_, c), (s, _) in zip(self.lexed.comments, self.lexed.comment_spans)
+            if first <= self._lsp_line(s) <= last
+        ]
 
     def variant_tokens(self, variant: str) -> list[str]:
         return distance.variant_tokens(self.source, variant)
@@ -132,8 +142,11 @@ class LangAnalysis:
         s = Structure()
         ln = self._line
         for f in functions(self.source):
-            s.functions.append(FunctionInfo(f.qualname, ln(f.start), ln(f.def_line), ln(f.end), ln(f.signature_end),
-                                            f.signature, f.cognitive))
+            s.functions.append(
+                FunctionInfo(
+                    f.qualname, ln(f.start), ln(f.def_line), ln(f.end), ln(f.signature_end), f.signature, f.cognitive
+                )
+            )
         s.docstrings.extend((ln(c.start_line), ln(c.end_line)) for c in facts.comments(self.source) if c.doc)
         s.imports.extend((ln(i.start_line), ln(i.end_line)) for i in facts.imports(self.source))
         s.guards.extend((ln(g.start_line), ln(g.end_line), g.description) for g in facts.guards(self.source))

@@ -85,12 +85,28 @@ def _interesting(lang: Lang) -> frozenset[int]:
         from server.fidelity.lang.parse import language
 
         lg = language(lang)
-        names = (lang.comments | lang.atomic | lang.ifs | lang.catches | lang.ternaries | lang.loops | lang.cases
-                 | lang.switches | lang.default_params | lang.preproc_ifs | lang.lambdas | lang.functions
-                 | lang.classes | lang.jumps | lang.gotos | frozenset(lang.calls)
-                 | {"binary_expression", lang.arm_guard, lang.try_operator, lang.let_else})
+        names = (
+            lang.comments
+            | lang.atomic
+            | lang.ifs
+            | lang.catches
+            | lang.ternaries
+            | lang.loops
+            | lang.cases
+            | lang.switches
+            | lang.default_params
+            | lang.preproc_ifs
+            | lang.lambdas
+            | lang.functions
+            | lang.classes
+            | lang.jumps
+            | lang.gotos
+            | frozenset(lang.calls)
+            | {"binary_expression", lang.arm_guard, lang.try_operator, lang.let_else}
+        )
         found = _INTERESTING[lang.name] = frozenset(
-            i for i in range(lg.node_kind_count) if lg.node_kind_is_named(i) and lg.node_kind_for_id(i) in names)
+            i for i in range(lg.node_kind_count) if lg.node_kind_is_named(i) and lg.node_kind_for_id(i) in names
+        )
     return found
 
 
@@ -240,8 +256,11 @@ class _DecisionQuery:
         def has(kind: str, named: bool = True) -> bool:
             return bool(kind) and bool(lg.id_for_node_kind(kind, named))
 
-        plain = sorted(k for k in lang.ifs | lang.catches | lang.ternaries | lang.loops | lang.cases
-                       if has(k) and k != "loop_expression")
+        plain = sorted(
+            k
+            for k in lang.ifs | lang.catches | lang.ternaries | lang.loops | lang.cases
+            if has(k) and k != "loop_expression"
+        )
         parts = ["[" + " ".join(f"({k})" for k in plain) + "] @d"] if plain else []
         ops = [o for o in sorted(lang.logical | lang.cyclomatic_extra_ops) if has(o, False)]
         if ops and has("binary_expression"):

@@ -78,6 +78,12 @@ def join_wrapped_indents(old_text: str, new_text: str, atoms: list) -> None:
             continue
         opening, closing = sorted(members, key=lambda m: m.a0)
         for a in atoms:
-            if a.category == SPACE and a.group < 0 and opening.a1 <= a.a0 and a.a1 <= closing.a0 \
-                    and "\n" in old_text[a.a0:a.a1] and "\n" in new_text[a.b0:a.b1]:
+            if (
+                a.category == SPACE
+                and a.group < 0
+                and opening.a1 <= a.a0
+                and a.a1 <= closing.a0
+                and "\n" in old_text[a.a0 : a.a1]
+                and "\n" in new_text[a.b0 : a.b1]
+            ):
                 a.group = group

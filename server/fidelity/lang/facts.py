@@ -91,9 +91,14 @@ class _FactQueries:
     def __init__(self, lang: Lang) -> None:
         lg = language(lang)
         groups = {
-            "import": lang.imports, "if": lang.ifs, "try": lang.tries, "decl": lang.declarators,
-            "class": lang.classes, "call": frozenset(lang.calls) | {"macro_invocation", "assert_statement"},
-            "switch": lang.switches, "chain": frozenset({"optional_chain"}),
+            "import": lang.imports,
+            "if": lang.ifs,
+            "try": lang.tries,
+            "decl": lang.declarators,
+            "class": lang.classes,
+            "call": frozenset(lang.calls) | {"macro_invocation", "assert_statement"},
+            "switch": lang.switches,
+            "chain": frozenset({"optional_chain"}),
         }
         parts = []
         for tag, kinds in groups.items():
@@ -101,8 +106,6 @@ class _FactQueries:
             if present:
                 parts.append("[" + " ".join(f"({k})" for k in present) + f"] @{tag}")
         self.cursor = ts.QueryCursor(ts.Query(lg, "\n".join(parts)))
-
-
 
 
 def _captures(src: Source) -> dict[str, list[ts.Node]]:
@@ -125,7 +128,8 @@ def comments(src: Source) -> list[Comment]:
     decl_rows: set[int] = set()
     if lang.doc_adjacent:  # Go: a comment block ending right above a declaration documents it
         decl_rows = {f.start for f in functions(src)} | {
-            n.start_point.row + 1 for n in src.tree.root_node.named_children if n.type not in lang.comments}
+            n.start_point.row + 1 for n in src.tree.root_node.named_children if n.type not in lang.comments
+        }
     for i, ((row, text), (start, end)) in enumerate(zip(lexed.comments, lexed.comment_spans)):
         end_row = lexed.comment_end_rows[i]
         doc = text.startswith(lang.doc_prefixes) if lang.doc_prefixes else False
@@ -177,11 +181,14 @@ def _require(src: Source, node: ts.Node) -> list[str] | None:
         if d.type != "variable_declarator":
             continue
         value, name = d.child_by_field_name("value"), d.child_by_field_name("name")
-        callee = value.child_by_field_name("function") if value is not None and value.type == "call_expression" else None
+        callee = (
+            value.child_by_field_name("function") if value is not None and value.type == "call_expression" else None
+        )
         if callee is None or name is None or src.node_text(callee) not in src.lang.require_calls:
             return None
-        names += [src.node_text(n) for n in ([name] if name.child_count == 0 else name.named_children)
-                  if n.child_count == 0]
+        names += [
+            src.node_text(n) for n in ([name] if name.child_count == 0 else name.named_children) if n.child_count == 0
+        ]
     return names or None
 
 
@@ -198,8 +205,11 @@ def imports(src: Source) -> list[Import]:
         a, b, start, _ = _span(src, node)
         text = src.node_text(node).rstrip()  # a C `#include` node ends with its line break
         names = bound.get(node.start_byte)
-        out.append(Import(a, b, start, start + len(text), text,
-                          tuple(names if names is not None else _import_bound(src, node))))
+        out.append(
+            Import(
+                a, b, start, start + len(text), text, tuple(names if names is not None else _import_bound(src, node))
+            )
+        )
     out.sort(key=lambda i: i.start)
     return out
 
@@ -315,9 +325,17 @@ def guards(src: Source) -> list[Guard]:
             out.append(Guard(*_span(src, node), "library_null_check", f"a null check ({name})"))
     for node in caps.get("switch", []):
         body = node.child_by_field_name("body")
-        if lang.match_arms and body is not None and _OPTION_PATTERNS.search(
-                " ".join(src.node_text(c.child_by_field_name("pattern") or c) for c in body.named_children
-                         if c.type == lang.match_arms)):
+        if (
+            lang.match_arms
+            and body is not None
+            and _OPTION_PATTERNS.search(
+                " ".join(
+                    src.node_text(c.child_by_field_name("pattern") or c)
+                    for c in body.named_children
+                    if c.type == lang.match_arms
+                )
+            )
+        ):
             out.append(Guard(*_span(src, node), "option_match", "a match on an Option/Result"))
     for node in caps.get("chain", []):
         out.append(Guard(*_span(src, node), "null_safe", "a null-safe access (?.)"))
@@ -378,28 +396,55 @@ def bindings(src: Source) -> list[Binding]:
         return fns[j].qualname if j >= 0 else ""
 
     for f in fns:
-        out.append(Binding(f.name, f.kind if f.kind != "lambda" else "function", f.def_line, f.start_char,
-                           f.end_char, scope_of(f.start_char - 1) if f.start_char else ""))
+        out.append(
+            Binding(
+                f.name,
+                f.kind if f.kind != "lambda" else "function",
+                f.def_line,
+                f.start_char,
+                f.end_char,
+                scope_of(f.start_char - 1) if f.start_char else "",
+            )
+        )
         for p in f.params:
             out.append(Binding(p, "parameter", f.def_line, f.start_char, f.end_char, f.qualname))
     for node in _captures(src).get("decl", []):
         if node.type in lang.lambdas:
             continue
-        targets = [c for i, c in enumerate(node.children)
-                   if node.field_name_for_child(i) in ("name", "pattern", "left", "declarator")]
+        targets = [
+            c
+            for i, c in enumerate(node.children)
+            if node.field_name_for_child(i) in ("name", "pattern", "left", "declarator")
+        ]
         for target in targets:
             if any(target.type == t for t in lang.lambdas):
                 continue
             for n in _names_in(src, target):
                 pos = src.char(n.start_byte)
                 scope = scope_of(pos)
-                out.append(Binding(src.node_text(n), "local" if scope else "global", n.start_point.row + 1,
-                                   pos, src.char(n.end_byte), scope))
+                out.append(
+                    Binding(
+                        src.node_text(n),
+                        "local" if scope else "global",
+                        n.start_point.row + 1,
+                        pos,
+                        src.char(n.end_byte),
+                        scope,
+                    )
+                )
     for node in _captures(src).get("class", []):
         name = node.child_by_field_name("name")
         if name is not None:
-            out.append(Binding(src.node_text(name), "class", name.start_point.row + 1, src.char(name.start_byte),
-                               src.char(name.end_byte), scope_of(src.char(node.start_byte))))
+            out.append(
+                Binding(
+                    src.node_text(name),
+                    "class",
+                    name.start_point.row + 1,
+                    src.char(name.start_byte),
+                    src.char(name.end_byte),
+                    scope_of(src.char(node.start_byte)),
+                )
+            )
     for imp in imports(src):
         for bound in imp.names:
             out.append(Binding(bound, "import", imp.start_line, imp.start, imp.end, ""))

@@ -156,8 +156,9 @@ def _count(positions: list[int], start: int, end: int) -> int:
     return bisect_left(positions, end) - bisect_left(positions, start)
 
 
-def _metrics(lang: Lang, src: Source, node: ts.Node, name: str, inner: list[ts.Node],
-             decisions: complexity._DecisionQuery) -> tuple[int, int, tuple[str, ...]]:
+def _metrics(
+    lang: Lang, src: Source, node: ts.Node, name: str, inner: list[ts.Node], decisions: complexity._DecisionQuery
+) -> tuple[int, int, tuple[str, ...]]:
     """(cyclomatic, cognitive, parameter names), cached by the function's text (which holds the nested
     functions too, so the same text always gives the same figures)."""
     key = (lang.name, name, src.data[node.start_byte : node.end_byte])
@@ -242,10 +243,19 @@ def _reuse(src: Source) -> tuple[list[LangFunction], list[LangFunction], int, in
         return None
     dc, dl = len(src.text) - len(prev.text), src.text.count("\n") - prev.text.count("\n")
     before = [f for f in old_fns if f.end_char <= lo_c]
-    after = [f._replace(start=f.start + dl, def_line=f.def_line + dl, end=f.end + dl, signature_end=f.signature_end + dl,
-                        start_char=f.start_char + dc, end_char=f.end_char + dc,
-                        body_char=f.body_char + dc if f.body_char >= 0 else -1)
-             for f in old_fns if f.start_char >= hi_c]
+    after = [
+        f._replace(
+            start=f.start + dl,
+            def_line=f.def_line + dl,
+            end=f.end + dl,
+            signature_end=f.signature_end + dl,
+            start_char=f.start_char + dc,
+            end_char=f.end_char + dc,
+            body_char=f.body_char + dc if f.body_char >= 0 else -1,
+        )
+        for f in old_fns
+        if f.start_char >= hi_c
+    ]
     return before, after, lo, hi_old + delta
 
 
@@ -309,24 +319,29 @@ def _found(src: Source, lo: int, hi: int) -> list[LangFunction]:
             body_char = src.char(first.end_byte if first is not None and first.type == "{" else body.start_byte)
         sig_stop = body.start_byte if body is not None else node.end_byte
         start_char = src.char(head.start_byte)
-        out.append(LangFunction(
-            qualname=".".join([*scopes, name]),
-            start=head.start_point.row + 1,
-            def_line=name_node.start_point.row + 1,
-            end=node.end_point.row + 1 - (node.end_point.column == 0 and node.end_point.row > node.start_point.row),
-            signature_end=max(name_node.start_point.row, body.start_point.row if body is not None else node.end_point.row) + 1,
-            signature=_signature(lexed, start_char, src.char(sig_stop)),
-            cognitive=cog,
-            name=name,
-            kind=kind,
-            start_char=start_char,
-            end_char=src.char(node.end_byte),
-            body_char=body_char,
-            params=params,
-            cyclomatic=cyc,
-            depth=sum(1 for _ in _ancestors(node)),
-            broken=node.has_error,
-        ))
+        out.append(
+            LangFunction(
+                qualname=".".join([*scopes, name]),
+                start=head.start_point.row + 1,
+                def_line=name_node.start_point.row + 1,
+                end=node.end_point.row + 1 - (node.end_point.column == 0 and node.end_point.row > node.start_point.row),
+                signature_end=max(
+                    name_node.start_point.row, body.start_point.row if body is not None else node.end_point.row
+                )
+                + 1,
+                signature=_signature(lexed, start_char, src.char(sig_stop)),
+                cognitive=cog,
+                name=name,
+                kind=kind,
+                start_char=start_char,
+                end_char=src.char(node.end_byte),
+                body_char=body_char,
+                params=params,
+                cyclomatic=cyc,
+                depth=sum(1 for _ in _ancestors(node)),
+                broken=node.has_error,
+            )
+        )
     return out
 
 
@@ -340,7 +355,8 @@ def file_complexity(src: Source) -> tuple[int, int]:
     lang = src.lang
     kinds = lang.functions | lang.lambdas
     decisions = per_thread("decisions:" + lang.name, lambda: complexity._DecisionQuery(lang)).positions(
-        src.tree.root_node)
+        src.tree.root_node
+    )
     cyc = cog = 0
     for node in _queries(lang).functions.captures(src.tree.root_node).get("f", []):
         if any(p.type in kinds for p in _ancestors(node)):

@@ -125,6 +125,7 @@ def _walk(node: ts.Node, data: bytes, kinds: _Kinds) -> _Piece:
         done[1] += len(chunk[done[0] : b].decode("utf-8", "replace"))
         done[0] = b
         return done[1]
+
     strings: list[str] = []
     knames: list[str] = []
     starts: list[int] = []

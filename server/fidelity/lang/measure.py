@@ -84,16 +84,23 @@ def _function_changes(a: LangAnalysis, b: LangAnalysis) -> list[FunctionChange]:
             continue
         broken = bool((fa and fa.broken) or (fb and fb.broken))
         status = "unparseable" if broken else "changed" if fa and fb else "removed" if fa else "added"
-        changes.append(FunctionChange(
-            name=name, status=status,
-            start_line=ln_a(fa.start) if fa else None, end_line=ln_a(fa.end) if fa else None,
-            new_start_line=ln_b(fb.start) if fb else None, new_end_line=ln_b(fb.end) if fb else None,
-            tokens_changed=0 if broken else Levenshtein.distance(toks_a, toks_b),
-            cognitive_before=fa.cognitive if fa else None, cognitive_after=fb.cognitive if fb else None,
-            sonar_before=fa.cognitive if fa and not broken else None,
-            sonar_after=fb.cognitive if fb and not broken else None,
-            cyclomatic_before=fa.cyclomatic if fa and not broken else None,
-            cyclomatic_after=fb.cyclomatic if fb and not broken else None))
+        changes.append(
+            FunctionChange(
+                name=name,
+                status=status,
+                start_line=ln_a(fa.start) if fa else None,
+                end_line=ln_a(fa.end) if fa else None,
+                new_start_line=ln_b(fb.start) if fb else None,
+                new_end_line=ln_b(fb.end) if fb else None,
+                tokens_changed=0 if broken else Levenshtein.distance(toks_a, toks_b),
+                cognitive_before=fa.cognitive if fa else None,
+                cognitive_after=fb.cognitive if fb else None,
+                sonar_before=fa.cognitive if fa and not broken else None,
+                sonar_after=fb.cognitive if fb and not broken else None,
+                cyclomatic_before=fa.cyclomatic if fa and not broken else None,
+                cyclomatic_after=fb.cyclomatic if fb and not broken else None,
+            )
+        )
     return changes
 
 
@@ -108,11 +115,18 @@ def measure_lang(original: str, edited: str, lang: Lang, *, gold: str | None, ta
     identical = original == edited
     units = [] if identical else build_units(a, b, target)  # type: ignore[arg-type]
     return FidelityReport(
-        distance=dist, excess=excess, gold_distance=gold_dist, complexity=_complexity(a, b),
-        hunks=[h for h, _ in units], functions=[] if identical else _function_changes(a, b),
+        distance=dist,
+        excess=excess,
+        gold_distance=gold_dist,
+        complexity=_complexity(a, b),
+        hunks=[h for h, _ in units],
+        functions=[] if identical else _function_changes(a, b),
         edits=[e for _, unit_edits in units for e in unit_edits],
-        parse_errors=ParseStatus(original=a.parse_error, edited=b.parse_error), identical=identical,
-        localized_distance=dist, language=lang.name)
+        parse_errors=ParseStatus(original=a.parse_error, edited=b.parse_error),
+        identical=identical,
+        localized_distance=dist,
+        language=lang.name,
+    )
 
 
 def plain_tokens(text: str) -> list[str]:
@@ -126,11 +140,23 @@ def _line_units(original: str, edited: str) -> list[Hunk]:
     out = []
     for r in line_regions(a_lines, b_lines):
         edit = region_edit(a_lines, b_lines, r.a_start, r.a_end, r.b_start, r.b_end)
-        changed = Levenshtein.distance(plain_tokens("".join(a_lines[r.a_start - 1:r.a_end])),
-                                       plain_tokens("".join(b_lines[r.b_start - 1:r.b_end])))
-        out.append(Hunk(start_line=r.a_start, end_line=r.a_end, new_start_line=r.b_start, new_end_line=r.b_end,
-                        kinds=["logic"], tokens_changed=changed, unrequested=False,
-                        message="changes lines (unsupported language: not classified)", edits=[edit]))
+        changed = Levenshtein.distance(
+            plain_tokens("".join(a_lines[r.a_start - 1 : r.a_end])),
+            plain_tokens("".join(b_lines[r.b_start - 1 : r.b_end])),
+        )
+        out.append(
+            Hunk(
+                start_line=r.a_start,
+                end_line=r.a_end,
+                new_start_line=r.b_start,
+                new_end_line=r.b_end,
+                kinds=["logic"],
+                tokens_changed=changed,
+                unrequested=False,
+                message="changes lines (unsupported language: not classified)",
+                edits=[edit],
+            )
+        )
     return out
 
 
@@ -149,7 +175,15 @@ def measure_unsupported(original: str, edited: str, language: str, *, gold: str 
     none = ComplexityDelta(before=None, after=None, delta=None, reason=f"unsupported language {language!r}")
     hunks = [] if original == edited else _line_units(original, edited)
     return FidelityReport(
-        distance=dist, excess=excess, gold_distance=gold_dist, complexity=dict.fromkeys(("paper", "sonar", "cyclomatic", "maintainability"), none),
-        hunks=hunks, functions=[], edits=[e for h in hunks for e in h.edits],
+        distance=dist,
+        excess=excess,
+        gold_distance=gold_dist,
+        complexity=dict.fromkeys(("paper", "sonar", "cyclomatic", "maintainability"), none),
+        hunks=hunks,
+        functions=[],
+        edits=[e for h in hunks for e in h.edits],
         parse_errors=ParseStatus(original=None, edited=None),
-        identical=original == edited, localized_distance=dist, language=f"unsupported:{language}")
+        identical=original == edited,
+        localized_distance=dist,
+        language=f"unsupported:{language}",
+    )

@@ -135,8 +135,15 @@ class Source:
             if node.is_error or node.is_missing:
                 end_byte = max(node.end_byte, node.start_byte)
                 last = end_byte - 1 if end_byte > node.start_byte else end_byte
-                found.append(ErrorRegion(self.row(node.start_byte), self.row(last), self.char(node.start_byte),
-                                         self.char(end_byte), node.type if node.is_missing else ""))
+                found.append(
+                    ErrorRegion(
+                        self.row(node.start_byte),
+                        self.row(last),
+                        self.char(node.start_byte),
+                        self.char(end_byte),
+                        node.type if node.is_missing else "",
+                    )
+                )
                 continue
             if node.has_error:
                 stack.extend(reversed(node.children))

@@ -64,8 +64,9 @@ def _statement(src: Source, n: ts.Node) -> Statement:
     first = n
     while first.child_count and first.type not in src.lang.atomic:
         first = first.children[0]
-    return Statement(n.type, n.start_point.row + 1, last, src.char(n.start_byte), src.char(n.end_byte),
-                     src.node_text(first))
+    return Statement(
+        n.type, n.start_point.row + 1, last, src.char(n.start_byte), src.char(n.end_byte), src.node_text(first)
+    )
 
 
 def statements_at(src: Source, start: int, end: int) -> list[Statement]:
@@ -95,8 +96,13 @@ def statements(src: Source) -> list[Statement]:
     seen: set[int] = set()
     out = []
     for n in sorted(nodes, key=lambda n: (n.start_byte, -n.end_byte)):
-        if n.id in seen or n.type in lang.comments or n.type in lang.blocks and n.parent is not None \
-                and n.parent.type in lang.blocks:
+        if (
+            n.id in seen
+            or n.type in lang.comments
+            or n.type in lang.blocks
+            and n.parent is not None
+            and n.parent.type in lang.blocks
+        ):
             continue
         seen.add(n.id)
         out.append(_statement(src, n))

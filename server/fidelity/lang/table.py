@@ -18,13 +18,37 @@ PYTHON = "python"
 F = frozenset
 
 # Nodes whose children are statements (or members, or case groups), in any of the grammars below.
-BLOCKS = F({
-    "program", "source_file", "translation_unit", "statement_block", "block", "class_body",
-    "compound_statement", "declaration_list", "field_declaration_list", "statement_list", "constructor_body",
-    "switch_body", "switch_block", "switch_block_statement_group", "switch_case", "switch_default",
-    "case_statement", "expression_case", "default_case", "type_case", "communication_case", "match_block",
-    "interface_body", "enum_body", "enum_body_declarations", "namespace_definition", "export_statement",
-})
+BLOCKS = F(
+    {
+        "program",
+        "source_file",
+        "translation_unit",
+        "statement_block",
+        "block",
+        "class_body",
+        "compound_statement",
+        "declaration_list",
+        "field_declaration_list",
+        "statement_list",
+        "constructor_body",
+        "switch_body",
+        "switch_block",
+        "switch_block_statement_group",
+        "switch_case",
+        "switch_default",
+        "case_statement",
+        "expression_case",
+        "default_case",
+        "type_case",
+        "communication_case",
+        "match_block",
+        "interface_body",
+        "enum_body",
+        "enum_body_declarations",
+        "namespace_definition",
+        "export_statement",
+    }
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,8 +157,8 @@ _JS_COMMON: dict[str, Any] = dict(  # Lang keyword arguments shared by a family
 _TS_COMMON: dict[str, Any] = {
     **_JS_COMMON,
     "functions": _JS_COMMON["functions"] | {"function_signature", "method_signature", "abstract_method_signature"},
-    "classes": _JS_COMMON["classes"] | {"abstract_class_declaration", "interface_declaration", "internal_module",
-                                        "module"},
+    "classes": _JS_COMMON["classes"]
+    | {"abstract_class_declaration", "interface_declaration", "internal_module", "module"},
 }
 
 LANGUAGES: tuple[Lang, ...] = (
@@ -171,8 +195,16 @@ LANGUAGES: tuple[Lang, ...] = (
         strings=F(),
         functions=F({"method_declaration", "constructor_declaration", "compact_constructor_declaration"}),
         lambdas=F({"lambda_expression"}),
-        classes=F({"class_declaration", "interface_declaration", "enum_declaration", "record_declaration",
-                   "object_creation_expression", "annotation_type_declaration"}),
+        classes=F(
+            {
+                "class_declaration",
+                "interface_declaration",
+                "enum_declaration",
+                "record_declaration",
+                "object_creation_expression",
+                "annotation_type_declaration",
+            }
+        ),
         imports=F({"import_declaration"}),
         ifs=F({"if_statement"}),
         else_clauses=F(),
@@ -186,8 +218,14 @@ LANGUAGES: tuple[Lang, ...] = (
         jump_labels=F({"identifier"}),
         calls={"method_invocation": "name"},
         nulls=F({"null"}),
-        null_checks=("Objects.requireNonNull", "requireNonNull", "Preconditions.checkNotNull",
-                     "checkNotNull", "Objects.requireNonNullElse", "Assert.notNull"),
+        null_checks=(
+            "Objects.requireNonNull",
+            "requireNonNull",
+            "Preconditions.checkNotNull",
+            "checkNotNull",
+            "Objects.requireNonNullElse",
+            "Assert.notNull",
+        ),
         type_checks=F({"instanceof_expression"}),
         throws=F({"throw_statement"}),
         tries=F({"try_statement", "try_with_resources_statement"}),
@@ -213,13 +251,15 @@ LANGUAGES: tuple[Lang, ...] = (
         lambdas=F({"lambda_expression"}),
         classes=F({"class_specifier", "struct_specifier", "namespace_definition", "union_specifier"}),
         catches=F({"catch_clause"}),
-        **{**_C_COMMON,
-           "loops": _C_COMMON["loops"] | {"for_range_loop"},
-           "atomic": _C_COMMON["atomic"] | {"raw_string_literal"},
-           "tries": F({"try_statement"}),
-           "declarators": F({"declaration", "for_range_loop"}),  # `for (auto x : xs)` binds x
-           "type_checks": F({"dynamic_cast"}),  # a leaf text: the cast is a template call
-           "identifiers": F({"identifier", "field_identifier", "namespace_identifier", "destructor_name"})},
+        **{
+            **_C_COMMON,
+            "loops": _C_COMMON["loops"] | {"for_range_loop"},
+            "atomic": _C_COMMON["atomic"] | {"raw_string_literal"},
+            "tries": F({"try_statement"}),
+            "declarators": F({"declaration", "for_range_loop"}),  # `for (auto x : xs)` binds x
+            "type_checks": F({"dynamic_cast"}),  # a leaf text: the cast is a template call
+            "identifiers": F({"identifier", "field_identifier", "namespace_identifier", "destructor_name"}),
+        },
     ),
     Lang(
         name="go",

@@ -41,8 +41,10 @@ def register(ls) -> None:
             uri = ls.store.released[pid]
             if ls.open_document(uri) is None:
                 return _refuse("closed", f"the document {uri} is not open")
-            return _refuse("stale", f"the document {uri} was closed and reopened since proposal {pid} was "
-                                    "computed; nothing was applied")
+            return _refuse(
+                "stale",
+                f"the document {uri} was closed and reopened since proposal {pid} was computed; nothing was applied",
+            )
         if p is None:
             return _refuse("unknown", f"no proposal with id {pid!r} (it may have expired or the server restarted)")
         if p.status != "ok" or p.report is None:
@@ -53,7 +55,9 @@ def register(ls) -> None:
                 raise A.InvalidArgs(COMMAND, "`hunks` is empty (omit it to apply every hunk)")
             bad = [i for i in hunks if not 0 <= i < n]
             if bad:
-                raise A.InvalidArgs(COMMAND, f"hunk index {bad[0]} out of range: the proposal has {n} hunks (0-{n - 1})")
+                raise A.InvalidArgs(
+                    COMMAND, f"hunk index {bad[0]} out of range: the proposal has {n} hunks (0-{n - 1})"
+                )
         if p.closed:
             return _refuse("closed", f"proposal {pid} was already applied or rejected")
         if n == 0:

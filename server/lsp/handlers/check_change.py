@@ -33,7 +33,9 @@ def register(ls) -> None:
         kind = "text" if isinstance(baseline, BaselineText) else baseline
         opened = ls.open_document(uri)
         if opened is None:
-            raise A.InvalidArgs(COMMAND, f"unknown document {uri!r}: the editor has not opened it (textDocument/didOpen)")
+            raise A.InvalidArgs(
+                COMMAND, f"unknown document {uri!r}: the editor has not opened it (textDocument/didOpen)"
+            )
         doc, state = opened
         if args.version is not None and args.version != doc.version:
             raise A.ContentModified(
@@ -47,12 +49,21 @@ def register(ls) -> None:
             assert isinstance(baseline, BaselineText)
             before = baseline.text
         snap = state.current
-        report, window = await ls.compute(owned(state.uri, functools.partial(
-            measure_windowed, before, snap.text, ls.settings.thresholds.large_file_lines, snap.language)))
+        report, window = await ls.compute(
+            owned(
+                state.uri,
+                functools.partial(
+                    measure_windowed, before, snap.text, ls.settings.thresholds.large_file_lines, snap.language
+                ),
+            )
+        )
         # still this buffer: not closed (and maybe reopened) or changed meanwhile
         current = ls.store.docs.get(state.uri) is state and state.current is snap
-        obs = store_observation(ls, state, before, snap.text, snap.version, f"checkChange:{kind}", report, window) \
-            if current else None
+        obs = (
+            store_observation(ls, state, before, snap.text, snap.version, f"checkChange:{kind}", report, window)
+            if current
+            else None
+        )
         views = obs.views if obs is not None else []
         result = CheckChangeResult(
             report=wire_report(report.to_builtins()),
@@ -61,7 +72,8 @@ def register(ls) -> None:
             hunk_messages=[v.message for v in views],
             hunk_severities=[v.severity for v in views],
             version=snap.version,
-            window=None if window is None else Window(start_line=window.start_line, end_line=window.after_end,
-                                                      baseline_end_line=window.before_end),
+            window=None
+            if window is None
+            else Window(start_line=window.start_line, end_line=window.after_end, baseline_end_line=window.before_end),
         )
         return msgspec.to_builtins(result)

@@ -20,9 +20,21 @@ def row(p: Proposal) -> CompareRow:
         tokens = (p.prompt_tokens or 0) + (p.completion_tokens or 0)
     if p.status != "ok" or p.report is None:
         return CompareRow(
-            backend=p.backend, status=p.status, latency_ms=round(p.latency_ms, 2), tokens=tokens, distance=None,
-            distance_tokens=None, excess=None, complexity_delta=None, flagged_hunks=0, hunks=0,
-            well_formed=False, syntax_error=None, lazy_placeholders=0, proposal_id=p.id, error=p.error,
+            backend=p.backend,
+            status=p.status,
+            latency_ms=round(p.latency_ms, 2),
+            tokens=tokens,
+            distance=None,
+            distance_tokens=None,
+            excess=None,
+            complexity_delta=None,
+            flagged_hunks=0,
+            hunks=0,
+            well_formed=False,
+            syntax_error=None,
+            lazy_placeholders=0,
+            proposal_id=p.id,
+            error=p.error,
         )
     r = p.report
     d = r.distance.get("no_comments")

@@ -24,8 +24,11 @@ def configure_caches(ls) -> None:
         if not 0 <= mb <= 1_000_000:
             raise ValueError
     except ValueError:
-        ls.log(f"edit-fidelity: {CACHE_ENV}={raw!r} is not a size in MB (0 to 1000000): the default "
-               f"{fidelity_cache.DEFAULT_MAX_BYTES >> 20} MB holds", types.MessageType.Warning)
+        ls.log(
+            f"edit-fidelity: {CACHE_ENV}={raw!r} is not a size in MB (0 to 1000000): the default "
+            f"{fidelity_cache.DEFAULT_MAX_BYTES >> 20} MB holds",
+            types.MessageType.Warning,
+        )
         return
     fidelity_cache.configure(int(mb * 1024 * 1024))
 

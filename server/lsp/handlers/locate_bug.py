@@ -46,13 +46,17 @@ def _choose_backends(ls: EditFidelityServer, names: list[str] | None) -> list:
     if len(ls.pool) == 0:
         raise A.RequestFailed(
             message=f"{COMMAND}: no backends configured (settings: editFidelity.backends)"
-            + (f"; rejected entries: {'; '.join(ls.config_problems)}" if ls.config_problems else ""))
+            + (f"; rejected entries: {'; '.join(ls.config_problems)}" if ls.config_problems else "")
+        )
     if names is None:
         return [ls.pool.get(n) for n in ls.pool.names()]
     unknown = [n for n in names if ls.pool.get(n) is None]
     if unknown:
-        raise A.InvalidArgs(COMMAND, f"unknown backend{'s' if len(unknown) > 1 else ''} "
-                                     f"{', '.join(map(repr, unknown))}; configured: {', '.join(ls.pool.names())}")
+        raise A.InvalidArgs(
+            COMMAND,
+            f"unknown backend{'s' if len(unknown) > 1 else ''} "
+            f"{', '.join(map(repr, unknown))}; configured: {', '.join(ls.pool.names())}",
+        )
     return [ls.pool.get(n) for n in names]
 
 
@@ -64,22 +68,37 @@ async def _ask(backend, messages, first: int, last: int, progress: WorkProgress)
     started = time.perf_counter()
     try:
         if isinstance(backend, LocalBackend):
+
             def on_progress(e: LocalProgress, name: str = backend.name) -> None:
-                progress.report(f"{name}: {f'{e.tokens}/{e.max_tokens} tokens' if e.phase == 'generating' else e.message}")
+                progress.report(
+                    f"{name}: {f'{e.tokens}/{e.max_tokens} tokens' if e.phase == 'generating' else e.message}"
+                )
 
             completion = await backend.complete(messages, on_progress=on_progress)
         else:
             completion = await backend.complete(messages)
     except BackendError as exc:
-        return BugAnswer(backend=backend.name, status="error", error=exc.message, error_kind=exc.kind,
-                         latency_ms=round((time.perf_counter() - started) * 1000.0, 2), attempts=exc.attempts)
+        return BugAnswer(
+            backend=backend.name,
+            status="error",
+            error=exc.message,
+            error_kind=exc.kind,
+            latency_ms=round((time.perf_counter() - started) * 1000.0, 2),
+            attempts=exc.attempts,
+        )
     parsed: LocatedBug = parse_answer(completion.text)
     usage = None
     if completion.prompt_tokens is not None or completion.completion_tokens is not None:
         usage = Usage(completion.prompt_tokens, completion.completion_tokens)
-    answer = BugAnswer(backend=backend.name, status="ok" if parsed.parseable else "unparseable",
-                       raw=completion.text[:RAW_LIMIT], problem=parsed.problem, latency_ms=round(completion.latency_ms, 2),
-                       usage=usage, attempts=completion.attempts)
+    answer = BugAnswer(
+        backend=backend.name,
+        status="ok" if parsed.parseable else "unparseable",
+        raw=completion.text[:RAW_LIMIT],
+        problem=parsed.problem,
+        latency_ms=round(completion.latency_ms, 2),
+        usage=usage,
+        attempts=completion.attempts,
+    )
     if parsed.parseable:
         answer.line, answer.bug_type, answer.known_type = parsed.line, parsed.bug_type, parsed.known_type
         answer.in_range = parsed.line is not None and first <= parsed.line <= last
@@ -94,11 +113,15 @@ def register(ls) -> None:
         names = list(dict.fromkeys(args.backends)) if args.backends is not None else None
         opened = ls.open_document(uri)
         if opened is None:
-            raise A.InvalidArgs(COMMAND, f"unknown document {uri!r}: the editor has not opened it (textDocument/didOpen)")
+            raise A.InvalidArgs(
+                COMMAND, f"unknown document {uri!r}: the editor has not opened it (textDocument/didOpen)"
+            )
         doc, state = opened
         if doc.version != version:
-            raise A.ContentModified(message=f"{COMMAND}: document version {version} is not the current one "
-                                            f"({doc.version}); the buffer changed, request again")
+            raise A.ContentModified(
+                message=f"{COMMAND}: document version {version} is not the current one "
+                f"({doc.version}); the buffer changed, request again"
+            )
         text = state.text
         n_lines = len(document_lines(text))
         if n_lines == 0:
@@ -116,8 +139,9 @@ def register(ls) -> None:
 
         progress = WorkProgress(ls, params.work_done_token, "Locating the syntax bug")
         await progress.start(f"asking {len(backends)} backend{'s' if len(backends) != 1 else ''}")
-        tasks = [asyncio.create_task(_ask(b, messages, first, last, progress), name=f"locate:{b.name}")
-                 for b in backends]
+        tasks = [
+            asyncio.create_task(_ask(b, messages, first, last, progress), name=f"locate:{b.name}") for b in backends
+        ]
         answers = await as_finished(progress, tasks, _said)
         order = {b.name: i for i, b in enumerate(backends)}
         answers.sort(key=lambda a: order.get(a.backend, 0))
@@ -129,17 +153,24 @@ def register(ls) -> None:
             if a.status == "ok" and not a.in_range:
                 warnings.append(f"{a.backend} answered line {a.line}, outside the lines it was shown ({first}-{last})")
         current = ls.open_document(uri)
-        if current is None or current[0].version != version or not same_content(current[1], version, state.generation,
-                                                                                 text):
+        if (
+            current is None
+            or current[0].version != version
+            or not same_content(current[1], version, state.generation, text)
+        ):
             # edited, closed, or closed and reopened with other text (versions restart on reopen)
             warnings.append("the document changed while the backends worked: no diagnostics were published")
         else:
-            current[1].bug_marks = [BugMark(line=a.line - 1, bug_type=a.bug_type or "", backend=a.backend, version=version)
-                               for a in answers if a.status == "ok" and a.in_range and a.line is not None]
+            current[1].bug_marks = [
+                BugMark(line=a.line - 1, bug_type=a.bug_type or "", backend=a.backend, version=version)
+                for a in answers
+                if a.status == "ok" and a.in_range and a.line is not None
+            ]
             ls.publish(current[1].uri)
         errors = [a for a in answers if a.status == "error"]
         if errors and len(errors) == len(answers):
             ls.show("edit-fidelity: " + "; ".join(a.error or "" for a in errors)[:800], types.MessageType.Error)
-        result = LocateBugResult(answers=answers, uri=doc.uri, version=version, first_line=first, last_line=last,
-                                 warnings=warnings)
+        result = LocateBugResult(
+            answers=answers, uri=doc.uri, version=version, first_line=first, last_line=last, warnings=warnings
+        )
         return msgspec.to_builtins(result)

@@ -78,9 +78,14 @@ def register(ls) -> None:
         if obs is None or state.dismissed:
             return msgspec.to_builtins(ApplyResult(applied=False, reason="nothing", message="no observed change"))
         if obs.version != doc.version or (version is not None and version != doc.version):
-            return msgspec.to_builtins(ApplyResult(
-                applied=False, reason="stale", message="the document changed since the change was measured",
-                version=doc.version))
+            return msgspec.to_builtins(
+                ApplyResult(
+                    applied=False,
+                    reason="stale",
+                    message="the document changed since the change was measured",
+                    version=doc.version,
+                )
+            )
         n = len(obs.report.hunks)
         if hunks is None:
             chosen = [i for i, f in enumerate(obs.flagged) if f]
@@ -98,17 +103,24 @@ def register(ls) -> None:
         own = expect_own_edit(state, expected, None, 2 * len(edits) + 2, baseline=obs.baseline)
         try:
             result = await ls.workspace_apply_edit_async(
-                types.ApplyWorkspaceEditParams(edit=_workspace_edit(doc.uri, doc.version, edits),
-                                               label="edit-fidelity: revert unrequested changes")
+                types.ApplyWorkspaceEditParams(
+                    edit=_workspace_edit(doc.uri, doc.version, edits), label="edit-fidelity: revert unrequested changes"
+                )
             )
         except Exception as exc:  # noqa: BLE001 - a client's error answer is a refusal, not a crash
             forget_own_edit(state, own)
-            return msgspec.to_builtins(ApplyResult(applied=False, reason="rejected",
-                                                   message=f"workspace/applyEdit failed: {exc}"[:300]))
+            return msgspec.to_builtins(
+                ApplyResult(applied=False, reason="rejected", message=f"workspace/applyEdit failed: {exc}"[:300])
+            )
         if not result.applied:
             forget_own_edit(state, own)
-            return msgspec.to_builtins(ApplyResult(applied=False, reason="rejected",
-                                                   message=result.failure_reason or "the client did not apply the edit"))
+            return msgspec.to_builtins(
+                ApplyResult(
+                    applied=False,
+                    reason="rejected",
+                    message=result.failure_reason or "the client did not apply the edit",
+                )
+            )
         return msgspec.to_builtins(ApplyResult(applied=True, hunks=chosen, version=doc.version))
 
     @ls.command(Command.SELECT_PROPOSAL.value)
@@ -120,8 +132,9 @@ def register(ls) -> None:
         pending = ls.store.pending_for(state.uri, state.version)
         if not any(p.id == pid for p in pending):
             known = ", ".join(p.id for p in pending) or "none"
-            raise A.InvalidArgs(cmd, f"no pending proposal {pid!r} for {doc.uri} at version {doc.version} "
-                                     f"(pending: {known})")
+            raise A.InvalidArgs(
+                cmd, f"no pending proposal {pid!r} for {doc.uri} at version {doc.version} (pending: {known})"
+            )
         state.active_proposal = pid
         state.actions_cache = None
         ls.publish(state.uri)
@@ -137,16 +150,26 @@ def register(ls) -> None:
 
     @ls.command(Command.LIST_BACKENDS.value)
     async def list_backends(ls, params: types.ExecuteCommandParams):
-        return msgspec.to_builtins(ListBackendsResult(
-            backends=[ls.pool.get(n).config.describe() for n in ls.pool.names()],
-            default_style=ls.settings.default_style, problems=list(ls.config_problems)))
+        return msgspec.to_builtins(
+            ListBackendsResult(
+                backends=[ls.pool.get(n).config.describe() for n in ls.pool.names()],
+                default_style=ls.settings.default_style,
+                problems=list(ls.config_problems),
+            )
+        )
 
     @ls.command(Command.SERVER_STATS.value)
     async def server_stats(ls, params: types.ExecuteCommandParams):
-        return msgspec.to_builtins(ServerStats(
-            documents=len(ls.store.docs), proposals=len(ls.store.proposals), released=len(ls.store.released),
-            caches=fidelity_cache.stats(), rss_bytes=_rss_bytes(),
-            counters={**ls.counters, "backgroundTasks": len(ls.tasks)}))
+        return msgspec.to_builtins(
+            ServerStats(
+                documents=len(ls.store.docs),
+                proposals=len(ls.store.proposals),
+                released=len(ls.store.released),
+                caches=fidelity_cache.stats(),
+                rss_bytes=_rss_bytes(),
+                counters={**ls.counters, "backgroundTasks": len(ls.tasks)},
+            )
+        )
 
 
 def _rss_bytes() -> int | None:

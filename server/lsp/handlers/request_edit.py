@@ -29,7 +29,9 @@ def proposal_record(p: Proposal) -> ProposalRecord:
         flagged_hunks=[i for i, f in enumerate(p.flagged) if f],
         hunk_messages=[v.message for v in p.views],
         hunk_severities=[v.severity for v in p.views],
-        usage=Usage(p.prompt_tokens, p.completion_tokens) if p.prompt_tokens is not None or p.completion_tokens is not None else None,
+        usage=Usage(p.prompt_tokens, p.completion_tokens)
+        if p.prompt_tokens is not None or p.completion_tokens is not None
+        else None,
         attempts=p.attempts,
         truncated=p.truncated,
         heavy=p.heavy,

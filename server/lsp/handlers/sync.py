@@ -48,11 +48,21 @@ async def _carry_over(ls, p: Proposal, version: int, text: str) -> None:
         target = _shift_target(p.target, applied)
         rng = range(target[0] + 1, target[1] + 2) if target else None
         state = ls.store.docs.get(p.uri)
-        report = await ls.compute(owned(p.uri, functools.partial(
-            measure, text, p.edited, target=rng, language=state.language if state is not None else None)))
+        report = await ls.compute(
+            owned(
+                p.uri,
+                functools.partial(
+                    measure, text, p.edited, target=rng, language=state.language if state is not None else None
+                ),
+            )
+        )
         state = ls.store.docs.get(p.uri)
-        if state is None or state.version != version or state.generation != p.generation \
-                or ls.store.proposals.get(p.id) is not p:
+        if (
+            state is None
+            or state.version != version
+            or state.generation != p.generation
+            or ls.store.proposals.get(p.id) is not p
+        ):
             return
         p.original, p.version, p.target = text, version, target
         p.report, p.report_json = report, report.to_builtins()
@@ -80,8 +90,9 @@ def register(ls) -> None:
         python = language == PYTHON or (by_name_or_none(language) is None and key.endswith((".py", ".pyi")))
         language = PYTHON if python else language
         current = DocumentSnapshot(key, item.version, ls.store.next_generation(), item.text, language)
-        ls.store.docs[key] = DocState(uri=key, current=current, snapshot=item.text,
-                                      python=python or by_name_or_none(language) is not None)
+        ls.store.docs[key] = DocState(
+            uri=key, current=current, snapshot=item.text, python=python or by_name_or_none(language) is not None
+        )
         # opened again without a close: what was computed for other content is stale (versions restart)
         for p in ls.store.proposals.values():
             if p.uri == key:
