@@ -16,6 +16,8 @@ from typing import Any, Self
 from lsprotocol import types
 from pygls.lsp.client import LanguageClient
 
+from server.fidelity.report import FidelityReport
+from server.protocol.encode import snake_keys
 from server.protocol.names import Command
 
 logger = logging.getLogger(__name__)
@@ -239,4 +241,7 @@ class ServerSession:
         proposals = (result or {}).get("proposals") or []
         if not (len(proposals) == n or len(proposals) == 1 and proposals[0].get("status") != "ok"):
             raise ServerError(f"requestEdit returned {len(proposals)} proposals, expected {n}")
+        for p in proposals:  # the report as the core's document (its snake_case fields), read by the suites
+            if isinstance(p.get("report"), dict):
+                p["report"] = snake_keys(p["report"], FidelityReport)
         return proposals

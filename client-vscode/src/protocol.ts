@@ -34,12 +34,12 @@ export interface ComplexityDelta {
 }
 
 export interface Hunk {
-  start_line: number;
-  end_line: number;
-  new_start_line: number;
-  new_end_line: number;
+  startLine: number;
+  endLine: number;
+  newStartLine: number;
+  newEndLine: number;
   kinds: string[];
-  tokens_changed: number;
+  tokensChanged: number;
   unrequested: boolean;
   message: string;
   renames?: Record<string, string>;
@@ -51,12 +51,12 @@ export interface Hunk {
 export interface FidelityReport {
   distance: Record<string, Distance>;
   excess: Record<string, number> | null;
-  gold_distance?: Record<string, Distance> | null;
+  goldDistance?: Record<string, Distance> | null;
   complexity: Record<string, ComplexityDelta>;
   hunks: Hunk[];
   functions?: unknown[];
   edits?: LspTextEdit[];
-  parse_errors?: { original: string | null; edited: string | null };
+  parseErrors?: { original: string | null; edited: string | null };
   identical?: boolean;
 }
 

@@ -51,7 +51,7 @@ export function summarize(report: FidelityReport | null | undefined, flagged?: n
     flagged: Array.isArray(flagged) ? flagged.length : hunks.filter((h) => h.unrequested).length,
     hunks: hunks.length,
     identical: report.identical === true,
-    parseError: report.parse_errors?.edited ?? null,
+    parseError: report.parseErrors?.edited ?? null,
   };
 }
 
@@ -234,11 +234,11 @@ export function statusTooltip(s: Summary | undefined, origin: string): string {
 
 /** Where a hunk sits in the original text: "line 3", "lines 4–5", "insert before line 9". */
 export function hunkLines(h: Hunk): string {
-  return h.end_line < h.start_line
-    ? `insert before line ${h.start_line}`
-    : h.end_line === h.start_line
-      ? `line ${h.start_line}`
-      : `lines ${h.start_line}–${h.end_line}`;
+  return h.endLine < h.startLine
+    ? `insert before line ${h.startLine}`
+    : h.endLine === h.startLine
+      ? `line ${h.startLine}`
+      : `lines ${h.startLine}–${h.endLine}`;
 }
 
 export interface HunkItem {

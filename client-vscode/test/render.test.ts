@@ -131,7 +131,7 @@ describe("report summary and status bar", () => {
   });
 
   it("preselects requested hunks only", () => {
-    const items = hunkItems(report().hunks.concat(hunk({ start_line: 9, end_line: 8, message: "" , kinds: ["defensive"], unrequested: true })));
+    const items = hunkItems(report().hunks.concat(hunk({ startLine: 9, endLine: 8, message: "" , kinds: ["defensive"], unrequested: true })));
     expect(items.map((i) => [i.label, i.picked, i.index])).toEqual([
       ["$(diff) line 2", true, 0],
       ["$(warning) lines 4–5", false, 1],
@@ -214,7 +214,7 @@ describe("syntax bug answers", () => {
 });
 
 describe("which hunks the tests need", () => {
-  const hunks = [hunk(), hunk({ start_line: 4, end_line: 5 }), hunk({ start_line: 9, end_line: 8 })];
+  const hunks = [hunk(), hunk({ startLine: 4, endLine: 5 }), hunk({ startLine: 9, endLine: 8 })];
 
   it("numbers hunks from 1 and says where they are when the proposal's hunks are known", () => {
     expect(hunkList([0, 2])).toBe("1, 3");

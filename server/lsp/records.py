@@ -16,7 +16,7 @@ from server.protocol.commands import (
     ServerStats,
     Usage,
 )
-from server.protocol.encode import with_camel_keys
+from server.protocol.encode import camel_keys
 
 __all__ = [
     "ApplyResult",
@@ -36,6 +36,5 @@ def wire_report(report: dict[str, Any]) -> dict[str, Any]: ...
 @overload
 def wire_report(report: None) -> None: ...
 def wire_report(report: dict[str, Any] | None) -> dict[str, Any] | None:
-    """The report (`check --format json`'s document) with a camelCase twin beside each snake_case key:
-    camelCase on the wire, and the keys scripts read stay."""
-    return None if report is None else with_camel_keys(report, FidelityReport)
+    """The report (`check --format json`'s document) as it goes on the wire: every key camelCase."""
+    return None if report is None else camel_keys(report, FidelityReport)

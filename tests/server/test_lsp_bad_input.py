@@ -99,10 +99,10 @@ async def test_buffer_that_does_not_parse(lsp, backend):
     editor.open(URI, broken)
     result = await execute(lsp, "editFidelity.requestEdit", GOOD)
     [p] = result["proposals"]
-    assert p["status"] == "ok" and p["report"]["parse_errors"]["original"]
+    assert p["status"] == "ok" and p["report"]["parseErrors"]["original"]
     assert any("does not parse" in w for w in result["warnings"])
     check = await execute(lsp, "editFidelity.checkChange", {"uri": URI, "baseline": {"text": SAMPLE}})
-    assert check["report"]["parse_errors"]["edited"]
+    assert check["report"]["parseErrors"]["edited"]
 
 
 async def test_raw_protocol_junk(lsp, backend):

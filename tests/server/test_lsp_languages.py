@@ -144,7 +144,7 @@ async def test_typescript_proposal_is_measured_as_typescript(lsp, scripted):
     by_kind = {k: h for h in report["hunks"] for k in h["kinds"]}
     assert by_kind["rename"]["renames"] == {"out": "result"}
     assert "comment_removed" in by_kind and "logic" in by_kind
-    assert by_kind["logic"]["tokens_changed"] == 1  # `+` -> `*`, the fix alone
+    assert by_kind["logic"]["tokensChanged"] == 1  # `+` -> `*`, the fix alone
 
 
 CPP_URI = "file:///tmp/lang/sum.cpp"

@@ -215,7 +215,7 @@ async def test_check_change_snapshot_text_and_save(lsp, backend):
     assert not result["report"]["identical"] and len(result["report"]["hunks"]) == 2
     # the deleted comment line and the changed return (1-based original lines), in document order
     hunks = result["report"]["hunks"]
-    assert [(h["start_line"], h["end_line"]) for h in hunks] == [
+    assert [(h["startLine"], h["endLine"]) for h in hunks] == [
         (comment + 1, comment + 1),
         (body.start.line + 1, body.start.line + 1),
     ]

@@ -36,7 +36,7 @@ async def test_minimal_fix_proposal(lsp, backend):
     assert p["report"] == wire_report(measure(SAMPLE, FIXED).to_builtins())
     assert (
         p["report"]["hunks"][0]["startLine"]
-        == p["report"]["hunks"][0]["start_line"]
+        == p["report"]["hunks"][0]["startLine"]
         == line_of(SAMPLE, "if v < limit:") + 1
     )
     assert p["edits"] == p["report"]["edits"] and len(p["edits"]) == 1

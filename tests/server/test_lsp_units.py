@@ -82,7 +82,7 @@ async def test_accept_minimal_keeps_the_fix_without_the_rename_on_its_line(lsp, 
     rename = next(i for i, h in enumerate(hunks) if "rename" in h["kinds"])
     fix = next(i for i, h in enumerate(hunks) if h["kinds"] == ["logic"])
     assert len(hunks[rename]["edits"]) == 3, kinds  # one unit over every occurrence of `numbers`
-    assert hunks[fix]["start_line"] == hunks[rename]["end_line"] == 9  # the same line
+    assert hunks[fix]["startLine"] == hunks[rename]["endLine"] == 9  # the same line
     assert rename in p["flaggedHunks"] and fix not in p["flaggedHunks"]
     # diagnostics: one per unit, each on its own columns (the fix's is the `+ 1` it drops)
     diags = await wait_for(lambda: len(_ours(lsp)) == len(hunks) and _ours(lsp))

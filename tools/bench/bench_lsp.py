@@ -138,7 +138,7 @@ async def bench_check_change(lines: int, rounds: int, large_file_lines: int | No
         hunks = result["report"]["hunks"] if isinstance(result, dict) else result.report.hunks
         assert hunks, "checkChange found nothing"
         h = hunks[0]
-        start = h["new_start_line"] if isinstance(h, dict) else h.new_start_line
+        start = h["newStartLine"] if isinstance(h, dict) else h.new_start_line
         flagged_range = types.Range(start=types.Position(start - 1, 0), end=types.Position(start - 1, 10))
         # in process: the same windowed measurement, on a text the core has not seen yet
         edited2 = variant(text, k + 10_000)
