@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from sandbox import Sandbox
 
 
-def _number(kind: type, low: float, high: float | None = None, *, open_low: bool = False):
+def number_arg(kind: type, low: float, high: float | None = None, *, open_low: bool = False):
     """An argparse type: a number in [low, high] (or (low, high]), so a bad value is a usage error."""
 
     def parse(text: str):
@@ -34,8 +34,8 @@ def _number(kind: type, low: float, high: float | None = None, *, open_low: bool
     return parse
 
 
-_POSITIVE = _number(int, 1)
-_NON_NEGATIVE = _number(int, 0)
+_POSITIVE = number_arg(int, 1)
+_NON_NEGATIVE = number_arg(int, 0)
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # server/cli.py's signature
@@ -82,8 +82,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # server/cli.py's signat
     )
     run.add_argument("--model", help="openai: the model name")
     run.add_argument("--api-key-env", help="openai: NAME of the environment variable holding the key")
-    run.add_argument("--temperature", type=_number(float, 0, 2))
-    run.add_argument("--top-p", type=_number(float, 0, 1, open_low=True))
+    run.add_argument("--temperature", type=number_arg(float, 0, 2))
+    run.add_argument("--top-p", type=number_arg(float, 0, 1, open_low=True))
     run.add_argument("--max-tokens", type=_POSITIVE)
     run.add_argument("--serve-vllm", metavar="MODEL", help="start `vllm serve MODEL` for the run and use it")
     run.add_argument("--tensor-parallel", type=_POSITIVE, default=1, help="--serve-vllm: GPUs per model (default 1)")

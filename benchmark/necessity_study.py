@@ -42,6 +42,7 @@ from typing import Any
 
 import msgspec
 
+from benchmark.cli import number_arg
 from benchmark.datadir import data_dir, require
 from benchmark.necessity_figures import (  # noqa: F401 - re-exported: the study's figures
     VARIANT,
@@ -429,24 +430,34 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--data")
     ap.add_argument("--out", type=Path, help="write items.jsonl, summary.json and report.html here")
-    ap.add_argument("--overedit-tasks", type=int, default=20, help="first N over-editing tasks (0: none)")
+    ap.add_argument(
+        "--overedit-tasks", type=number_arg(int, 0), default=20, help="first N over-editing tasks (0: none)"
+    )
     ap.add_argument(
         "--overedit-ids",
         type=lambda v: [x for x in v.split(",") if x],
         default=[],
         help="comma-separated over-editing task ids instead of the first N",
     )
-    ap.add_argument("--per-task", type=int, default=2, help="constructed candidates per over-editing task")
+    ap.add_argument(
+        "--per-task", type=number_arg(int, 1), default=2, help="constructed candidates per over-editing task"
+    )
     ap.add_argument(
         "--overedit-env",
         help="sandbox environment for the over-editing tests (default: overedit when prepared, else canitedit)",
     )
-    ap.add_argument("--canitedit-tasks", type=int, default=10, help="first N CanItEdit problems (0: none)")
-    ap.add_argument("--samples", type=int, default=1, help="distinct passing completions per problem, kind and run")
-    ap.add_argument("--max-runs", type=int, default=32, help="sandbox runs per analysis")
-    ap.add_argument("--parallel", type=int, default=2, help="runs at once per analysis")
-    ap.add_argument("--workers", type=int, default=os.cpu_count() or 1, help="sandbox slots")
-    ap.add_argument("--timeout", type=float, default=60.0, help="seconds per over-editing test run")
+    ap.add_argument(
+        "--canitedit-tasks", type=number_arg(int, 0), default=10, help="first N CanItEdit problems (0: none)"
+    )
+    ap.add_argument(
+        "--samples", type=number_arg(int, 1), default=1, help="distinct passing completions per problem, kind and run"
+    )
+    ap.add_argument("--max-runs", type=number_arg(int, 1), default=32, help="sandbox runs per analysis")
+    ap.add_argument("--parallel", type=number_arg(int, 1), default=2, help="runs at once per analysis")
+    ap.add_argument("--workers", type=number_arg(int, 1), default=os.cpu_count() or 1, help="sandbox slots")
+    ap.add_argument(
+        "--timeout", type=number_arg(float, 0, open_low=True), default=60.0, help="seconds per over-editing test run"
+    )
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--items", type=Path, help="summarise the items.jsonl of an earlier study instead of running one")
     args = ap.parse_args(argv)

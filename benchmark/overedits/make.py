@@ -14,6 +14,7 @@ from typing import cast
 
 import msgspec
 
+from benchmark.cli import number_arg
 from benchmark.corruptions.choice import Chooser
 from benchmark.overedits.transforms import KINDS, TRANSFORMS, land
 from server.fidelity import apply_text_edits, measure
@@ -273,22 +274,34 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("--data", help="benchmark data directory (default: EDIT_FIDELITY_DATA)")
     parser.add_argument("--out", required=True, type=Path)
-    parser.add_argument("--limit", type=int)
+    parser.add_argument("--limit", type=number_arg(int, 1))
     parser.add_argument("--seed", type=int, default=17)
-    parser.add_argument("--per-task", type=int, default=2)
+    parser.add_argument("--per-task", type=number_arg(int, 1), default=2)
     parser.add_argument(
         "--tests",
         action=argparse.BooleanOptionalAction,
         default=False,
         help="run every candidate's tests in the sandbox and keep the passing ones",
     )
-    parser.add_argument("--workers", type=int, default=2)
-    parser.add_argument("--timeout", type=float, default=60.0)
+    parser.add_argument("--workers", type=number_arg(int, 1), default=2)
+    parser.add_argument("--timeout", type=number_arg(float, 0, open_low=True), default=60.0)
     args = parser.parse_args(argv)
     from benchmark.overedits import lang_make, lang_sources
 
+    if not args.out.parent.is_dir():
+        print(
+            f"error: --out {args.out}: no folder {args.out.parent}; create it or choose another path", file=sys.stderr
+        )
+        return 2
     if any(s in lang_sources.SOURCES for s in args.source.split(",")):  # JS, TS, Java, C++ (tree-sitter)
         return lang_make.main(args)
+    if args.source not in ("overedit", "canitedit") and not args.source.endswith(".jsonl"):
+        print(
+            f"error: unknown source {args.source!r}: use overedit, canitedit, a made suite FILE.jsonl or one of "
+            f"{', '.join(lang_sources.SOURCES)}",
+            file=sys.stderr,
+        )
+        return 2
     try:
         pairs = load_pairs(args.source, args.data, args.limit)
     except Exception as exc:  # noqa: BLE001 - a data problem is one line, not a traceback

@@ -95,6 +95,21 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path: Path):
     assert run.returncode == 2 and run.stderr.count("\n") == 1 and "error:" in run.stderr
     run = subprocess.run([sys.executable, "-m", "benchmark.overedits"], capture_output=True, text=True, check=False)
     assert run.returncode == 2 and "usage:" in run.stderr
+    # make: an unknown source is not read as the over-editing suite; nothing is written for a bad request
+    for argv, said in (
+        (["--from", "nosuch"], "unknown source 'nosuch'"),
+        (["--per-task", "0"], "--per-task"),
+        (["--out", str(tmp_path / "no" / "c.jsonl")], "no folder"),
+    ):
+        out = ["--out", str(tmp_path / "c.jsonl")] if "--out" not in argv else []
+        run = subprocess.run(
+            [sys.executable, "-m", "benchmark.overedits", "make", *out, *argv],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        assert run.returncode == 2 and said in run.stderr and "Traceback" not in run.stderr, (argv, run.stderr)
+    assert not (tmp_path / "c.jsonl").exists()
 
 
 @pytest.mark.skipif(not envs.is_prepared("base"), reason="sandbox env missing: run scripts/setup-sandbox")
