@@ -302,70 +302,55 @@ def _workspace_edit(uri: str, version: int, edits: list[dict]) -> types.Workspac
 
 def build_action_entries(ls: EditFidelityServer, state: DocState, uri: str) -> list[ActionEntry]:
     entries: list[ActionEntry] = []
-    quickfix = types.CodeActionKind.QuickFix
+
+    def add(
+        lo: int, hi: int, key: tuple, title: str, short: str, command: str, args: dict, preferred: bool | None = None
+    ) -> None:
+        action = types.CodeAction(
+            title=title,
+            kind=types.CodeActionKind.QuickFix,
+            command=types.Command(title=short, command=command, arguments=[args]),
+            is_preferred=preferred,
+        )
+        entries.append(ActionEntry(lo, hi, action, key))
+
     shown, _ = ls.store.shown_proposal(state.uri, state.version)
     for p in [shown] if shown is not None else []:  # the active proposal's units only
         unflagged = [i for i, f in enumerate(p.flagged) if not f]
         flagged_any = any(p.flagged)
+        label = f"[{p.label}] "
         for v in p.views:
-            lo = v.start_line - 1
-            hi = max(v.end_line - 1, lo)
-            key = ("proposal", p.id, v.index)
-            label = f"[{p.label}] "
-            entries.append(
-                ActionEntry(
-                    lo,
-                    hi,
-                    types.CodeAction(
-                        title=f"{label}Accept this hunk: {v.message}"[:160],
-                        kind=quickfix,
-                        command=types.Command(
-                            title="Accept hunk", command=CMD_APPLY, arguments=[{"id": p.id, "hunks": [v.index]}]
-                        ),
-                        is_preferred=not v.flagged,
-                    ),
-                    key,
-                )
+            lo, hi, key = v.start_line - 1, max(v.end_line - 1, v.start_line - 1), ("proposal", p.id, v.index)
+            add(
+                lo,
+                hi,
+                key,
+                f"{label}Accept this hunk: {v.message}"[:160],
+                "Accept hunk",
+                CMD_APPLY,
+                {"id": p.id, "hunks": [v.index]},
+                preferred=not v.flagged,
             )
-            entries.append(
-                ActionEntry(
-                    lo,
-                    hi,
-                    types.CodeAction(
-                        title=f"{label}Accept the whole proposal ({len(p.views)} hunks)",
-                        kind=quickfix,
-                        command=types.Command(title="Accept proposal", command=CMD_APPLY, arguments=[{"id": p.id}]),
-                    ),
-                    key,
-                )
+            add(
+                lo,
+                hi,
+                key,
+                f"{label}Accept the whole proposal ({len(p.views)} hunks)",
+                "Accept proposal",
+                CMD_APPLY,
+                {"id": p.id},
             )
             if flagged_any and unflagged:
-                entries.append(
-                    ActionEntry(
-                        lo,
-                        hi,
-                        types.CodeAction(
-                            title=f"{label}Accept only the requested hunks ({len(unflagged)} of {len(p.views)})",
-                            kind=quickfix,
-                            command=types.Command(
-                                title="Accept minimal", command=CMD_APPLY, arguments=[{"id": p.id, "hunks": unflagged}]
-                            ),
-                        ),
-                        key,
-                    )
-                )
-            entries.append(
-                ActionEntry(
+                add(
                     lo,
                     hi,
-                    types.CodeAction(
-                        title=f"{label}Reject this proposal",
-                        kind=quickfix,
-                        command=types.Command(title="Reject", command=CMD_REJECT, arguments=[{"id": p.id}]),
-                    ),
                     key,
+                    f"{label}Accept only the requested hunks ({len(unflagged)} of {len(p.views)})",
+                    "Accept minimal",
+                    CMD_APPLY,
+                    {"id": p.id, "hunks": unflagged},
                 )
-            )
+            add(lo, hi, key, f"{label}Reject this proposal", "Reject", CMD_REJECT, {"id": p.id})
     obs = _visible_observation(state)
     if obs is not None:
         # reverts are server commands (revertHunks): the server then knows the edit is its own and
@@ -374,56 +359,35 @@ def build_action_entries(ls: EditFidelityServer, state: DocState, uri: str) -> l
         for v in obs.views:
             if not v.flagged and obs.source == "observed" and v.severity == 4:
                 continue
-            lo = v.start_line - 1
-            hi = max(v.end_line - 1, lo)
-            key = ("observation", state.uri, v.index)
-            entries.append(
-                ActionEntry(
-                    lo,
-                    hi,
-                    types.CodeAction(
-                        title=f"Revert this hunk: {v.message}"[:160],
-                        kind=quickfix,
-                        command=types.Command(
-                            title="Revert hunk",
-                            command=CMD_REVERT,
-                            arguments=[{"uri": uri, "version": state.version, "hunks": [v.index]}],
-                        ),
-                        is_preferred=v.flagged,
-                    ),
-                    key,
-                )
+            lo, hi, key = v.start_line - 1, max(v.end_line - 1, v.start_line - 1), ("observation", state.uri, v.index)
+            add(
+                lo,
+                hi,
+                key,
+                f"Revert this hunk: {v.message}"[:160],
+                "Revert hunk",
+                CMD_REVERT,
+                {"uri": uri, "version": state.version, "hunks": [v.index]},
+                preferred=v.flagged,
             )
             if flagged_views:
-                entries.append(
-                    ActionEntry(
-                        lo,
-                        hi,
-                        types.CodeAction(
-                            title=f"Revert all {len(flagged_views)} unrequested hunks",
-                            kind=quickfix,
-                            command=types.Command(
-                                title="Revert unrequested",
-                                command=CMD_REVERT,
-                                arguments=[
-                                    {"uri": uri, "version": state.version, "hunks": [f.index for f in flagged_views]}
-                                ],
-                            ),
-                        ),
-                        key,
-                    )
-                )
-            entries.append(
-                ActionEntry(
+                add(
                     lo,
                     hi,
-                    types.CodeAction(
-                        title="Dismiss edit-fidelity warnings for this change",
-                        kind=quickfix,
-                        command=types.Command(title="Dismiss", command=CMD_DISMISS, arguments=[{"uri": state.uri}]),
-                    ),
                     key,
+                    f"Revert all {len(flagged_views)} unrequested hunks",
+                    "Revert unrequested",
+                    CMD_REVERT,
+                    {"uri": uri, "version": state.version, "hunks": [f.index for f in flagged_views]},
                 )
+            add(
+                lo,
+                hi,
+                key,
+                "Dismiss edit-fidelity warnings for this change",
+                "Dismiss",
+                CMD_DISMISS,
+                {"uri": state.uri},
             )
     from server.lsp.necessity import necessity_actions  # imports this module
 
