@@ -1,13 +1,16 @@
 """Several OpenAI-compatible endpoints as one backend (benchmark/balancer.py): real scripted servers on
-127.0.0.1, one fast, one slow, one failing, behind the balancer, and a replay through the real CLI,
-language server and sandbox with all of them."""
+127.0.0.1, one fast, one slow, one failing, one that goes down and comes back, behind the balancer, and a
+replay through the real CLI, language server and sandbox with all of them."""
 
 import json
+import logging
 import os
 import socket
 import threading
+import time
 import urllib.error
 import urllib.request
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -24,11 +27,10 @@ from tools.doubles.scripted import ScriptedServer, Step, fenced, user_code
 DATA = Path(os.environ.get("EDIT_FIDELITY_DATA") or Path(__file__).resolve().parents[3] / "shared" / "data")
 
 
-def _chat(base: str, i: int) -> tuple[int, dict]:
+def _chat(base: str, i: int, key: str | None = None) -> tuple[int, dict]:
     body = json.dumps({"model": "m", "messages": [{"role": "user", "content": f"request {i}"}]}).encode()
-    req = urllib.request.Request(  # noqa: S310  # http://127.0.0.1 only
-        f"{base}/chat/completions", data=body, headers={"content-type": "application/json"}
-    )
+    headers = {"content-type": "application/json"} | ({"authorization": f"Bearer {key}"} if key else {})
+    req = urllib.request.Request(f"{base}/chat/completions", data=body, headers=headers)  # noqa: S310  # 127.0.0.1
     try:
         with urllib.request.urlopen(req, timeout=60) as resp:  # noqa: S310  # http://127.0.0.1 only
             return resp.status, json.loads(resp.read())
@@ -42,6 +44,19 @@ def _dead_url() -> str:
         return f"http://127.0.0.1:{s.getsockname()[1]}/v1"
 
 
+def _until(what: str, check: Callable[[], object], deadline_s: float = 60.0) -> object:
+    """Poll until `check()` is truthy (a generous deadline: the machine may be very loaded)."""
+    end = time.monotonic() + deadline_s
+    while not (got := check()):
+        if time.monotonic() > end:
+            pytest.fail(f"not within {deadline_s:.0f} s: {what}")
+        time.sleep(0.02)
+    return got
+
+
+ECHO = [Step(content=lambda req: "echo " + req["messages"][-1]["content"])]
+
+
 def test_balanced_by_outstanding_requests_failing_endpoint_removed_nothing_lost():
     answer = [Step(content=lambda req: "echo " + req["messages"][-1]["content"])]
     slow_answer = [Step(content=lambda req: "echo " + req["messages"][-1]["content"], delay_s=0.4)]
@@ -51,7 +66,8 @@ def test_balanced_by_outstanding_requests_failing_endpoint_removed_nothing_lost(
         ScriptedServer({"m": [Step(status=500)]}) as failing,
     ):
         urls = fast_url, slow_url, failing_url = fast.base_url, slow.base_url, failing.base_url
-        with Balancer(list(urls), timeout_s=30, max_failures=2) as bal:
+        # probes far later than this test lasts: it is about removal (re-admission is tested below)
+        with Balancer(list(urls), timeout_s=30, max_failures=2, probe_s=300) as bal:
             with ThreadPoolExecutor(6) as pool:
                 got = list(pool.map(lambda i: _chat(bal.base_url, i), range(40)))
             stats = {s.url: s for s in bal.stats()}
@@ -71,12 +87,91 @@ def test_balanced_by_outstanding_requests_failing_endpoint_removed_nothing_lost(
 
 
 def test_all_endpoints_failing_is_a_503_not_an_answer():
-    with ScriptedServer({"m": [Step(status=502)]}) as a, Balancer([a.base_url, _dead_url()], max_failures=1) as bal:
+    with (
+        ScriptedServer({"m": [Step(status=502)]}) as a,
+        Balancer([a.base_url, _dead_url()], max_failures=1, probe_s=120) as bal,
+    ):
         status, body = _chat(bal.base_url, 0)
+        t0 = time.monotonic()
         again, _ = _chat(bal.base_url, 1)  # both removed now: answered without trying them
+        waited = time.monotonic() - t0
         stats = bal.stats()
     assert status == 503 and "no endpoint could answer" in body["error"]["message"]
     assert again == 503 and all(s.removed for s in stats) and len(a.received) == 1
+    assert waited < 60  # at once, not after the probes (120 s away) had a chance to bring one back
+    assert all(s.readmitted == 0 and s.last_removed == s.removed for s in stats)
+
+
+def test_endpoint_that_restarts_is_probed_readmitted_and_serves_again(caplog):
+    caplog.set_level(logging.DEBUG, logger="benchmark.balancer")
+    flaky = ScriptedServer({"m": ECHO}).start()
+    flaky_url = flaky.base_url
+    port = int(flaky_url.rsplit(":", 1)[1].split("/")[0])
+    back: ScriptedServer | None = None
+    try:
+        with (
+            ScriptedServer({"m": ECHO}) as steady,
+            Balancer([flaky_url, steady.base_url], timeout_s=30, probe_s=0.2, probe_max_s=1.0) as bal,
+        ):
+
+            def stats():
+                return {s.url: s for s in bal.stats()}[flaky_url]
+
+            # ties go to the fewest served, then the first: sequential requests alternate, then the
+            # stopped server is tried first until its second failure removes it
+            got = [_chat(bal.base_url, i, key="sk-secret-1") for i in range(4)]
+            assert stats().served == 2
+            flaky.close()  # the vLLM server dies (an OOM)
+            got += [_chat(bal.base_url, i, key="sk-secret-1") for i in range(4, 6)]
+            assert stats().removed is not None and stats().failures == 2
+            _until("a probe of the stopped server fails", lambda: stats().probe_failures >= 1)
+            got += [_chat(bal.base_url, i, key="sk-secret-1") for i in range(6, 9)]  # while it is out
+            back = ScriptedServer({"m": ECHO}, port=port).start()  # restarted on the same port
+            _until("the restarted server is re-admitted", lambda: stats().readmitted == 1)
+            got += [_chat(bal.base_url, i, key="sk-secret-1") for i in range(9, 13)]
+            final = stats()
+    finally:
+        if back is not None:
+            back.close()
+    assert [status for status, _ in got] == [200] * 13  # nothing lost while it was out
+    assert [b["choices"][0]["message"]["content"] for _, b in got] == [f"echo request {i}" for i in range(13)]
+    # back in use: the requests after re-admission went to it first (it had served the fewest)
+    assert final.removed is None and final.readmitted == 1 and final.served > 2 and len(back.received) >= 1
+    assert final.last_removed is not None and "ConnectionRefusedError" in final.last_removed
+    assert final.failures == 2  # no request was tried on it while it was out: only the probes
+    # the probes: GET /v1/models with the key the server sends; no completion before the re-admission
+    assert back.gets and all(g.path == "/v1/models" for g in back.gets)
+    assert all(g.headers.get("authorization") == "Bearer sk-secret-1" for g in back.gets)
+    readmitted_at = next(r.created for r in caplog.records if "answers again" in r.getMessage())
+    assert all(r.at >= readmitted_at for r in back.received)
+    assert any(flaky_url in r.getMessage() and "re-admitted" in r.getMessage() for r in caplog.records)
+    assert "sk-secret-1" not in caplog.text  # the key is used, never logged
+
+
+def test_endpoint_answering_500_then_ok_comes_back_after_its_cool_down(caplog):
+    caplog.set_level(logging.WARNING, logger="benchmark.balancer")
+    script = [Step(status=500), Step(status=500), Step(content="ok")]  # 500s while it recovers, then fine
+    with ScriptedServer({"m": script}) as srv, Balancer([srv.base_url], probe_s=0.2, max_failures=2) as bal:
+        url = srv.base_url
+        first = [_chat(bal.base_url, i)[0] for i in range(2)]  # the only endpoint fails: removed at the 2nd
+        _until("the endpoint is re-admitted", lambda: bal.stats()[0].readmitted == 1)
+        status, body = _chat(bal.base_url, 2)
+        (final,) = bal.stats()
+    assert first == [503, 503] and status == 200 and body["choices"][0]["message"]["content"] == "ok"
+    assert final.removed is None and final.last_removed == f"{url}: HTTP 500"
+    assert (final.readmitted, final.failures, final.served, len(srv.received)) == (1, 2, 1, 3)
+    # the first probe waited for the cool-down after the removal (a lower bound: never sooner)
+    removed_at = next(r.created for r in caplog.records if "removed after 2 failures" in r.getMessage())
+    assert srv.gets and srv.gets[0].at - removed_at >= 0.15
+
+
+def test_balancer_binds_the_host_it_is_given():
+    with ScriptedServer({"m": ECHO}) as a, Balancer([a.base_url], host="localhost") as bal:
+        assert bal.base_url.startswith("http://localhost:")
+        status, body = _chat(bal.base_url, 0)
+    assert status == 200 and body["choices"][0]["message"]["content"] == "echo request 0"
+    with ScriptedServer({"m": ECHO}) as a, Balancer([a.base_url]) as bal:
+        assert bal.base_url.startswith("http://127.0.0.1:")  # the default: this machine only
 
 
 def test_busy_endpoint_moves_on_without_removal():
@@ -206,7 +301,8 @@ def test_replay_through_several_endpoints_loses_no_sample(tmp_path, capsys):
     records = read_records(out / RESULTS)
     assert len(records) == 12 and all(r.outcome == "pass" for r in records)  # 3 tasks x 2 conditions x 2 samples
     stats = {s["url"]: s for s in json.loads((out / "endpoints.json").read_text())}
-    assert stats[failing_url]["removed"] and stats[failing_url]["served"] == 0
+    # it answers the probes (GET /models) but fails every request: removed again each time it is re-admitted
+    assert stats[failing_url]["last_removed"] and stats[failing_url]["served"] == 0
     assert stats[dead_url]["removed"] and stats[dead_url]["served"] == 0
     err = capsys.readouterr().err
     assert f"warning: backend {dead_url} does not answer" in err and "goes on with the others" in err

@@ -64,6 +64,7 @@ class ScriptedServer:
     def __init__(self, scripts: dict[str, list[Step]] | None = None, *, host: str = "127.0.0.1", port: int = 0):
         self.scripts: dict[str, list[Step]] = dict(scripts or {})
         self.received: list[Received] = []
+        self.gets: list[Received] = []  # GET requests (health probes, model lists), apart from the completions
         self.disconnects: list[str] = []  # model names whose hung request the client abandoned
         self._counters: dict[str, int] = {}
         self._lock = threading.Lock()
@@ -79,6 +80,10 @@ class ScriptedServer:
                 pass
 
             def do_GET(self) -> None:  # /v1/models, for completeness
+                with outer._lock:
+                    outer.gets.append(
+                        Received("", {}, {k.lower(): v for k, v in self.headers.items()}, time.time(), self.path)
+                    )
                 body = json.dumps({"object": "list", "data": [{"id": m, "object": "model"} for m in outer.scripts]})
                 self._send(200, body.encode(), {"content-type": "application/json"})
 
