@@ -75,7 +75,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # server/cli.py's signat
         action="append",
         metavar="URL",
         help="openai: the endpoint, e.g. http://127.0.0.1:8000/v1; repeat it for several servers of the "
-        "same model, balanced by outstanding requests (a failing one is removed)",
+        "same model, balanced by outstanding requests (a failing one is removed, brought back when it answers "
+        "again)",
     )
     run.add_argument(
         "--endpoints", metavar="FILE", help="openai: a file of endpoint URLs, one a line (like repeated --base-url)"
