@@ -40,3 +40,4 @@ bench: setup
 	$(BIN)/python -m tools.bench.bench_lsp
 	$(BIN)/python -m tools.bench.bench_sandbox
 	$(BIN)/python -m tools.bench.bench_lang --targets
+	$(BIN)/python -m tools.bench.bench_ray

@@ -17,7 +17,9 @@ from benchmark.endpoint import AnswerBook, ReplayEndpoint
 from benchmark.suite import Suite, Task
 
 # The engine's one interface to a backend (both kinds below have it):
-#   serving(samples, concurrency, style)       -> context giving the server's `backends` settings
+#   serving(samples, concurrency, style, host) -> context giving the server's `backends` settings (`host`:
+#                                                 where endpoints of its own listen: 127.0.0.1, or the
+#                                                 driver's cluster address for servers on other nodes)
 #   staged(suite, task, condition, sample)     -> context around one request; it gives False when the
 #                                                 backend has no answer for that sample (a missing record)
 #   recorded_verdict(task_id, condition, sample) -> (recorded pass, recorded-missing) from a recorded run
@@ -69,10 +71,10 @@ class Replay:
         return self.recorded.samples if self.recorded is not None else 1
 
     @contextmanager
-    def serving(self, samples: int, concurrency: int, style: str) -> Iterator[list[dict]]:
+    def serving(self, samples: int, concurrency: int, style: str, host: str = "127.0.0.1") -> Iterator[list[dict]]:
         """A local endpoint that answers each sample slot from the book while the run lasts."""
         del style  # the answers are fixed; the prompt style does not change them
-        with ReplayEndpoint(self.book) as ep:
+        with ReplayEndpoint(self.book, host=host) as ep:
             yield self.server_backends(ep.base_url, samples, concurrency)
 
     @contextmanager
@@ -134,17 +136,19 @@ class OpenAI:
     def default_samples(self) -> int:
         return 1
 
-    def serving(self, samples: int, concurrency: int, style: str) -> AbstractContextManager[list[dict]]:
+    def serving(
+        self, samples: int, concurrency: int, style: str, host: str = "127.0.0.1"
+    ) -> AbstractContextManager[list[dict]]:
         del samples  # one server-side backend; `n` per request carries the samples
         if len(self.endpoints) > 1:
-            return self._balanced(concurrency, style)
+            return self._balanced(concurrency, style, host)
         return nullcontext(self.server_backends(concurrency, style))
 
     @contextmanager
-    def _balanced(self, concurrency: int, style: str) -> Iterator[list[dict]]:
+    def _balanced(self, concurrency: int, style: str, host: str) -> Iterator[list[dict]]:
         from benchmark.balancer import Balancer
 
-        with Balancer(list(self.endpoints), timeout_s=self.timeout_s) as bal:
+        with Balancer(list(self.endpoints), timeout_s=self.timeout_s, host=host) as bal:
             try:
                 yield self.server_backends(concurrency, style, base_url=bal.base_url)
             finally:

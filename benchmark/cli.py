@@ -125,8 +125,16 @@ def register(sub: argparse._SubParsersAction) -> None:  # server/cli.py's signat
     run.add_argument(
         "--ray",
         metavar="ADDRESS",
-        help="run the sandbox executions as Ray tasks on a cluster (ADDRESS, e.g. 10.0.0.1:6379, or auto); "
-        "needs pip install 'edit-fidelity[ray]'",
+        help="run the sandbox executions (and the necessity analysis) as Ray tasks on a cluster (ADDRESS, "
+        "e.g. 10.0.0.1:6379, or auto); needs pip install 'edit-fidelity[ray]'",
+    )
+    run.add_argument(
+        "--ray-sessions",
+        type=_NON_NEGATIVE,
+        default=0,
+        metavar="N",
+        help="with --ray: N language-server sessions on the cluster's nodes, one CPU each (default 0: the one "
+        "session runs here)",
     )
     run.add_argument("--quiet", action="store_true", help="no progress output")
     run.add_argument(
@@ -271,6 +279,8 @@ def _run_checked(args: argparse.Namespace) -> int:
     pairs = preflight.check_tasks(suite, tasks, conditions)
     preflight.check_recorded(suite, backend, tasks, conditions, samples, args.backend)
     preflight.check_envs(suite, tasks)
+    if args.ray_sessions and not args.ray:
+        return _fail("--ray-sessions needs --ray ADDRESS (the cluster the sessions run on)")
     if args.ray:
         from benchmark.ray_judge import check_address
 
@@ -349,7 +359,13 @@ def _run_checked(args: argparse.Namespace) -> int:
             from benchmark.ray_judge import connect
 
             cluster = stack.enter_context(connect(args.ray, suite, options, args.out / "ray.jsonl"))
-            engine.judge = cluster.judge  # the sandbox executions run as Ray tasks
+            engine.judge, engine.passes = cluster.judge, cluster.passes  # the sandbox runs are Ray tasks
+            if args.ray_sessions:
+                from benchmark.ray_sessions import SessionPool
+
+                cluster.reserve(args.ray_sessions)
+                engine.sessions = SessionPool(cluster, args.ray_sessions)
+                engine.serve_host = cluster.driver_address()  # the sessions' nodes reach its endpoints
         progress = asyncio.run(engine.run())
     except ServerError as exc:
         return _fail(
@@ -398,6 +414,8 @@ def _serve_settings(args: argparse.Namespace, urls: list[str]) -> dict[str, str]
         out["endpoints"] = " ".join(urls)
     if args.ray:
         out["ray"] = args.ray
+    if args.ray_sessions:
+        out["ray_sessions"] = str(args.ray_sessions)
     return out
 
 

@@ -68,10 +68,12 @@ class AnswerBook:
 
 
 class ReplayEndpoint:
-    """`with ReplayEndpoint(book) as ep: ep.base_url` -> http://127.0.0.1:PORT/v1"""
+    """`with ReplayEndpoint(book) as ep: ep.base_url` -> http://127.0.0.1:PORT/v1 (`host`: the address it
+    binds, e.g. the driver's cluster address when the language servers run on other nodes)"""
 
     def __init__(self, book: AnswerBook, *, host: str = "127.0.0.1", port: int = 0) -> None:
         self.book = book
+        self.host = host
         self.requests = 0
         self.unmatched = 0
         outer = self
@@ -148,8 +150,7 @@ class ReplayEndpoint:
 
     @property
     def base_url(self) -> str:
-        port = self._httpd.server_address[1]
-        return f"http://127.0.0.1:{port}/v1"
+        return f"http://{self.host}:{self._httpd.server_address[1]}/v1"
 
     def __enter__(self) -> Self:
         self._thread.start()

@@ -20,9 +20,10 @@ import asyncio
 import logging
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
-from contextlib import asynccontextmanager
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass, field
-from typing import Any
+from pathlib import Path
+from typing import Any, Protocol
 
 import msgspec
 
@@ -48,6 +49,43 @@ class Job:
     @property
     def sample(self) -> int:
         return self.samples[0]
+
+
+class Asker(Protocol):
+    """Where the engine's requests go: one language-server session here (`LocalSessions`), or the
+    sessions of a Ray cluster (`benchmark.ray_sessions`); either runs the suite's own `ask`."""
+
+    async def ask(
+        self, task: Task, condition: str, backend: str, *, name: str, style: str | None, n: int
+    ) -> Answer | list[Answer]: ...
+
+
+# (the server's `backends` settings, the run's log path) -> the sessions for the run's length
+Sessions = Callable[[list[dict], Path], AbstractAsyncContextManager[Asker]]
+
+
+class LocalSessions:
+    """One `python -m server.lsp` subprocess on this machine, as an editor runs it."""
+
+    def __init__(self, suite: Suite, command: list[str] | None = None) -> None:
+        self.suite = suite
+        self.command = command
+        self.session: ServerSession | None = None
+
+    def __call__(self, backends: list[dict], log: Path) -> AbstractAsyncContextManager[Asker]:
+        return self._open(backends, log)
+
+    @asynccontextmanager
+    async def _open(self, backends: list[dict], log: Path) -> AsyncIterator[Asker]:
+        async with ServerSession(backends, log_file=log, command=self.command) as session:
+            self.session = session
+            yield self
+
+    async def ask(
+        self, task: Task, condition: str, backend: str, *, name: str, style: str | None, n: int
+    ) -> Answer | list[Answer]:
+        assert self.session is not None
+        return await self.suite.ask(self.session, task, condition, backend, style=style, n=n, name=name)
 
 
 @dataclass
@@ -212,8 +250,13 @@ class Engine:
         self.retries = retries  # passes over the samples that ended in a retryable error
         self.reused = 0
         # where a program is judged: the suite's judge on this machine's sandbox, or (--ray) a cluster's
-        # task with the same inputs and the same Verdict back
+        # task with the same inputs and the same Verdict back; likewise the necessity analysis' sub-edits
         self.judge: Callable[[Task, str, str], Awaitable[Verdict]] = self._local_judge
+        self.passes: Callable[[Task, str, str], Awaitable[bool | None]] = self._local_passes
+        # where requests go (--ray-sessions: language servers on the cluster's nodes), and the address the
+        # backend's own endpoints listen on (those servers must reach it)
+        self.sessions: Sessions = LocalSessions(suite, server_command)
+        self.serve_host = "127.0.0.1"
 
     async def run(self) -> Progress:
         per_request = self.backend.samples_per_request(self.config.samples)
@@ -235,12 +278,14 @@ class Engine:
         if not jobs:
             return progress
         log = self.store.run_dir / "server.log"
-        with self.backend.serving(self.config.samples, self.concurrency, self.config.style) as backends:
-            async with ServerSession(backends, log_file=log, command=self.server_command) as session:
+        with self.backend.serving(
+            self.config.samples, self.concurrency, self.config.style, host=self.serve_host
+        ) as backends:
+            async with self.sessions(backends, log) as session:
                 await self._passes(session, jobs, progress)
         return progress
 
-    async def _passes(self, session: ServerSession, jobs: list[Job], progress: Progress) -> None:
+    async def _passes(self, session: Asker, jobs: list[Job], progress: Progress) -> None:
         """The planned jobs, then up to `retries` passes over the samples of this run that ended in a
         retryable error (a backend that dropped a request, a sandbox hiccup on a loaded machine)."""
         await self._all(session, jobs, progress)
@@ -260,7 +305,7 @@ class Engine:
             progress.total += len(failed)
             await self._all(session, again, progress, retried=True)
 
-    async def _all(self, session: ServerSession, jobs: list[Job], progress: Progress, *, retried: bool = False) -> None:
+    async def _all(self, session: Asker, jobs: list[Job], progress: Progress, *, retried: bool = False) -> None:
         sem = asyncio.Semaphore(self.concurrency)
         tasks = [asyncio.create_task(self._one(session, sem, job)) for job in jobs]
         try:
@@ -334,6 +379,9 @@ class Engine:
     async def _local_judge(self, task: Task, condition: str, completion: str) -> Verdict:
         return await self.suite.judge(self.box, task, condition, completion)
 
+    async def _local_passes(self, task: Task, condition: str, text: str) -> bool | None:
+        return await self.suite.passes(self.box, task, condition, text)
+
     async def _necessity(self, task: Task, condition: str, completion: str) -> dict[str, Any]:
         """The reference-free excess of a passing completion: ddmin over its hunks against the tests."""
         from benchmark.necessity_study import reference_free_metrics
@@ -342,7 +390,7 @@ class Engine:
 
         async def passes(text: str) -> bool | None:
             async with self._gate.shared():
-                return await self.suite.passes(self.box, task, condition, text)
+                return await self.passes(task, condition, text)
 
         try:
             return await reference_free_metrics(
@@ -373,7 +421,7 @@ class Engine:
             **fields,
         )
 
-    async def _one(self, session: ServerSession, sem: asyncio.Semaphore, job: Job) -> list[SampleRecord]:
+    async def _one(self, session: Asker, sem: asyncio.Semaphore, job: Job) -> list[SampleRecord]:
         t = job.task
         slot = self.backend.slot(job.sample)
         style = self.suite.styles.get(job.condition)
@@ -390,8 +438,7 @@ class Engine:
                     ]
                 t0 = time.perf_counter()
                 # a ServerError (the server failed, not the backend) ends the run: nothing is stored for it
-                got = await self.suite.ask(
-                    session,
+                got = await session.ask(
                     t,
                     job.condition,
                     slot,

@@ -1,16 +1,19 @@
 """`bench run --ray ADDRESS`: the sandbox executions of a run as Ray tasks on a cluster.
 
-Only the judging moves: the engine, its one results store (resume semantics, records summed in a fixed
-order), the language-server sessions and the backend stay on the machine that runs `bench run`. Each
-execution is one task (`num_cpus=1`) carrying the suite's name and options, the task (its tests
-included: nodes need no data directory) and the completion; it returns the suite's own `Verdict`, so
-a verdict is the same whichever node computed it and the records equal a single-machine run's.
+The engine, its one results store (resume semantics, records summed in a fixed order) and the backend
+stay on the machine that runs `bench run`; so do the language-server sessions unless `--ray-sessions`
+moves them onto the cluster too (`benchmark.ray_sessions`). Each execution is one task (`num_cpus=1`)
+carrying the suite's name and options, the task (its tests included: nodes need no data directory) and
+the completion; it returns the suite's own `Verdict`, so a verdict is the same whichever node computed
+it and the records equal a single-machine run's. The necessity analysis' sub-edit runs (`--necessity`)
+are tasks of the same kind (`passes_here`).
 
 - Sandbox environments: each worker process prepares the suite's environments it needs once
   (`sandbox.envs.prepare` is idempotent and locked across processes) and says so in the run's
   `ray.jsonl`, beside one line per execution naming the node that ran it.
 - Backpressure: at most as many executions in flight as the cluster has CPU slots (a semaphore sized
-  by `ray.cluster_resources()`), so a long run does not queue its whole plan in the cluster.
+  by `ray.cluster_resources()`, less the CPUs the sessions hold), so a long run does not queue its whole
+  plan in the cluster.
 - A node that dies: Ray retries the tasks it was running (`max_retries`, system failures only) on the
   nodes left; when the retries are spent the judge raises, which the engine stores as a sandbox error
   (retryable, run again at the end of the run and on `--resume`), never as a model failure.
@@ -38,9 +41,12 @@ from benchmark.suite import Suite, Task, Verdict
 
 logger = logging.getLogger(__name__)
 
-# a file every execution appends `start`/`end` lines to, on the node that runs it (set in that node's
-# environment: tests use it to kill a node while an execution is known to be running on it)
+# a file every execution (and every session's request) appends `start`/`end` lines to, on the node that
+# runs it (set in that node's environment: tests use it to kill a node or a worker while a step is known
+# to be running on it); with HOLD_ENV too, each step waits that many seconds after its start line, so
+# that the kill lands inside the step on a machine of any speed
 TRACE_ENV = "EDIT_FIDELITY_RAY_TRACE"
+HOLD_ENV = "EDIT_FIDELITY_RAY_HOLD_S"
 TASK_RETRIES = 3  # system failures (a worker or node that died) only; a judge's own exception is not retried
 INSTALL = "pip install 'edit-fidelity[ray]'"
 
@@ -91,10 +97,10 @@ def _worker_state(suite_name: str, options: dict[str, str], task: Task) -> tuple
 def judge_here(suite_name: str, options: dict[str, str], task: Task, condition: str, completion: str) -> Executed:
     """The body of the remote task (also callable in-process: the Ray path's work without Ray)."""
     t0 = time.perf_counter()
-    _trace("start", task)
+    time.sleep(trace("start", task))
     suite, box, notes = _worker_state(suite_name, options, task)
     verdict = asyncio.run(suite.judge(box, task, condition, completion))
-    _trace("end", task)
+    trace("end", task)
     try:
         import ray
 
@@ -104,11 +110,20 @@ def judge_here(suite_name: str, options: dict[str, str], task: Task, condition: 
     return Executed(verdict, node, os.getpid(), notes, time.perf_counter() - t0)
 
 
-def _trace(event: str, task: Task) -> None:
+def passes_here(suite_name: str, options: dict[str, str], task: Task, condition: str, text: str) -> bool | None:
+    """The necessity analysis' question about one sub-edit (`Suite.passes`), on a node."""
+    suite, box, _notes = _worker_state(suite_name, options, task)
+    return asyncio.run(suite.passes(box, task, condition, text))
+
+
+def trace(event: str, task: Task) -> float:
+    """A line in the node's trace file (TRACE_ENV), when it has one; the seconds the step is to wait."""
     path = os.environ.get(TRACE_ENV)
-    if path:
-        with open(path, "a", encoding="utf-8") as fh:
-            fh.write(json.dumps({"event": event, "task_id": task.task_id, "pid": os.getpid()}) + "\n")
+    if not path:
+        return 0.0
+    with open(path, "a", encoding="utf-8") as fh:
+        fh.write(json.dumps({"event": event, "task_id": task.task_id, "pid": os.getpid()}) + "\n")
+    return float(os.environ.get(HOLD_ENV) or 0) if event.endswith("start") else 0.0
 
 
 # -- the driver side ----------------------------------------------------------------------------------
@@ -116,14 +131,15 @@ class Cluster:
     """The judge the engine calls with `--ray` (`engine.judge = cluster.judge`)."""
 
     def __init__(self, ray: Any, suite: Suite[Any], options: dict[str, str], log_path: Path) -> None:
-        self._ray = ray
+        self.ray = ray
         self.suite = suite
         self.options = dict(options)
         # SPREAD: the executions go round the nodes rather than filling the driver's node first
-        self._remote = ray.remote(
-            num_cpus=1, max_retries=TASK_RETRIES, retry_exceptions=False, scheduling_strategy="SPREAD"
-        )(judge_here)
-        self.slots = max(1, int(ray.cluster_resources().get("CPU", 1)))
+        task = ray.remote(num_cpus=1, max_retries=TASK_RETRIES, retry_exceptions=False, scheduling_strategy="SPREAD")
+        self._remote = task(judge_here)
+        self._passes = task(passes_here)
+        self.cpus = max(1, int(ray.cluster_resources().get("CPU", 1)))
+        self.slots = self.cpus
         self._sem: asyncio.Semaphore | None = None
         self._labels = node_labels(ray)
         self._log = open(log_path, "a", encoding="utf-8")  # noqa: SIM115  # open for the run's length
@@ -141,20 +157,45 @@ class Cluster:
 
     def label(self, node_id: str) -> str:
         if node_id not in self._labels:  # a node that joined during the run
-            self._labels = node_labels(self._ray)
+            self._labels = node_labels(self.ray)
         return self._labels.get(node_id, node_id[:12])
 
-    async def judge(self, task: Task, condition: str, completion: str) -> Verdict:
+    def reserve(self, cpus: int) -> None:
+        """CPUs the run's own actors hold (`--ray-sessions`): the executions get the ones left."""
+        if cpus >= self.cpus:
+            raise PreflightError(
+                f"--ray-sessions {cpus}: the cluster has {self.cpus} CPUs and each session holds one; "
+                "leave at least one for the sandbox executions"
+            )
+        self.slots = self.cpus - cpus
+        self.write({"event": "reserved", "cpus": cpus, "slots": self.slots})
+
+    def driver_address(self) -> str:
+        """This machine's address as the cluster's nodes reach it."""
+        return str(self.ray.util.get_node_ip_address())
+
+    async def _bounded(self, ref_of: Any) -> Any:
         if self._sem is None:  # made in the run's event loop
             self._sem = asyncio.Semaphore(self.slots)
         async with self._sem:
             self.in_flight += 1
             self.max_in_flight = max(self.max_in_flight, self.in_flight)
             try:
-                ref = self._remote.remote(self.suite.name, self.options, task, condition, completion)
-                done: Executed = await ref
+                return await ref_of()
             finally:
                 self.in_flight -= 1
+
+    async def passes(self, task: Task, condition: str, text: str) -> bool | None:
+        got: bool | None = await self._bounded(
+            lambda: self._passes.remote(self.suite.name, self.options, task, condition, text)
+        )
+        self.write({"event": "necessity_run", "task_id": task.task_id, "condition": condition})
+        return got
+
+    async def judge(self, task: Task, condition: str, completion: str) -> Verdict:
+        done: Executed = await self._bounded(
+            lambda: self._remote.remote(self.suite.name, self.options, task, condition, completion)
+        )
         node = self.label(done.node_id)
         self.executed += 1
         self.by_node[node] = self.by_node.get(node, 0) + 1

@@ -14,15 +14,16 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
-from benchmark.ray_judge import TRACE_ENV
+from benchmark.ray_judge import HOLD_ENV, TASK_RETRIES, TRACE_ENV
 from benchmark.store import RESULTS, read_records
 from sandbox import envs
 
@@ -84,38 +85,53 @@ def _ppid(proc: Path) -> int | None:
         return None
 
 
+def _events(trace: Path) -> list[dict]:
+    return [json.loads(line) for line in trace.read_text().splitlines()] if trace.exists() else []
+
+
+def _open_steps(trace: Path, kind: str) -> list[str]:
+    """The tasks of `kind` steps (`""`: executions, `"ask-"`: session requests) started and not ended."""
+    open_: dict[tuple[int, str], int] = {}
+    for e in _events(trace):
+        key = (e["pid"], e["task_id"])
+        if e["event"] == f"{kind}start":
+            open_[key] = open_.get(key, 0) + 1
+        elif e["event"] == f"{kind}end":
+            open_[key] = open_.get(key, 0) - 1
+    return [task for (_pid, task), n in open_.items() if n > 0]
+
+
 @dataclass
 class Cluster:
     address: str
     head: Node
     worker: Node
-    worker_trace: Path  # the worker node's executions: `start` and `end` lines (ray_judge.TRACE_ENV)
+    traces: dict[str, Path]  # each node's steps: `start`/`end` and `ask-start`/`ask-end` lines (TRACE_ENV)
+
+    @property
+    def worker_trace(self) -> Path:
+        return self.traces["worker"]
 
     def running_on_worker(self) -> str | None:
-        """A task the worker node has started and not finished, if any."""
-        if not self.worker_trace.exists():
-            return None
-        open_: dict[int, str] = {}
-        for e in map(json.loads, self.worker_trace.read_text().splitlines()):
-            if e["event"] == "start":
-                open_[e["pid"]] = e["task_id"]
-            else:
-                open_.pop(e["pid"], None)
-        return next(iter(open_.values()), None)
+        """A task the worker node has started executing and not finished, if any."""
+        return next(iter(_open_steps(self.worker_trace, "")), None)
+
+    def asking_on_worker(self) -> str | None:
+        """A task whose request a session on the worker node is answering, if any."""
+        return next(iter(_open_steps(self.worker_trace, "ask-")), None)
 
     def finished_on_worker(self, task_id: str) -> bool:
-        lines = self.worker_trace.read_text().splitlines() if self.worker_trace.exists() else []
-        return any(e["event"] == "end" and e["task_id"] == task_id for e in map(json.loads, lines))
+        return any(e["event"] == "end" and e["task_id"] == task_id for e in _events(self.worker_trace))
 
 
-def _start_node(temp: Path, log: Path, *args: str, env: dict[str, str] | None = None) -> Node:
+def _start_node(temp: Path, log: Path, *args: str, env: dict[str, str] | None = None, cpus: int = 1) -> Node:
     nm = _free_port()
     cmd = [
         str(RAY),
         "start",
         "--block",
         "--num-cpus",
-        "1",
+        str(cpus),
         "--disable-usage-stats",
         "--temp-dir",
         str(temp),
@@ -192,10 +208,20 @@ def _wait_nodes(address: str, n: int) -> None:
 
 
 @contextmanager
-def cluster() -> Iterator[Cluster]:
+def cluster(cpus: int = 1, hold: dict[str, float] | None = None) -> Iterator[Cluster]:
+    """Two nodes of `cpus` logical CPUs each (a session's or an execution's slot); `hold`: per node, the
+    seconds each traced step waits after its start line (ray_judge.HOLD_ENV)."""
     temp = Path(tempfile.mkdtemp(prefix="efray-", dir="/tmp"))  # short: Ray's socket paths have a length limit
     port = _free_port()
     nodes: list[Node] = []
+    traces = {name: temp / f"{name}-trace.jsonl" for name in ("head", "worker")}
+
+    def env(name: str) -> dict[str, str]:
+        out = {TRACE_ENV: str(traces[name])}
+        if hold and name in hold:
+            out[HOLD_ENV] = str(hold[name])
+        return out
+
     try:
         nodes.append(
             _start_node(
@@ -207,10 +233,11 @@ def cluster() -> Iterator[Cluster]:
                 "--include-dashboard=false",
                 "--resources",
                 '{"head": 1}',
+                env=env("head"),
+                cpus=cpus,
             )
         )
         address = f"127.0.0.1:{port}"
-        trace = temp / "worker-trace.jsonl"
         nodes.append(
             _start_node(
                 temp,
@@ -219,18 +246,19 @@ def cluster() -> Iterator[Cluster]:
                 address,
                 "--resources",
                 '{"worker": 1}',
-                env={TRACE_ENV: str(trace)},
+                env=env("worker"),
+                cpus=cpus,
             )
         )
         _wait_nodes(address, 2)
-        yield Cluster(address, nodes[0], nodes[1], trace)
+        yield Cluster(address, nodes[0], nodes[1], traces)
     finally:
         for node in reversed(nodes):
             _stop(node)
         shutil.rmtree(temp, ignore_errors=True)
 
 
-def bench(out: Path, *extra: str, ray: str | None = None) -> subprocess.Popen[bytes]:
+def bench(out: Path, *extra: str, ray: str | None = None, env: dict[str, str] | None = None) -> subprocess.Popen[bytes]:
     cmd = [
         sys.executable,
         "-m",
@@ -253,7 +281,12 @@ def bench(out: Path, *extra: str, ray: str | None = None) -> subprocess.Popen[by
     if ray:
         cmd += ["--ray", ray]
     return subprocess.Popen(
-        cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True, env=ENV
+        cmd,
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+        env={**ENV, **(env or {})},
     )
 
 
@@ -265,11 +298,12 @@ def finished(proc: subprocess.Popen[bytes], timeout: float = 180) -> str:
 
 
 def comparable(run: Path) -> list[dict]:
-    rows = [json.loads(line) for line in (run / RESULTS).read_text().splitlines()]
-    return sorted(
-        ({k: v for k, v in r.items() if k not in TIMINGS} for r in rows),
-        key=lambda r: (r["task_id"], r["condition"], r["sample"]),
-    )
+    """The run's records, timings aside; of a sample run again (a retried error), its latest record."""
+    rows = {}
+    for line in (run / RESULTS).read_text().splitlines():
+        r = json.loads(line)
+        rows[r["task_id"], r["condition"], r["sample"]] = {k: v for k, v in r.items() if k not in TIMINGS}
+    return [rows[k] for k in sorted(rows)]
 
 
 def executed(run: Path) -> list[dict]:
@@ -304,26 +338,29 @@ def test_two_node_replay_equals_the_local_run(local_run, tmp_path):
     assert closed["executed"] == len(executed(tmp_path / "ray"))
 
 
+def _kill_worker_when(c: Cluster, proc: subprocess.Popen[bytes], step: Callable[[], str | None]) -> str:
+    """Kills the worker node while `step` names a task in flight there (its hold keeps it there); that task."""
+    deadline = time.monotonic() + 120
+    while (running := step()) is None:
+        assert proc.poll() is None and time.monotonic() < deadline, "the run ended before the worker ran anything"
+        time.sleep(0.01)
+    c.worker.kill()  # the node dies: its raylet and its worker processes
+    return running
+
+
 @needs_ray
 def test_a_node_killed_mid_run_loses_nothing(local_run, tmp_path):
     out = tmp_path / "ray"
-    with cluster() as c:
+    with cluster(hold={"worker": 2.0}) as c:  # the worker's executions wait 2 s after starting: killed inside
         proc = bench(out, "--limit", "6", ray=c.address)
-        deadline = time.monotonic() + 120
-        while (running := c.running_on_worker()) is None:  # an execution in flight on the worker node
-            assert proc.poll() is None and time.monotonic() < deadline, "the run ended before the worker ran anything"
-            time.sleep(0.01)
-        c.worker.kill()  # the node dies: its raylet and its worker processes
+        running = _kill_worker_when(c, proc, c.running_on_worker)
         finished(proc)
-        lost_in_flight = not c.finished_on_worker(running)
-    print(f"in flight on the killed node: {running} (lost there: {lost_in_flight})")
+        assert not c.finished_on_worker(running)
     assert comparable(out) == comparable(local_run)  # every sample, every verdict as on one machine
     records = read_records(out / RESULTS)
     assert not any(r.outcome == "sandbox_error" for r in records)  # retried by Ray, not stored as errors
-    if lost_in_flight:  # (else it ended in the instant before the kill: the run must still be whole)
-        ran = [e for e in executed(out) if e["task_id"] == running]
-        assert [e["node"] for e in ran] == ["head"]  # run again on the node left
-    assert any(e["node"] == "head" for e in executed(out))
+    ran = [e for e in executed(out) if e["task_id"] == running]
+    assert [e["node"] for e in ran] == ["head"]  # run again on the node left
 
 
 @needs_ray
@@ -368,3 +405,102 @@ def test_bad_ray_address_is_a_usage_error_before_anything_is_written(tmp_path, a
     lines = out.decode().strip().splitlines()
     assert len(lines) == 1 and expected in lines[0], lines
     assert not (tmp_path / "run").exists()
+
+
+def _log(run: Path) -> list[dict]:
+    return [json.loads(line) for line in (run / "ray.jsonl").read_text().splitlines()]
+
+
+@needs_ray
+def test_sessions_on_two_nodes_equal_the_local_run(local_run, tmp_path):
+    out = tmp_path / "ray"
+    with cluster(cpus=2) as c:
+        finished(bench(out, "--limit", "6", "--ray-sessions", "2", ray=c.address))
+        # as many sessions as CPUs leave none for the executions: one line, before any request
+        too_many = bench(tmp_path / "too-many", "--limit", "1", "--ray-sessions", "4", ray=c.address)
+        text = too_many.communicate(timeout=180)[0].decode()
+    assert comparable(out) == comparable(local_run)
+    assert (out / "summary.json").read_bytes() == (local_run / "summary.json").read_bytes()
+    log = _log(out)
+    sessions = [e for e in log if e["event"] == "session"]
+    assert sorted(e["node"] for e in sessions) == ["head", "worker"]  # spread: one language server per node
+    asked = [e for e in log if e["event"] == "asked"]
+    assert len(asked) == 12 and {e["node"] for e in asked} == {"head", "worker"}  # every request, on both
+    assert next(e for e in log if e["event"] == "reserved")["slots"] == 2  # 4 CPUs less the 2 sessions'
+    assert max(e["max_in_flight"] for e in log if e["event"] == "closed") <= 2
+    for e in sessions:  # each session's server log came back
+        assert (out / f"server-session-{e['session']}.log").exists()
+    assert not (out / "server.log").exists()  # no language server ran on this machine
+    assert too_many.returncode == 2 and len(text.strip().splitlines()) == 1 and "--ray-sessions 4" in text, text
+
+
+@needs_ray
+def test_a_session_node_killed_mid_request_loses_nothing(local_run, tmp_path):
+    out = tmp_path / "ray"
+    with cluster(cpus=2, hold={"worker": 2.0}) as c:  # the worker's requests wait 2 s after starting
+        proc = bench(out, "--limit", "6", "--ray-sessions", "2", ray=c.address)
+        asking = _kill_worker_when(c, proc, c.asking_on_worker)
+        finished(proc)
+    assert comparable(out) == comparable(local_run)
+    assert not any(r.outcome in ("backend_error", "sandbox_error") for r in read_records(out / RESULTS))
+    log = _log(out)
+    lost = [e for e in log if e["event"] == "session_lost"]
+    assert [e["node"] for e in lost] == ["worker"]  # the session there, lost once
+    # the request in flight there was answered again, by the session left
+    assert "head" in {e["node"] for e in log if e["event"] == "asked" and e["task_id"] == asking}
+
+
+def _killer(traces: list[Path], task_id: str, stop: threading.Event, killed: list[int]) -> None:
+    """SIGKILLs every Ray worker process that starts executing `task_id` (a worker that dies each time)."""
+    while not stop.is_set():
+        for trace in traces:
+            for e in _events(trace):
+                if e["event"] == "start" and e["task_id"] == task_id and e["pid"] not in killed:
+                    with suppress(ProcessLookupError):
+                        os.kill(e["pid"], signal.SIGKILL)
+                    killed.append(e["pid"])
+        time.sleep(0.02)
+
+
+@needs_ray
+def test_retries_that_run_out_are_sandbox_errors_and_resume_runs_them(local_run, tmp_path):
+    out = tmp_path / "ray"
+    expected = [r for r in comparable(local_run) if r["task_id"] in {"1_cipher", "2_cov_corr"}]
+    # every execution waits 1 s after its start line: the killer's SIGKILL lands inside it
+    with cluster(hold={"head": 1.0, "worker": 1.0}) as c:
+        stop, killed = threading.Event(), []
+        thread = threading.Thread(target=_killer, args=(list(c.traces.values()), "1_cipher", stop, killed))
+        thread.start()
+        try:
+            # `--ray auto`: the cluster named by RAY_ADDRESS (as `ray start` tells its users)
+            proc = bench(out, "--limit", "2", "--keep-errors", ray="auto", env={"RAY_ADDRESS": c.address})
+            text = proc.communicate(timeout=240)[0].decode(errors="replace")
+        finally:
+            stop.set()
+            thread.join()
+        assert proc.returncode == 1, text[-2000:]  # a run with errors: not a score
+        assert len(killed) == TASK_RETRIES + 1  # the first run and each of Ray's retries
+        records = {(r.task_id, r.condition): r for r in read_records(out / RESULTS)}
+        assert {k for k, r in records.items() if r.outcome == "sandbox_error"} == {
+            ("1_cipher", "descriptive"),
+            ("1_cipher", "lazy"),
+        }
+        assert all("judge failed" in (records["1_cipher", c].error or "") for c in ("descriptive", "lazy"))
+        assert all(r.outcome == "pass" for (t, _c), r in records.items() if t == "2_cov_corr")
+        summary = json.loads((out / "summary.json").read_text())
+        assert summary["complete"] is False
+        finished(bench(out, "--limit", "2", "--resume", ray=c.address))  # the errors are run again
+    assert comparable(out) == expected
+
+
+@needs_ray
+def test_necessity_analysis_runs_on_the_cluster_and_equals_the_local_one(tmp_path):
+    local = tmp_path / "local"
+    finished(bench(local, "--limit", "2", "--necessity", "6"))
+    with cluster() as c:
+        finished(bench(tmp_path / "ray", "--limit", "2", "--necessity", "6", ray=c.address))
+    assert comparable(tmp_path / "ray") == comparable(local)
+    analysed = [r for r in comparable(local) if "necessity_status" in r["metrics"]]
+    assert analysed  # the analysis ran (and its numbers are in both runs alike)
+    runs = [e for e in _log(tmp_path / "ray") if e["event"] == "necessity_run"]
+    assert runs and {e["task_id"] for e in runs} <= {r["task_id"] for r in analysed}

@@ -13,6 +13,11 @@ that ExcessCode needs). Each round judges all of them two ways, `--slots` at a t
 It prints the median latency of one execution each way, the overhead of the Ray path per execution
 (ray minus local), and executions per second per core (throughput / slots). The first round warms the
 worker processes up (their sandbox and imports); the figures are from the later rounds.
+
+Then the same tasks' requests (`editFidelity.requestEdit` with the gold answer replayed) two ways:
+through one language server started here (`LocalSessions`, what `bench run` does) and through one
+session on the cluster (`SessionPool`, what `--ray-sessions 1` does): the Ray session path's overhead
+per request, and requests per second of one session.
 """
 
 from __future__ import annotations
@@ -29,7 +34,11 @@ from pathlib import Path
 from typing import Any
 
 from benchmark import suites
+from benchmark.backends import Replay
+from benchmark.cli import number_arg
+from benchmark.engine import Asker, LocalSessions, Sessions
 from benchmark.ray_judge import Cluster
+from benchmark.ray_sessions import SessionPool
 from sandbox import Sandbox
 
 Judge = Callable[[Any, str, str], Awaitable[Any]]
@@ -51,6 +60,30 @@ async def _timed(judge: Judge, work: list[tuple[Any, str, str]], slots: int) -> 
     return lat, time.perf_counter() - t0
 
 
+async def _asked(sessions: Sessions, suite: Any, tasks: list[Any], slots: int, log: Path) -> tuple[list[float], float]:
+    """Each task's gold answer asked through `sessions` (`slots` at a time): latencies and wall time."""
+    backend = Replay("gold")
+    lat: list[float] = []
+    sem = asyncio.Semaphore(slots)
+
+    async def one(asker: Asker, task: Any) -> None:
+        async with sem:
+            with backend.staged(suite, task, "descriptive", 0):
+                t0 = time.perf_counter()
+                got = await asker.ask(task, "descriptive", "s0", name=task.task_id, style=None, n=1)
+                lat.append(time.perf_counter() - t0)
+        answer = got[0] if isinstance(got, list) else got
+        assert answer.completion is not None, f"{task.task_id}: {answer.proposal.get('error')}"
+
+    with backend.serving(1, slots, "default") as backends:
+        async with sessions(backends, log) as asker:
+            await one(asker, tasks[0])  # the server's start and first request: not counted
+            lat.clear()
+            t0 = time.perf_counter()
+            await asyncio.gather(*(one(asker, t) for t in tasks))
+    return lat, time.perf_counter() - t0
+
+
 def _noop_ms(ray: Any, n: int = 200) -> float:
     """The median round trip of a remote task that does nothing with a ~10 kB argument (a task's size)."""
     noop = ray.remote(num_cpus=1)(lambda payload: len(payload))
@@ -66,9 +99,10 @@ def _noop_ms(ray: Any, n: int = 200) -> float:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m tools.bench.bench_ray")
-    ap.add_argument("--tasks", type=int, default=20)
-    ap.add_argument("--slots", type=int, default=min(2, os.cpu_count() or 1))
-    ap.add_argument("--rounds", type=int, default=2)
+    positive = number_arg(int, 1)
+    ap.add_argument("--tasks", type=positive, default=20)
+    ap.add_argument("--slots", type=positive, default=min(2, os.cpu_count() or 1))
+    ap.add_argument("--rounds", type=positive, default=2)
     ap.add_argument("--data", default=os.environ.get("EDIT_FIDELITY_DATA"))
     args = ap.parse_args(argv)
     try:
@@ -92,12 +126,15 @@ def main(argv: list[str] | None = None) -> int:
     cluster = Cluster(ray, suite, {}, log)
     noop_ms = _noop_ms(ray)
     results: dict[str, list[tuple[list[float], float]]] = {"local": [], "ray": []}
+    asks: dict[str, tuple[list[float], float]] = {}
     try:
         for r in range(args.rounds):
             for name, judge in (("local", local), ("ray", cluster.judge)):
                 lat, wall = asyncio.run(_timed(judge, work, args.slots))
                 if r > 0 or args.rounds == 1:
                     results[name].append((lat, wall))
+        for name, sessions in (("local", LocalSessions(suite)), ("ray", SessionPool(cluster, 1))):
+            asks[name] = asyncio.run(_asked(sessions, suite, list(tasks), args.slots, log.parent / f"{name}.log"))
     finally:
         cluster.close()
         ray.shutdown()
@@ -125,6 +162,15 @@ def main(argv: list[str] | None = None) -> int:
         f"Ray overhead per execution (median ray - median local): {(med['ray'] - med['local']) * 1000:.0f} ms "
         f"({(med['ray'] / med['local'] - 1) * 100:+.0f}%)"
     )
+    print(f"\n{n} requests (requestEdit, gold replayed), {args.slots} in flight, one language-server session")
+    print(f"{'session':<10} {'median/req':>12} {'p90/req':>9} {'wall':>7} {'req/s':>7}")
+    for name, (lat, wall) in asks.items():
+        p90 = statistics.quantiles(lat, n=10)[-1] if len(lat) >= 10 else max(lat)
+        print(
+            f"{name:<10} {statistics.median(lat) * 1000:>10.0f}ms {p90 * 1000:>7.0f}ms {wall:>6.2f}s {n / wall:>7.2f}"
+        )
+    over = statistics.median(asks["ray"][0]) - statistics.median(asks["local"][0])
+    print(f"Ray session overhead per request (median ray - median local): {over * 1000:.0f} ms")
     return 0
 
 
