@@ -141,6 +141,28 @@ def test_side_by_side_view_marks_the_same_units(run: Path, page: Path):
     assert "side-by-side" not in dom.split('<div id="detail"')[1][:2000] and "unified view" in dom  # the toggle
 
 
+def test_a_flagged_unit_inside_a_wider_units_lines_is_still_marked(run: Path, tmp_path: Path):
+    """Units are finer than lines and their spans nest: a line shows the flagged unit, not the wide one."""
+    import shutil
+
+    copy = tmp_path / "nested"
+    shutil.copytree(run, copy)
+    records = read_records(run / RESULTS)
+    rec = next(r for r in records if r.flagged_hunks > 0)
+    wide = UnitView(lines=(1, 10_000, 1, 10_000), kinds=["logic"], message="changes logic")
+    rec.units = [wide, *(rec.units or [])]  # first in the list, and around every line
+    (copy / RESULTS).write_bytes(b"".join(msgspec.json.encode(r) + b"\n" for r in records))
+    code, html = bench("report", str(copy), "--format", "html")
+    assert code == 0
+    (copy / "page.html").write_text(html)
+    for view in ("unified", "split"):
+        dom = headless.dump_dom(copy / "page.html", sample=sample_id(rec), view=view)
+        detail = dom[dom.index('<div id="detail"') :]
+        flagged = {str(i) for i, u in enumerate(rec.units) if u.flagged}
+        marked = set(re.findall(r'class="line (?:add|del) unit kind-[a-z_]+ flagged" data-unit="(\d+)"', detail))
+        assert flagged and marked == flagged, view
+
+
 def test_screenshot_renders(page: Path, tmp_path: Path):
     shot = headless.screenshot(page, tmp_path / "report.png", 1280, 1600, sample="none")
     data = shot.read_bytes()
