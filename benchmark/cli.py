@@ -327,6 +327,13 @@ def _run_checked(args: argparse.Namespace) -> int:
     vllm = None
     stack = contextlib.ExitStack()
     try:
+        cluster = None
+        if args.ray:
+            from benchmark.ray_judge import connect
+
+            cluster = stack.enter_context(
+                connect(args.ray, suite, options, args.out / "ray.jsonl", sessions=args.ray_sessions)
+            )
         if isinstance(backend, backends.OpenAI) and backend.serve_vllm:
             from benchmark.vllm import VllmError, VllmServer
 
@@ -334,6 +341,7 @@ def _run_checked(args: argparse.Namespace) -> int:
                 vllm = VllmServer(
                     args.serve_vllm,
                     args.out / "vllm.log",
+                    host=cluster.serve_host if cluster is not None else "127.0.0.1",
                     tensor_parallel=args.tensor_parallel,
                     data_parallel=args.data_parallel,
                     seed=args.seed,
@@ -355,22 +363,13 @@ def _run_checked(args: argparse.Namespace) -> int:
             necessity_runs=args.necessity,
             retries=0 if args.keep_errors else 1,
         )
-        if args.ray:
-            from benchmark.ray_judge import connect
-
-            cluster = stack.enter_context(connect(args.ray, suite, options, args.out / "ray.jsonl"))
-            engine.judge, engine.passes = cluster.judge, cluster.passes  # the sandbox runs are Ray tasks
-            if args.ray_sessions:
-                from benchmark.ray_sessions import SessionPool
-
-                cluster.reserve(args.ray_sessions)
-                engine.sessions = SessionPool(cluster, args.ray_sessions)
-                engine.serve_host = cluster.driver_address()  # the sessions' nodes reach its endpoints
+        if cluster is not None:
+            cluster.drive(engine)  # the sandbox runs as Ray tasks; with --ray-sessions the requests too
         progress = asyncio.run(engine.run())
     except ServerError as exc:
         return _fail(
             f"{exc}; {len(store.records)} records kept in {args.out}: continue with --resume "
-            f"(server log: {args.out / 'server.log'})",
+            f"(server log: {args.out / ('server-session-*.log' if args.ray_sessions else 'server.log')})",
             1,
         )
     finally:

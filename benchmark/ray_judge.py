@@ -140,6 +140,8 @@ class Cluster:
         self._passes = task(passes_here)
         self.cpus = max(1, int(ray.cluster_resources().get("CPU", 1)))
         self.slots = self.cpus
+        self.sessions = 0  # language-server sessions on the cluster (`reserve`)
+        self.serve_host = "127.0.0.1"
         self._sem: asyncio.Semaphore | None = None
         self._labels = node_labels(ray)
         self._log = open(log_path, "a", encoding="utf-8")  # noqa: SIM115  # open for the run's length
@@ -160,19 +162,28 @@ class Cluster:
             self._labels = node_labels(self.ray)
         return self._labels.get(node_id, node_id[:12])
 
-    def reserve(self, cpus: int) -> None:
-        """CPUs the run's own actors hold (`--ray-sessions`): the executions get the ones left."""
-        if cpus >= self.cpus:
+    def reserve(self, sessions: int) -> None:
+        """`--ray-sessions`: each session holds a CPU, the executions get the ones left; the run's own
+        endpoints (replay, balancer, vLLM) listen where the sessions' nodes reach them."""
+        if sessions >= self.cpus:
             raise PreflightError(
-                f"--ray-sessions {cpus}: the cluster has {self.cpus} CPUs and each session holds one; "
+                f"--ray-sessions {sessions}: the cluster has {self.cpus} CPUs and each session holds one; "
                 "leave at least one for the sandbox executions"
             )
-        self.slots = self.cpus - cpus
-        self.write({"event": "reserved", "cpus": cpus, "slots": self.slots})
+        self.sessions = sessions
+        self.slots = self.cpus - sessions
+        self.serve_host = str(self.ray.util.get_node_ip_address())  # this machine, as the nodes reach it
+        self.write({"event": "reserved", "cpus": sessions, "slots": self.slots, "serve_host": self.serve_host})
 
-    def driver_address(self) -> str:
-        """This machine's address as the cluster's nodes reach it."""
-        return str(self.ray.util.get_node_ip_address())
+    def drive(self, engine: Any) -> None:
+        """The engine's sandbox runs (judge, necessity sub-edits) as Ray tasks; with sessions, its requests
+        to language servers on the nodes."""
+        engine.judge, engine.passes = self.judge, self.passes
+        if self.sessions:
+            from benchmark.ray_sessions import SessionPool
+
+            engine.sessions = SessionPool(self, self.sessions, engine.server_command)
+            engine.serve_host = self.serve_host
 
     async def _bounded(self, ref_of: Any) -> Any:
         if self._sem is None:  # made in the run's event loop
@@ -262,7 +273,9 @@ def import_ray() -> Any:
 
 
 @contextmanager
-def connect(address: str, suite: Suite[Any], options: dict[str, str], log_path: Path) -> Iterator[Cluster]:
+def connect(
+    address: str, suite: Suite[Any], options: dict[str, str], log_path: Path, *, sessions: int = 0
+) -> Iterator[Cluster]:
     """Joins the cluster at `address` (`auto`: the one this machine belongs to) for the run's length."""
     check_address(address)
     ray = import_ray()
@@ -276,6 +289,8 @@ def connect(address: str, suite: Suite[Any], options: dict[str, str], log_path: 
     try:
         cluster = Cluster(ray, suite, options, log_path)
         try:
+            if sessions:
+                cluster.reserve(sessions)
             yield cluster
         finally:
             cluster.close()

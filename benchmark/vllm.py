@@ -40,6 +40,7 @@ def command(
     model: str,
     port: int,
     *,
+    host: str = "127.0.0.1",
     tensor_parallel: int = 1,
     data_parallel: int = 1,
     seed: int = 0,
@@ -53,7 +54,7 @@ def command(
         "serve",
         model,
         "--host",
-        "127.0.0.1",
+        host,
         "--port",
         str(port),
         "--tensor-parallel-size",
@@ -78,6 +79,7 @@ class VllmServer:
         model: str,
         log_path: Path,
         *,
+        host: str = "127.0.0.1",  # where it listens: the cluster address when language servers run on nodes
         tensor_parallel: int = 1,
         data_parallel: int = 1,
         seed: int = 0,
@@ -93,11 +95,13 @@ class VllmServer:
                 f"GPU machine) or {EXECUTABLE_ENV}=/path/to/vllm"
             )
         self.model = model
+        self.host = host
         self.port = free_port()
         self.cmd = command(
             exe,
             model,
             self.port,
+            host=host,
             tensor_parallel=tensor_parallel,
             data_parallel=data_parallel,
             seed=seed,
@@ -110,11 +114,11 @@ class VllmServer:
 
     @property
     def base_url(self) -> str:
-        return f"http://127.0.0.1:{self.port}/v1"
+        return f"http://{self.host}:{self.port}/v1"
 
     def _get(self, path: str) -> tuple[int, bytes]:
         try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{self.port}{path}", timeout=5) as resp:
+            with urllib.request.urlopen(f"http://{self.host}:{self.port}{path}", timeout=5) as resp:
                 return resp.status, resp.read()
         except urllib.error.HTTPError as exc:
             return exc.code, b""

@@ -26,6 +26,7 @@ import pytest
 from benchmark.ray_judge import HOLD_ENV, TASK_RETRIES, TRACE_ENV
 from benchmark.store import RESULTS, read_records
 from sandbox import envs
+from tools.doubles.scripted import ScriptedServer, Step, fenced
 
 DATA = Path(os.environ.get("EDIT_FIDELITY_DATA") or Path(__file__).resolve().parents[3] / "shared" / "data")
 ROOT = Path(__file__).resolve().parents[2]
@@ -419,6 +420,17 @@ def test_sessions_on_two_nodes_equal_the_local_run(local_run, tmp_path):
         # as many sessions as CPUs leave none for the executions: one line, before any request
         too_many = bench(tmp_path / "too-many", "--limit", "1", "--ray-sessions", "4", ray=c.address)
         text = too_many.communicate(timeout=180)[0].decode()
+        # a key set where `bench run` runs but not on the nodes: the sessions say so before any request
+        with ScriptedServer({"m": [Step(content=fenced("x = 1\n"))]}) as model:
+            keyless = bench(
+                tmp_path / "keyless",
+                *("--limit", "1", "--ray-sessions", "1", "--backend", "openai", "--base-url", model.base_url),
+                *("--model", "m", "--api-key-env", "EF_TEST_KEY"),
+                ray=c.address,
+                env={"EF_TEST_KEY": "sk-never-shown"},
+            )
+            keyless_text = keyless.communicate(timeout=180)[0].decode()
+            asked_model = [r for r in model.received if r.path.endswith("/chat/completions")]
     assert comparable(out) == comparable(local_run)
     assert (out / "summary.json").read_bytes() == (local_run / "summary.json").read_bytes()
     log = _log(out)
@@ -432,6 +444,12 @@ def test_sessions_on_two_nodes_equal_the_local_run(local_run, tmp_path):
         assert (out / f"server-session-{e['session']}.log").exists()
     assert not (out / "server.log").exists()  # no language server ran on this machine
     assert too_many.returncode == 2 and len(text.strip().splitlines()) == 1 and "--ray-sessions 4" in text, text
+    errors = [ln for ln in keyless_text.splitlines() if ln.startswith("edit-fidelity")]
+    assert keyless.returncode == 1 and len(errors) == 1, keyless_text
+    assert "EF_TEST_KEY is not set on this node" in errors[0] and "sk-never-shown" not in keyless_text
+    results = tmp_path / "keyless" / RESULTS
+    assert not results.exists() or not read_records(results)  # no sample recorded as the model's
+    assert len(asked_model) <= 1  # the preflight's one check from here; no sample's request reached the model
 
 
 @needs_ray
