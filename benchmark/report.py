@@ -199,11 +199,16 @@ def render_generic(summary: dict) -> str:
     return "\n".join(lines)
 
 
-def run_name(summary: dict) -> str:
+def run_name(summary: dict, width: int = 48) -> str:
+    """A run's backend as tables name it: a recorded run by its file's name, without the archive's
+    extension; a longer name loses its middle (runs of one family differ at the start or at the end)."""
     name = summary["backend"]
     if name.startswith("recorded:"):
-        name = "recorded:" + Path(name.split(":", 1)[1]).name
-    return name if len(name) <= 48 else name[:45] + "..."
+        name = "recorded:" + Path(name.split(":", 1)[1]).name.removesuffix(".tar.gz").removesuffix(".tgz")
+    if len(name) <= width:
+        return name
+    keep = width - 3
+    return name[: keep - keep // 3] + "..." + name[len(name) - keep // 3 :]
 
 
 def render_compare(summaries: list[dict]) -> str:

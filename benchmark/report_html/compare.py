@@ -170,7 +170,7 @@ def _labels(run_dirs: Sequence[Path], summaries: Sequence[dict[str, Any]]) -> li
 
     out: list[str] = []
     for d, s in zip(run_dirs, summaries, strict=True):
-        label = run_name(s)
+        label = run_name(s, 64)  # a page has room for more of the name than a terminal
         if label in out:  # two runs of one backend: their directories tell them apart
             label = f"{label} ({d.name})"
         while label in out:

@@ -114,7 +114,9 @@ def test_recorded_run_agrees_with_its_verdicts_and_replays_again(tmp_path, capsy
     capsys.readouterr()
     assert bench("compare", str(tmp_path / "rec"), str(tmp_path / "again")) == 0
     rows = [ln for ln in capsys.readouterr().out.splitlines() if "descriptive" in ln or "lazy" in ln]
-    assert len(rows) == 4 and rows[0].startswith("recorded:" + RUNS[0].name[:30])
+    # the run named by its file (its start, and its end without the archive's extension)
+    stem = RUNS[0].name.removesuffix(".tar.gz")
+    assert len(rows) == 4 and rows[0].startswith("recorded:" + stem[:20]) and stem[-12:] + " " in rows[0]
 
 
 def test_openai_backend_through_a_real_endpoint_and_no_secret_stored(tmp_path, monkeypatch):
