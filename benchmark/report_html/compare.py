@@ -24,6 +24,14 @@ HEADLINE = {
     "canaicode": ("score", "points", "total"),
     "bics": ("accuracy", "accuracy_without_longest"),
 }
+# a summary key as the papers' tables head it
+LABELS = {
+    "excess_code": "ExcessCode",
+    "excess_lev": "excess ELev",
+    "added_cc": "paper added CC",  # (the fidelity columns have their own "added CC")
+    "opt_score": "OptScore",
+    "accuracy_without_longest": "accuracy w/o longest",
+}
 MINIMAL = 0.01  # token excess (normalised) up to which a passing edit counts as minimal
 
 
@@ -65,7 +73,7 @@ def leaderboard(runs: Sequence[Run]) -> tuple[list[str], list[list[Any]]]:
         for name in HEADLINE.get(run.suite, ()):
             if name not in heads:
                 heads.append(name)
-    columns = ["run", "suite", "condition", *heads, *fidelity([]).keys()]
+    columns = ["run", "suite", "condition", *(LABELS.get(h, h) for h in heads), *fidelity([]).keys()]
     rows = []
     for run in runs:
         by_cond: dict[str, list[SampleRecord]] = defaultdict(list)
