@@ -246,22 +246,40 @@ def node_labels(ray: Any) -> dict[str, str]:
 
 
 def check_address(address: str) -> None:
-    """Before anything is written: the address's form and the extra's presence (nothing imported)."""
+    """Before anything is written: the address's form, the extra's presence, a head that answers."""
     import importlib.util
 
     if address != "auto" and (":" not in address or not address.rsplit(":", 1)[1].isdigit()):
         raise PreflightError(f"--ray {address}: expected HOST:PORT of the cluster's head (or auto)")
     if importlib.util.find_spec("ray") is None:
         raise PreflightError(f"--ray needs the `ray` package: {INSTALL}")
-    if address != "auto":  # ray.init waits minutes for a head that is not there; a connect says it at once
-        host, port = address.rsplit(":", 1)
+    head = _resolve_auto() if address == "auto" else address
+    if head and ":" in head and head.rsplit(":", 1)[1].isdigit():
+        # ray.init waits minutes for a head that is not there; a connect says it at once
+        host, port = head.rsplit(":", 1)
         try:
             socket.create_connection((host, int(port)), timeout=10).close()
         except OSError as exc:
             raise PreflightError(
-                f"--ray {address}: no Ray head answers there ({exc.strerror or exc}); start one "
+                f"--ray {address}: no Ray head answers at {head} ({exc.strerror or exc}); start one "
                 "with `ray start --head --port PORT`, or fix the address"
             ) from None
+
+
+def _resolve_auto() -> str:
+    """`auto`: the cluster RAY_ADDRESS names, else the one `ray start` left on this machine ("" where this
+    Ray cannot say: `ray.init` then does)."""
+    try:
+        from ray._private.services import canonicalize_bootstrap_address_or_die
+    except ImportError:
+        return ""
+    try:
+        return str(canonicalize_bootstrap_address_or_die("auto"))
+    except ConnectionError:
+        raise PreflightError(
+            "--ray auto: no running Ray cluster found on this machine and RAY_ADDRESS is not set; "
+            "start one with `ray start --head`, or give its address"
+        ) from None
 
 
 def import_ray() -> Any:

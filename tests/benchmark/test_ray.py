@@ -394,13 +394,20 @@ def test_bench_run_without_ray_never_imports_it(tmp_path):
     assert out.stdout.strip().splitlines()[-1] == "0 []", out.stdout + out.stderr
 
 
-@pytest.mark.parametrize("address", ["no-port-here", "nobody"])
+@pytest.mark.parametrize("address", ["no-port-here", "nobody", "auto"])
 def test_bad_ray_address_is_a_usage_error_before_anything_is_written(tmp_path, address):
     expected = (
         "HOST:PORT" if address == "no-port-here" else "no Ray head answers" if RAY.exists() else "edit-fidelity[ray]"
     )
-    address = f"127.0.0.1:{_free_port()}" if address == "nobody" else address  # a port nothing listens on
-    proc = bench(tmp_path / "run", "--limit", "1", ray=address)
+    nowhere = f"127.0.0.1:{_free_port()}"  # a port nothing listens on
+    # auto: the cluster RAY_ADDRESS names (here nowhere), checked as an address given outright
+    proc = bench(
+        tmp_path / "run",
+        "--limit",
+        "1",
+        ray=nowhere if address == "nobody" else address,
+        env={"RAY_ADDRESS": nowhere} if address == "auto" else None,
+    )
     out, _ = proc.communicate(timeout=120)
     assert proc.returncode == 2
     lines = out.decode().strip().splitlines()
