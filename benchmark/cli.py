@@ -119,7 +119,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # server/cli.py's signat
         "sandbox runs) and report the reference-free excess next to the gold-based one",
     )
     run.add_argument(
-        "--concurrency", type=_POSITIVE, default=8, help="requests in flight to the server/backend (default 8)"
+        "--concurrency",
+        type=_POSITIVE,
+        help="requests in flight to the server/backend (default 8, per session with --ray-sessions)",
     )
     run.add_argument("--workers", type=_POSITIVE, help="sandbox slots (default: CPU count)")
     run.add_argument(
@@ -288,7 +290,7 @@ def _run_checked(args: argparse.Namespace) -> int:
     box = _sandbox(args.workers)
     try:
         if isinstance(backend, backends.OpenAI) and backend.endpoints:
-            _check_endpoints(backend)
+            preflight.check_endpoints(backend)
         elif not (isinstance(backend, backends.OpenAI) and backend.serve_vllm):
             preflight.check_backend(backend)
         config = RunConfig(
@@ -358,7 +360,7 @@ def _run_checked(args: argparse.Namespace) -> int:
             backend,
             store,
             box,
-            concurrency=args.concurrency,
+            concurrency=args.concurrency or 8 * max(1, args.ray_sessions),
             progress=show,
             necessity_runs=args.necessity,
             retries=0 if args.keep_errors else 1,
@@ -416,27 +418,6 @@ def _serve_settings(args: argparse.Namespace, urls: list[str]) -> dict[str, str]
     if args.ray_sessions:
         out["ray_sessions"] = str(args.ray_sessions)
     return out
-
-
-def _check_endpoints(backend: object) -> None:
-    """Several endpoints: each one asked as a single endpoint would be; the run starts when one answers
-    (the balancer removes the others on their first failures)."""
-    import dataclasses
-
-    from benchmark import backends
-    from benchmark.preflight import PreflightError, check_backend
-
-    assert isinstance(backend, backends.OpenAI)
-    problems = []
-    for url in backend.endpoints:
-        try:
-            check_backend(dataclasses.replace(backend, base_url=url, endpoints=()))
-        except PreflightError as exc:
-            problems.append(str(exc))
-    if len(problems) == len(backend.endpoints):
-        raise PreflightError(f"none of the {len(problems)} endpoints answers: " + "; ".join(problems))
-    for p in problems:
-        print(f"edit-fidelity bench: warning: {p} (the run goes on with the others)", file=sys.stderr)
 
 
 def _write_endpoint_stats(out: Path, stats: list) -> None:

@@ -8,10 +8,12 @@ what `--resume` must find unchanged for the stored verdicts to stay comparable w
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import importlib.util
 import json
 import os
+import sys
 import urllib.error
 import urllib.request
 from collections.abc import Sequence
@@ -229,3 +231,18 @@ def sandbox_identity(suite: Suite, tasks: Sequence[Task], level: str) -> dict[st
         except OSError:
             out[env] = ""
     return out
+
+
+def check_endpoints(backend: OpenAI) -> None:
+    """Several endpoints: each one asked as a single endpoint would be; the run starts when one answers
+    (the balancer takes the others out on their first failures and probes them)."""
+    problems = []
+    for url in backend.endpoints:
+        try:
+            check_backend(dataclasses.replace(backend, base_url=url, endpoints=()))
+        except PreflightError as exc:
+            problems.append(str(exc))
+    if len(problems) == len(backend.endpoints):
+        raise PreflightError(f"none of the {len(problems)} endpoints answers: " + "; ".join(problems))
+    for p in problems:
+        print(f"edit-fidelity bench: warning: {p} (the run goes on with the others)", file=sys.stderr)
