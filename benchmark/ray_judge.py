@@ -128,7 +128,7 @@ def trace(event: str, task: Task) -> float:
 
 # -- the driver side ----------------------------------------------------------------------------------
 class Cluster:
-    """The judge the engine calls with `--ray` (`engine.judge = cluster.judge`)."""
+    """The run's side of the cluster: its judge, its necessity runs and its sessions (`drive(engine)`)."""
 
     def __init__(self, ray: Any, suite: Suite[Any], options: dict[str, str], log_path: Path) -> None:
         self.ray = ray
@@ -173,7 +173,7 @@ class Cluster:
         self.sessions = sessions
         self.slots = self.cpus - sessions
         self.serve_host = str(self.ray.util.get_node_ip_address())  # this machine, as the nodes reach it
-        self.write({"event": "reserved", "cpus": sessions, "slots": self.slots, "serve_host": self.serve_host})
+        self.write({"event": "reserved", "sessions": sessions, "slots": self.slots, "serve_host": self.serve_host})
 
     def drive(self, engine: Any) -> None:
         """The engine's sandbox runs (judge, necessity sub-edits) as Ray tasks; with sessions, its requests
