@@ -424,6 +424,9 @@ def test_sessions_on_two_nodes_equal_the_local_run(local_run, tmp_path):
     out = tmp_path / "ray"
     with cluster(cpus=2) as c:
         finished(bench(out, "--limit", "6", "--ray-sessions", "2", ray=c.address))
+        # a suite that is not an edit (BICS: `editFidelity.locateBug` through open/execute/close) asks on a
+        # session just the same
+        finished(bench(tmp_path / "bics-ray", "--suite", "bics", "--limit", "4", "--ray-sessions", "1", ray=c.address))
         # as many sessions as CPUs leave none for the executions: one line, before any request
         too_many = bench(tmp_path / "too-many", "--limit", "1", "--ray-sessions", "4", ray=c.address)
         text = too_many.communicate(timeout=180)[0].decode()
@@ -440,6 +443,11 @@ def test_sessions_on_two_nodes_equal_the_local_run(local_run, tmp_path):
             asked_model = [r for r in model.received if r.path.endswith("/chat/completions")]
     assert comparable(out) == comparable(local_run)
     assert (out / "summary.json").read_bytes() == (local_run / "summary.json").read_bytes()
+    finished(bench(tmp_path / "bics-local", "--suite", "bics", "--limit", "4"))
+    assert comparable(tmp_path / "bics-ray") == comparable(tmp_path / "bics-local")
+    assert len([e for e in _log(tmp_path / "bics-ray") if e["event"] == "asked"]) == len(
+        comparable(tmp_path / "bics-local")
+    )
     log = _log(out)
     sessions = [e for e in log if e["event"] == "session"]
     assert sorted(e["node"] for e in sessions) == ["head", "worker"]  # spread: one language server per node
