@@ -13,6 +13,7 @@ from __future__ import annotations
 import itertools
 import json
 import re
+import socket
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -144,13 +145,15 @@ class ReplayEndpoint:
         class Server(ThreadingHTTPServer):
             request_queue_size = 256
             daemon_threads = True
+            address_family = socket.AF_INET6 if ":" in host else socket.AF_INET  # a cluster's IPv6 address
 
         self._httpd = Server((host, port), Handler)
         self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
 
     @property
     def base_url(self) -> str:
-        return f"http://{self.host}:{self._httpd.server_address[1]}/v1"
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"http://{host}:{self._httpd.server_address[1]}/v1"
 
     def __enter__(self) -> Self:
         self._thread.start()

@@ -114,11 +114,16 @@ class VllmServer:
 
     @property
     def base_url(self) -> str:
-        return f"http://{self.host}:{self.port}/v1"
+        return f"{self._origin}/v1"
+
+    @property
+    def _origin(self) -> str:
+        host = f"[{self.host}]" if ":" in self.host else self.host  # an IPv6 cluster address
+        return f"http://{host}:{self.port}"
 
     def _get(self, path: str) -> tuple[int, bytes]:
         try:
-            with urllib.request.urlopen(f"http://{self.host}:{self.port}{path}", timeout=5) as resp:
+            with urllib.request.urlopen(f"{self._origin}{path}", timeout=5) as resp:  # noqa: S310  # http, its own server
                 return resp.status, resp.read()
         except urllib.error.HTTPError as exc:
             return exc.code, b""

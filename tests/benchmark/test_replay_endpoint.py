@@ -42,6 +42,31 @@ def test_endpoint_answers_by_slot_text_and_instruction():
         assert status == 404 and ep.unmatched == 1
 
 
+def _has_ipv6_loopback() -> bool:
+    import socket
+
+    try:
+        with socket.socket(socket.AF_INET6) as s:
+            s.bind(("::1", 0))
+    except OSError:
+        return False
+    return True
+
+
+@pytest.mark.parametrize("host", ["127.0.0.1", "::1"])
+def test_endpoint_listens_on_the_address_given(host):
+    """Servers on a cluster's nodes reach the endpoint at the driver's address (IPv4 or IPv6)."""
+    if ":" in host and not _has_ipv6_loopback():
+        pytest.skip("no IPv6 loopback here")
+    book = AnswerBook()
+    book.put("s0", "x = 1\n", "make it two", "x = 2\n")
+    with ReplayEndpoint(book, host=host) as ep:
+        assert ep.base_url.startswith("http://[::1]:" if ":" in host else "http://127.0.0.1:")
+        msg = "Instruction: make it two\n```python\nx = 1\n```"
+        status, body = post(ep.base_url, {"model": "s0", "messages": [{"role": "user", "content": msg}]})
+    assert status == 200 and body["choices"][0]["message"]["content"] == "```python\nx = 2\n```\n"
+
+
 def test_fence_outgrows_backticks_in_the_code():
     code = 'doc = """\n```python\nx\n```\n"""\n'
     assert fence(code).startswith("````python\n") and fence(code).endswith("````\n")
