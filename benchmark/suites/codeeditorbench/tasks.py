@@ -93,100 +93,62 @@ def _as_list(value: Tests, what: str, issues: list[str]) -> list[str]:
 
 
 def _task(kind: str, rec: Any, set_name: str) -> Task:
+    """One published record as a Task: each kind names its fields its own way; the reference solution is
+    the program the tests' expected outputs come from (the original for translate and polish)."""
     issues: list[str] = []
+    bug_type = ""
     if kind == "debug":
-        lang = normalise_language(rec.code_language)
+        number, lang = rec.idx, normalise_language(rec.code_language)
+        answer_lang = lang
         before, after = clean_code(rec.incorrect_solutions), clean_code(rec.solutions)
+        reference = after
         fields = {"language": rec.code_language, "input": rec.public_tests_input, "output": rec.public_tests_output}
-        return _make(
-            kind,
-            rec.idx,
-            set_name,
-            lang,
-            lang,
-            before,
-            after,
-            after,
-            lang,
-            rec.public_tests_input,
-            rec.public_tests_output,
-            _as_list(rec.private_tests_input, "private inputs", issues),
-            _as_list(rec.private_tests_output, "private outputs", issues),
-            fields,
-            issues,
-            rec.type,
-        )
-    if kind == "translate":
-        src, dst = normalise_language(rec.source_lang), normalise_language(rec.target_lang)
+        bug_type = rec.type
+    elif kind == "translate":
+        number, lang, answer_lang = rec.idx, normalise_language(rec.source_lang), normalise_language(rec.target_lang)
         before, after = clean_code(rec.source_code), clean_code(rec.target_code)
+        reference = before
         fields = {
             "source_lang": rec.source_lang,
             "target_lang": rec.target_lang,
             "input": rec.public_tests_input,
             "output": rec.public_tests_output,
         }
-        return _make(
-            kind,
-            rec.idx,
-            set_name,
-            src,
-            dst,
-            before,
-            after,
-            before,
-            src,
-            rec.public_tests_input,
-            rec.public_tests_output,
-            _as_list(rec.private_tests_input, "private inputs", issues),
-            _as_list(rec.private_tests_output, "private outputs", issues),
-            fields,
-            issues,
-        )
-    if kind == "polish":
-        lang = normalise_language(rec.scource_lang)
+    elif kind == "polish":
+        number, lang = rec.num, normalise_language(rec.scource_lang)
+        answer_lang = lang
         before, after = clean_code(rec.source_code), clean_code(rec.efficient_code)
+        reference = before
         fields = {"input": rec.public_tests_input, "output": rec.public_tests_output}
-        return _make(
-            kind,
-            rec.num,
-            set_name,
-            lang,
-            lang,
-            before,
-            after,
-            before,
-            lang,
-            rec.public_tests_input,
-            rec.public_tests_output,
-            _as_list(rec.private_tests_input, "private inputs", issues),
-            _as_list(rec.private_tests_output, "private outputs", issues),
-            fields,
-            issues,
-        )
-    lang = normalise_language(rec.language)
-    before, after = clean_code(rec.similar_source_code), clean_code(rec.target_source_code)
-    fields = {
-        "similar_input": rec.public_similar_tests_input,
-        "similar_output": rec.public_similar_tests_output,
-        "input": rec.public_target_tests_input,
-        "output": rec.public_target_tests_output,
-    }
+    else:  # switch: the tests are the target's
+        number, lang = rec.num, normalise_language(rec.language)
+        answer_lang = lang
+        before, after = clean_code(rec.similar_source_code), clean_code(rec.target_source_code)
+        reference = after
+        fields = {
+            "similar_input": rec.public_similar_tests_input,
+            "similar_output": rec.public_similar_tests_output,
+            "input": rec.public_target_tests_input,
+            "output": rec.public_target_tests_output,
+        }
+    target = "_target" if kind == "switch" else ""
     return _make(
         kind,
-        rec.num,
+        number,
         set_name,
         lang,
-        lang,
+        answer_lang,
         before,
         after,
-        after,
+        reference,
         lang,
-        rec.public_target_tests_input,
-        rec.public_target_tests_output,
-        _as_list(rec.private_target_tests_input, "private inputs", issues),
-        _as_list(rec.private_target_tests_output, "private outputs", issues),
+        getattr(rec, f"public{target}_tests_input"),
+        getattr(rec, f"public{target}_tests_output"),
+        _as_list(getattr(rec, f"private{target}_tests_input"), "private inputs", issues),
+        _as_list(getattr(rec, f"private{target}_tests_output"), "private outputs", issues),
         fields,
         issues,
+        bug_type,
     )
 
 
