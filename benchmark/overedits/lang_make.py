@@ -33,7 +33,7 @@ from benchmark.overedits import lang_sources
 from benchmark.overedits.lang_sources import LangPair
 from benchmark.overedits.lang_transforms import KINDS, TRANSFORMS
 from benchmark.overedits.make import Candidate, Change, new_spans
-from benchmark.overedits.transforms import land
+from benchmark.overedits.transforms import EntryLost, Replacement, stack_changes
 from server.fidelity import apply_text_edits, measure
 from server.fidelity.lang import Source, by_name, comments, functions, parse
 from server.fidelity.lang.functions import LangFunction
@@ -123,34 +123,20 @@ def candidates_for(pair: LangPair, source: str, seed: int, per_task: int) -> lis
     whole_file = target[0] == 1 and target[1] >= pair.original.count("\n") + 2
     families = [f for f in sorted(TRANSFORMS) if not (whole_file and f == "outside_target")]
     out: list[Candidate] = []
+
+    def propose(family: str, text: str, ch: Chooser) -> list[Replacement] | None:
+        src = parse(text, lang)
+        fn = next((f for f in functions(src) if f.qualname == entry.qualname), None)
+        if fn is None:
+            raise EntryLost
+        return TRANSFORMS[family](text, src, fn, ch)
+
     for n in range(per_task):
         ch = Chooser(seed, f"{source}/{pair.task_id}/{n}")
-        count = 1 + ch.below(4)
-        text, spans = gold, [list(fix)]
-        changes: list[tuple[str, list[tuple[int, int]]]] = []
-        for family in ch.shuffled(families):
-            if len(changes) >= count:
-                break
-            if any({family, f} in _CONFLICTS for f, _ in changes):
-                continue  # one would undo the other (removing the placeholder comment just added)
-            src = parse(text, lang)
-            fn = next((f for f in functions(src) if f.qualname == entry.qualname), None)
-            if fn is None:
-                break
-            reps = TRANSFORMS[family](text, src, fn, ch)
-            if not reps:
-                continue
-            taken = [span for g in spans[1:] for span in g]
-            if any(s <= te and ts <= e for s, e, _ in reps for ts, te in taken) or any(
-                s <= fe and fs <= e for s, e, _ in reps for fs, fe in spans[0]
-            ):
-                continue  # on top of (or touching: `2` -> `1)`) an earlier change or the fix: one token run
-            got = land(text, reps, spans, lambda t: not parse(t, lang).errors)
-            if got is None:
-                continue
-            text, landed = got
-            spans.append(list(landed))
-            changes.append((family, spans[-1]))
+        # touching the fix counts as on it: `2` -> `1)` would merge into one token run
+        text, fix_spans, changes = stack_changes(
+            gold, fix, families, ch, propose, lambda t: not parse(t, lang).errors, _CONFLICTS, touching_fix=True
+        )
         if not changes:
             continue
         out.append(
@@ -166,7 +152,7 @@ def candidates_for(pair: LangPair, source: str, seed: int, per_task: int) -> lis
                 env=None,
                 target=target,
                 entry=entry.qualname,
-                fix_spans=list(spans[0]),
+                fix_spans=fix_spans,
                 instruction=pair.instruction,
                 language=pair.language,
                 changes=[Change(f, list(KINDS[f]), list(s)) for f, s in changes],

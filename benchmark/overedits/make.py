@@ -16,7 +16,7 @@ import msgspec
 
 from benchmark.cli import number_arg
 from benchmark.corruptions.choice import Chooser
-from benchmark.overedits.transforms import KINDS, TRANSFORMS, land
+from benchmark.overedits.transforms import KINDS, TRANSFORMS, Replacement, stack_changes
 from server.fidelity import apply_text_edits, measure
 
 
@@ -179,33 +179,18 @@ def candidates_for(pair: Pair, source: str, seed: int, per_task: int) -> list[Ca
     out: list[Candidate] = []
     whole_file = target[0] == 1 and target[1] >= pair.original.count("\n") + 2
     families = [f for f in sorted(TRANSFORMS) if not (whole_file and f == "outside_target")]
+
+    def propose(family: str, text: str, ch: Chooser) -> list[Replacement] | None:
+        try:
+            return TRANSFORMS[family](text, ast.parse(text), entry, ch)
+        except (SyntaxError, ValueError, IndexError):
+            return None
+
     for n in range(per_task):
         ch = Chooser(seed, f"{source}/{pair.task_id}/{n}")
-        count = 1 + ch.below(4)
-        text, spans = gold, [list(fix)]
-        changes: list[tuple[str, list[tuple[int, int]]]] = []
-        for family in ch.shuffled(families):
-            if len(changes) >= count:
-                break
-            if any({family, f} <= _CONFLICTS for f, _ in changes):
-                continue  # one would undo the other (removing the placeholder comment just added)
-            try:
-                reps = TRANSFORMS[family](text, ast.parse(text), entry, ch)
-            except (SyntaxError, ValueError, IndexError):
-                reps = None
-            if not reps:
-                continue
-            taken = [span for g in spans[1:] for span in g]
-            if any(s <= te and ts <= e for s, e, _ in reps for ts, te in taken) or any(
-                s < fe and fs < e for s, e, _ in reps for fs, fe in spans[0]
-            ):
-                continue  # on top of an earlier change or rewriting the fix: they could not be told apart
-            got = land(text, reps, spans, _parses)
-            if got is None:
-                continue
-            text, landed = got
-            spans.append(list(landed))
-            changes.append((family, spans[-1]))
+        text, fix_spans, changes = stack_changes(
+            gold, fix, families, ch, propose, _parses, [_CONFLICTS], touching_fix=False
+        )
         if not changes:
             continue
         out.append(
@@ -221,7 +206,7 @@ def candidates_for(pair: Pair, source: str, seed: int, per_task: int) -> list[Ca
                 env=pair.env,
                 target=target,
                 entry=entry,
-                fix_spans=list(spans[0]),
+                fix_spans=fix_spans,
                 instruction=pair.instruction,
                 changes=[Change(f, list(KINDS[f]), list(s)) for f, s in changes],
             )

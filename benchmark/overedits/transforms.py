@@ -12,7 +12,7 @@ import ast
 import io
 import keyword
 import tokenize
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 
 from benchmark.corruptions.choice import Chooser
 
@@ -405,3 +405,55 @@ def land(
     for old, moved in zip(spans, groups, strict=True):
         old[:] = moved
     return new_text, landed
+
+
+class EntryLost(Exception):
+    """A `propose` of `stack_changes` finds the target function gone: no later family can land."""
+
+
+Spans = list[tuple[int, int]]
+
+
+def stack_changes(
+    gold: str,
+    fix: Spans,
+    families: list[str],
+    ch: Chooser,
+    propose: Callable[[str, str, Chooser], list[Replacement] | None],
+    parses: Callable[[str], bool],
+    conflicts: Collection[frozenset[str]],
+    *,
+    touching_fix: bool,
+) -> tuple[str, Spans, list[tuple[str, Spans]]]:
+    """One candidate: 1 to 4 families' changes (as many as the chooser draws) stacked on the gold edit in
+    the chooser's order. A family is passed over when `propose(family, text)` has nothing, when its
+    replacements overlap an earlier change or the fix (`touching_fix`: touching it counts too, where a
+    token run would merge them), when it conflicts with one already landed, or when the result does not
+    parse (`propose(family, text, ch)`: the family's replacements on `text`). The candidate text, the fix's spans moved with the changes, and each change's spans."""
+    count = 1 + ch.below(4)
+    text, spans = gold, [list(fix)]
+    changes: list[tuple[str, Spans]] = []
+    for family in ch.shuffled(families):
+        if len(changes) >= count:
+            break
+        if any(frozenset((family, f)) in conflicts for f, _ in changes):
+            continue  # one would undo the other (removing the placeholder comment just added)
+        try:
+            reps = propose(family, text, ch)
+        except EntryLost:
+            break
+        if not reps:
+            continue
+        taken = [span for g in spans[1:] for span in g]
+        apart = 0 if touching_fix else 1  # offsets are ints: `s < fe` is `s <= fe - 1`
+        if any(s <= te and ts <= e for s, e, _ in reps for ts, te in taken) or any(
+            s <= fe - apart and fs <= e - apart for s, e, _ in reps for fs, fe in spans[0]
+        ):
+            continue  # on top of an earlier change or of the fix: they could not be told apart
+        got = land(text, reps, spans, parses)
+        if got is None:
+            continue
+        text, landed = got
+        spans.append(list(landed))
+        changes.append((family, spans[-1]))
+    return text, spans[0], changes
