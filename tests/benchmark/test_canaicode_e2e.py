@@ -9,31 +9,11 @@ from pathlib import Path
 
 from benchmark import cli
 from benchmark.store import RESULTS, read_records
+from tests.benchmark.cli_runs import quiet_run
 
 
 def run(out: Path, backend: str, data: Path, *extra: str) -> dict:
-    assert (
-        cli.main(
-            [
-                "bench",
-                "run",
-                "--suite",
-                "canaicode",
-                "--backend",
-                backend,
-                "--out",
-                str(out),
-                "--data",
-                str(data),
-                "--quiet",
-                "--workers",
-                "2",
-                *extra,
-            ]
-        )
-        == 0
-    )
-    return json.loads((out / "summary.json").read_text())
+    return quiet_run(out, "canaicode", backend, data, *extra)
 
 
 def test_gold_answers_score_full_points_in_both_languages(canaicode_root: Path, tmp_path: Path) -> None:

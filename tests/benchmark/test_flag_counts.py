@@ -20,6 +20,7 @@ from benchmark.suites import canitedit, overedit
 from sandbox import envs
 from server.fidelity import measure
 from server.fidelity.flags import count_unit_flags
+from tests.benchmark.cli_runs import quiet_run
 from tools.doubles.scripted import ScriptedServer, Step, fenced, user_code
 
 
@@ -112,31 +113,6 @@ def _data(shared_data: Path) -> Path:
     return shared_data
 
 
-def _bench(out: Path, suite: str, backend: str, data: Path, *extra: str) -> dict:
-    assert (
-        cli.main(
-            [
-                "bench",
-                "run",
-                "--suite",
-                suite,
-                "--backend",
-                backend,
-                "--out",
-                str(out),
-                "--data",
-                str(data),
-                "--quiet",
-                "--workers",
-                "2",
-                *extra,
-            ]
-        )
-        == 0
-    )
-    return json.loads((out / "summary.json").read_text())
-
-
 DOC = '        """Computes the sample mean of the data"""\n'
 
 
@@ -158,9 +134,9 @@ def test_canitedit_warnings_and_hints_through_the_server(shared_data: Path, tmp_
         return fenced((_overedited(after) if DOC in after else after).rstrip("\n") + "\n")  # the fence on its own line
 
     common = ("--limit", "3", "--conditions", "descriptive")
-    gold = _bench(tmp_path / "gold", "canitedit", "gold", data, *common)
+    gold = quiet_run(tmp_path / "gold", "canitedit", "gold", data, *common)
     with ScriptedServer({"over": [Step(content=answer)]}) as srv:
-        model = _bench(
+        model = quiet_run(
             tmp_path / "model", "canitedit", "openai", data, "--base-url", srv.base_url, "--model", "over", *common
         )
     g = {r.task_id: r for r in read_records(tmp_path / "gold" / RESULTS)}
@@ -221,9 +197,9 @@ def test_overedit_counts_on_the_normalised_footing(shared_data: Path, tmp_path: 
     with pytest.MonkeyPatch.context() as mp:
         for k, v in env.items():
             mp.setenv(k, v)
-        gold = _bench(tmp_path / "gold", "overedit", "gold", subset)
+        gold = quiet_run(tmp_path / "gold", "overedit", "gold", subset)
         with ScriptedServer({"over": [Step(content=answer)]}) as srv:
-            model = _bench(
+            model = quiet_run(
                 tmp_path / "model", "overedit", "openai", subset, "--base-url", srv.base_url, "--model", "over"
             )
     for cond in overedit.CONDITIONS:

@@ -17,6 +17,7 @@ from benchmark.suites import overedit
 from benchmark.suites.overedit import OverEdit, Task, compare_conditions, parse_tasks
 from benchmark.suites.overedit import sections as overedit_html_sections
 from sandbox import envs
+from tests.benchmark.cli_runs import quiet_run
 from tools.doubles.files import FileServer
 
 # stdlib-only tasks (they run in the `base` environment, which CI always has); 1 and 2 corruptions
@@ -98,27 +99,7 @@ def _subset(raw_file: Path, path: Path) -> Path:
 
 
 def _run(out: Path, backend: str, data: Path) -> dict:
-    assert (
-        cli.main(
-            [
-                "bench",
-                "run",
-                "--suite",
-                "overedit",
-                "--backend",
-                backend,
-                "--out",
-                str(out),
-                "--data",
-                str(data),
-                "--quiet",
-                "--workers",
-                "2",
-            ]
-        )
-        == 0
-    )
-    return json.loads((out / "summary.json").read_text())
+    return quiet_run(out, "overedit", backend, data)
 
 
 def test_gold_and_identity_end_to_end(raw_file: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys):

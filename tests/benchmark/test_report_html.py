@@ -2,8 +2,6 @@
 parameters narrow it, `?sample=ID` opens one sample with its flagged units, and a screenshot renders.
 The run is a real `bench run` (gold backend, real server and sandbox) made once for the module."""
 
-import contextlib
-import io
 import json
 import os
 import re
@@ -18,6 +16,7 @@ from benchmark.records import SampleRecord, UnitView
 from benchmark.report_html.browser import render_browser, sample_id
 from benchmark.store import RESULTS, read_records
 from sandbox import envs
+from tests.benchmark.cli_runs import bench
 from tools import headless
 
 DATA = Path(os.environ.get("EDIT_FIDELITY_DATA") or Path(__file__).resolve().parents[3] / "shared" / "data")
@@ -33,13 +32,6 @@ needs_run = [
         not envs.is_prepared("canitedit"), reason="sandbox suite env missing: run scripts/setup-sandbox"
     ),
 ]
-
-
-def bench(*argv: str) -> tuple[int, str]:
-    out = io.StringIO()
-    with contextlib.redirect_stdout(out):
-        code = cli.main(["bench", *argv])
-    return code, out.getvalue()
 
 
 @pytest.fixture(scope="module")

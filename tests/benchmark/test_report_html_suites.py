@@ -2,48 +2,23 @@
 pass@1 per kind and its Win Rate on the comparison page, every sample in the browser. Real runs (gold,
 identity) through the real CLI, server and sandbox."""
 
-import contextlib
-import io
 import json
 import re
 from pathlib import Path
 
 import pytest
 
-from benchmark import cli, suites
+from benchmark import suites
 from benchmark.report_html.browser import sample_id
 from benchmark.store import RESULTS, read_records
+from tests.benchmark.cli_runs import bench, quiet_run
 from tools import headless
 
 pytestmark = pytest.mark.skipif(headless.chromium() is None, reason="chromium missing: scripts/setup installs it")
 
 
-def bench(*argv: str) -> tuple[int, str]:
-    out = io.StringIO()
-    with contextlib.redirect_stdout(out):
-        code = cli.main(["bench", *argv])
-    return code, out.getvalue()
-
-
 def make_run(out: Path, suite: str, backend: str, data: Path, limit: str) -> Path:
-    code, _ = bench(
-        "run",
-        "--suite",
-        suite,
-        "--backend",
-        backend,
-        "--out",
-        str(out),
-        "--data",
-        str(data),
-        "--quiet",
-        "--workers",
-        "2",
-        "--limit",
-        limit,
-        "--allow-errors",
-    )
-    assert code == 0
+    quiet_run(out, suite, backend, data, "--limit", limit, "--allow-errors")
     return out
 
 
