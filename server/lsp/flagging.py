@@ -25,19 +25,6 @@ class Judgment(list):
     verdicts: list[Verdict]
 
 
-def judge_hunks(
-    report: FidelityReport,
-    instruction: str | None,
-    *,
-    original: str | None = None,
-    edited: str | None = None,
-    aware: bool = True,
-) -> list[Verdict]:
-    """A verdict per unit. `instruction` None (an observed change) or `aware` False: the core's view,
-    every change of an unrequested kind counts."""
-    return judge_units(report, instruction, original=original, edited=edited, aware=aware)
-
-
 def flag_hunks(
     report: FidelityReport,
     instruction: str | None,
@@ -47,7 +34,7 @@ def flag_hunks(
     aware: bool = True,
 ) -> Judgment:
     """Per hunk: True when it contains a change nobody asked for (with the verdicts attached)."""
-    verdicts = judge_hunks(report, instruction, original=original, edited=edited, aware=aware)
+    verdicts = judge_units(report, instruction, original=original, edited=edited, aware=aware)
     out = Judgment(v.flagged for v in verdicts)
     out.verdicts = verdicts
     return out
