@@ -11,7 +11,7 @@ from typing import Any, TypeVar
 
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 
-from server.protocol.decode import DecodeError, convert
+from server.protocol.decode import DecodeError, convert, json_kind
 
 CONTENT_MODIFIED = -32801
 REQUEST_FAILED = -32803
@@ -47,26 +47,13 @@ def single_object(command: str, arguments: Any) -> dict:
     if isinstance(arguments, dict):  # tolerated: some clients send the object itself
         return arguments
     if isinstance(arguments, (str, bytes)) or not isinstance(arguments, (list, tuple)):
-        raise InvalidArgs(command, f"arguments must be an array holding one JSON object, got {_kind(arguments)}")
+        raise InvalidArgs(command, f"arguments must be an array holding one JSON object, got {json_kind(arguments)}")
     if len(arguments) != 1:
         raise InvalidArgs(command, f"expects exactly one JSON object argument, got {len(arguments)}")
     obj = arguments[0]
     if not isinstance(obj, dict):
-        raise InvalidArgs(command, f"the argument must be a JSON object, got {_kind(obj)}")
+        raise InvalidArgs(command, f"the argument must be a JSON object, got {json_kind(obj)}")
     return obj
-
-
-def _kind(v: Any) -> str:
-    if v is None:
-        return "null"
-    return {
-        bool: "a boolean",
-        int: "a number",
-        float: "a number",
-        str: "a string",
-        list: "an array",
-        dict: "an object",
-    }.get(type(v), type(v).__name__)
 
 
 def span(rng: Any) -> tuple[tuple[int, int], tuple[int, int]] | None:

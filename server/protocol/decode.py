@@ -126,7 +126,8 @@ def _type_at(typ: Any, steps: list[str | int]) -> tuple[mi.Type, dict]:
     return t, extra
 
 
-def _kind(v: Any) -> str:
+def json_kind(v: Any) -> str:
+    """How an error message names a JSON value's type ("a string", "null", ...)."""
     if v is None:
         return "null"
     return {
@@ -199,7 +200,7 @@ def _explain(msg: str, steps: list[str | int], raw: Any, typ: Any, prefix: str, 
         return f"{_name(list_path, quote)} must be {_what(t, extra, ranged=False)}"
     t, extra = _type_at(typ, steps)
     name = _name(path, quote) or "the value"
-    got = "" if extra.get("secret") else (f", got {_kind(value)} {value!r}" if quote else f", got {value!r}")
+    got = "" if extra.get("secret") else (f", got {json_kind(value)} {value!r}" if quote else f", got {value!r}")
     if re.fullmatch(r"Expected `[^`]+`, got `[^`]+`", msg) or msg.startswith("Invalid enum value"):
         return f"{name} must be {_what(t, extra, ranged=True)}{got}"[:300]
     if "matching regex" in msg:
