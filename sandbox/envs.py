@@ -282,20 +282,7 @@ def prepare(name: str, *, log: Callable[[str], object] = print) -> Path:
         python = str(target / "bin" / "python")
         if suite.requirements:
             log(f"suite {name}: installing {len(suite.requirements)} requirements into {target}")
-            subprocess.run(
-                [
-                    sys.executable,
-                    "-m",
-                    "pip",
-                    "--python",
-                    python,
-                    "install",
-                    "-q",
-                    "--disable-pip-version-check",
-                    *suite.requirements,
-                ],
-                check=True,
-            )
+            subprocess.run(_pip_install(python, *suite.requirements), check=True)
         missing = _install_optional(suite, target, python, log)
         site = Path(
             subprocess.run(
@@ -319,6 +306,11 @@ def prepare(name: str, *, log: Callable[[str], object] = print) -> Path:
     return target
 
 
+def _pip_install(python: str, *args: str) -> list[str]:
+    """This interpreter's pip installing into the environment whose interpreter is `python`."""
+    return [sys.executable, "-m", "pip", "--python", python, "install", "-q", "--disable-pip-version-check", *args]
+
+
 def _install_optional(suite: Suite, target: Path, python: str, log: Callable[[str], object]) -> dict[str, str]:
     if not suite.optional:
         return {}
@@ -328,19 +320,7 @@ def _install_optional(suite: Suite, target: Path, python: str, log: Callable[[st
     for req in suite.optional:
         log(f"suite {suite.name}: installing optional {req}")
         done = subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "pip",
-                "--python",
-                python,
-                "install",
-                "-q",
-                "--disable-pip-version-check",
-                "-c",
-                str(pins),
-                req,
-            ],
+            _pip_install(python, "-c", str(pins), req),
             check=False,
             capture_output=True,
             text=True,
