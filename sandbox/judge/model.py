@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from statistics import mean, pstdev
-from typing import Literal
+from typing import Literal, get_args
 
 import msgspec
 
@@ -18,16 +18,7 @@ Verdict = Literal[
     "output_limit",
     "judge_error",
 ]
-VERDICTS: tuple[str, ...] = (
-    "accepted",
-    "wrong_answer",
-    "time_limit",
-    "memory_limit",
-    "runtime_error",
-    "compile_error",
-    "output_limit",
-    "judge_error",
-)
+VERDICTS: tuple[str, ...] = get_args(Verdict)  # the same names, in order, at run time
 Shape = Literal["auto", "program", "function"]
 # A checker name, or a special judge: (input, expected, output) -> ok, or (ok, why)
 Checker = str | Callable[[str, str, str], "bool | tuple[bool, str]"]
