@@ -152,9 +152,9 @@ class SessionPool:
             await self._stop_all(run_dir)
 
     async def _start(self) -> _Session:
-        s = _Session(len(self._sessions), None)
+        actor = self._remote.remote(self.cluster.suite.name, self.cluster.options, self._backends, self.command)
+        s = _Session(len(self._sessions), actor)
         self._sessions.append(s)
-        s.actor = self._remote.remote(self.cluster.suite.name, self.cluster.options, self._backends, self.command)
         try:
             info = await asyncio.wait_for(s.actor.start.remote(), START_TIMEOUT_S)
         except TimeoutError:
@@ -172,7 +172,7 @@ class SessionPool:
         return s
 
     def _pick(self) -> _Session | None:
-        live = [s for s in self._sessions if s.lost is None and s.actor is not None]
+        live = [s for s in self._sessions if s.lost is None]
         return min(live, key=lambda s: (s.outstanding, s.asked, s.index)) if live else None
 
     async def _any(self) -> _Session:
@@ -227,14 +227,13 @@ class SessionPool:
 
     async def _stop_all(self, run_dir: Path) -> None:
         async def stop(s: _Session) -> None:
-            if s.lost is None and s.actor is not None:
+            if s.lost is None:
                 try:
                     text = await asyncio.wait_for(s.actor.stop.remote(), 30)
                     (run_dir / f"server-session-{s.index}.log").write_text(text, encoding="utf-8")
                 except Exception as exc:  # noqa: BLE001  # ending the run must not fail on a session's end
                     self.cluster.write({"event": "session_stop_failed", "session": s.index, "error": str(exc)[:200]})
-            if s.actor is not None:
-                self.cluster.ray.kill(s.actor)
+            self.cluster.ray.kill(s.actor)
 
         await asyncio.gather(*(stop(s) for s in self._sessions))
         self.cluster.write(
