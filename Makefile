@@ -41,3 +41,4 @@ bench: setup
 	$(BIN)/python -m tools.bench.bench_sandbox
 	$(BIN)/python -m tools.bench.bench_lang --targets
 	$(BIN)/python -m tools.bench.bench_ray
+	$(BIN)/python -m tools.bench.bench_load  # make run's replay and the gold run, idle and beside 6 busy processes

@@ -213,10 +213,10 @@ def _run(args: argparse.Namespace) -> int:
 
 def _run_checked(args: argparse.Namespace) -> int:
     from benchmark import backends, preflight, suites
-    from benchmark.engine import Engine
+    from benchmark.engine import Engine, RunAborted
     from benchmark.records import RunConfig
     from benchmark.report import render_text, report, state_lines
-    from benchmark.session import ServerError
+    from benchmark.session import ServerUnavailable
     from benchmark.store import ResultsStore
 
     suite = suites.get(args.suite)
@@ -368,7 +368,7 @@ def _run_checked(args: argparse.Namespace) -> int:
         if cluster is not None:
             cluster.drive(engine)  # the sandbox runs as Ray tasks; with --ray-sessions the requests too
         progress = asyncio.run(engine.run())
-    except ServerError as exc:
+    except (ServerUnavailable, RunAborted) as exc:  # what no sample can survive: the records stay
         return _fail(
             f"{exc}; {len(store.records)} records kept in {args.out}: continue with --resume "
             f"(server log: {args.out / ('server-session-*.log' if args.ray_sessions else 'server.log')})",

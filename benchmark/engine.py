@@ -2,13 +2,17 @@
 (`editFidelity.requestEdit`), its edits are applied to the document as an editor would, the result
 runs in the sandbox, and one `SampleRecord` is appended as soon as it is complete.
 
-Backend failures are records (outcome `backend_error`/`no_code`, as the server reports them); a failure
-of the server itself (`ServerError`) ends the run, so that `--resume` runs those samples again. Samples
-that ended in a retryable error (backend or sandbox) run once more at the end of the run (`retries`).
+One sample's failure is one record, never the end of the run: a backend failure is `backend_error` /
+`no_code` (as the server reports it), a failure of the server itself (an internal error, the process
+exiting or hanging: `ServerError`) is `server_error` (the server is restarted by `LocalSessions`), a
+failure of the sandbox or the judge is `sandbox_error`. Samples that ended in a retryable error run once
+more at the end of the run (`retries`). The run ends early only on what no sample can survive
+(`RunAborted`: the model endpoint gone for good, a results file that cannot be written;
+`ServerUnavailable`: no language server can be started), in one line, with every record kept.
 
-Timing-sensitive tasks (`Suite.timing_sensitive`): a verdict that differs from the recorded run's (or
-any, without one) is judged again alone (no other program of the run beside it), up to three runs, and
-the majority counts; the votes are stored, so a split vote reaches the report as a flaky verdict.
+Timing-sensitive tasks (`Suite.timing_sensitive`) are judged alone (no other program of the run beside
+them) until two runs agree, at most three, and the majority counts; the votes are stored, so a split vote
+reaches the report as a flaky verdict. Whether to run again depends on this run's runs only.
 
 Concurrency: at most `concurrency` requests in flight towards the server/backend; sandbox runs go to
 the sandbox's own worker pool (`workers` slots, one uid each) and overlap with the requests.
@@ -20,22 +24,34 @@ import asyncio
 import logging
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
-from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 import msgspec
 
+from benchmark import preflight
 from benchmark.backends import Backend
+from benchmark.local_sessions import Asker, LocalSessions, Sessions
 from benchmark.records import RunConfig, SampleRecord, is_error, unit_views
-from benchmark.session import ServerSession
+from benchmark.session import ServerError
 from benchmark.store import ResultsStore, retryable
 from benchmark.suite import Answer, Suite, Task, Verdict
 from sandbox.singleflight import SingleFlight
 from server.fidelity.flags import split_flags
 
 logger = logging.getLogger(__name__)
+
+# the endpoint is asked whether it is still there after this many connection failures in a row, up to
+# `ENDPOINT_PROBES` times this far apart (a server that restarts in that time keeps the run going)
+ENDPOINT_FAILURES = 16
+ENDPOINT_PROBES = 4
+ENDPOINT_PROBE_S = 15.0
+
+
+class RunAborted(Exception):
+    """What no sample can survive (the model endpoint gone for good, a results file that cannot be written):
+    the run ends in one line, the records kept so far stay, and `--resume` goes on from them."""
 
 
 @dataclass(frozen=True)
@@ -49,43 +65,6 @@ class Job:
     @property
     def sample(self) -> int:
         return self.samples[0]
-
-
-class Asker(Protocol):
-    """Where the engine's requests go: one language-server session here (`LocalSessions`), or the
-    sessions of a Ray cluster (`benchmark.ray_sessions`); either runs the suite's own `ask`."""
-
-    async def ask(
-        self, task: Task, condition: str, backend: str, *, name: str, style: str | None, n: int
-    ) -> Answer | list[Answer]: ...
-
-
-# (the server's `backends` settings, the run's log path) -> the sessions for the run's length
-Sessions = Callable[[list[dict], Path], AbstractAsyncContextManager[Asker]]
-
-
-class LocalSessions:
-    """One `python -m server.lsp` subprocess on this machine, as an editor runs it."""
-
-    def __init__(self, suite: Suite, command: list[str] | None = None) -> None:
-        self.suite = suite
-        self.command = command
-        self.session: ServerSession | None = None
-
-    def __call__(self, backends: list[dict], log: Path) -> AbstractAsyncContextManager[Asker]:
-        return self._open(backends, log)
-
-    @asynccontextmanager
-    async def _open(self, backends: list[dict], log: Path) -> AsyncIterator[Asker]:
-        async with ServerSession(backends, log_file=log, command=self.command) as session:
-            self.session = session
-            yield self
-
-    async def ask(
-        self, task: Task, condition: str, backend: str, *, name: str, style: str | None, n: int
-    ) -> Answer | list[Answer]:
-        assert self.session is not None
-        return await self.suite.ask(self.session, task, condition, backend, style=style, n=n, name=name)
 
 
 @dataclass
@@ -193,7 +172,11 @@ def score(suite_name: str, job: Job, sample: int, answer: Answer, backend_name: 
         outcome="fail",
     )
     if proposal.get("status") != "ok":
-        rec.outcome = "no_code" if proposal.get("errorKind") in ("no_code", "empty") else "backend_error"
+        kind = proposal.get("errorKind")
+        # "internal": the server's own code failed on this request (a bug or a crash in it), not the backend
+        rec.outcome = (
+            "no_code" if kind in ("no_code", "empty") else "server_error" if kind == "internal" else "backend_error"
+        )
         rec.error = (proposal.get("error") or "")[:500]
         rec.error_kind = proposal.get("errorKind")
         return rec
@@ -245,10 +228,10 @@ class Engine:
         self.timings = {"server_s": 0.0, "sandbox_s": 0.0, "scoring_s": 0.0}
         # identical programs of a task run once per run (recorded runs repeat many completions)
         self._verdicts: SingleFlight[tuple[str, str, str], Verdict] = SingleFlight(keep=True)
-        self._voted: SingleFlight[tuple[str, str, str], Verdict] = SingleFlight(keep=True)
         self._gate = Gate()
         self.retries = retries  # passes over the samples that ended in a retryable error
         self.reused = 0
+        self._refused = 0  # connection failures of the backend in a row (`_watch_endpoint`)
         # where a program is judged: the suite's judge on this machine's sandbox, or (--ray) a cluster's
         # task with the same inputs and the same Verdict back; likewise the necessity analysis' sub-edits
         self.judge: Callable[[Task, str, str], Awaitable[Verdict]] = self._local_judge
@@ -311,12 +294,40 @@ class Engine:
         try:
             for fut in asyncio.as_completed(tasks):
                 for rec in await fut:
-                    self.store.append(rec)
+                    self._store(rec)
                     progress.add(rec, retried=retried)
+                    await self._watch_endpoint(rec)
         finally:
             for t in tasks:
                 t.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)
+
+    def _store(self, rec: SampleRecord) -> None:
+        try:
+            self.store.append(rec)
+        except OSError as exc:  # the disk is full (or gone): no later sample can be kept either
+            raise RunAborted(
+                f"cannot write {self.store.path}: {exc.strerror or exc}; free space, then --resume"
+            ) from None
+
+    async def _watch_endpoint(self, rec: SampleRecord) -> None:
+        """Many connection failures in a row: ask the endpoint itself; one that stays silent through
+        `ENDPOINT_PROBES` probes is gone for good, which no sample can survive (the run ends)."""
+        if rec.outcome != "backend_error" or rec.error_kind != "connection":
+            self._refused = 0
+            return
+        self._refused += 1
+        if self._refused < ENDPOINT_FAILURES:
+            return
+        for probe in range(ENDPOINT_PROBES):
+            try:
+                await asyncio.to_thread(preflight.check_backend, self.backend)
+                self._refused = 0
+                return
+            except preflight.PreflightError as exc:
+                if probe == ENDPOINT_PROBES - 1:
+                    raise RunAborted(f"the model endpoint is gone: {exc}") from None
+                await asyncio.sleep(ENDPOINT_PROBE_S)
 
     def _key(self, task: Task, condition: str, completion: str) -> tuple[str, str, str]:
         return (task.task_id, condition if self.suite.judge_by_condition else "", completion)
@@ -325,40 +336,28 @@ class Engine:
         key = self._key(task, condition, completion)
         reused = key in self._verdicts
         self.reused += reused
-        return await self._verdicts.run(key, lambda: self._shared_judged(task, condition, completion)), reused
+        judged = self._voted if self.suite.timing_sensitive(task) else self._shared_judged
+        return await self._verdicts.run(key, lambda: judged(task, condition, completion)), reused
 
     async def _shared_judged(self, task: Task, condition: str, completion: str) -> Verdict:
         async with self._gate.shared():
             return await self._judged(task, condition, completion)
 
-    async def _robust(
-        self, task: Task, condition: str, completion: str, first: Verdict, expected: bool | None
-    ) -> Verdict:
-        """A timing-sensitive task's verdict, voted on when it differs from `expected` (or always without)."""
-        if (
-            not self.suite.timing_sensitive(task)
-            or first.votes is not None
-            or first.sandbox_error is not None
-            and not first.passed
-            or expected is not None
-            and first.passed == expected
-        ):
-            return first
-        return await self._voted.run(
-            self._key(task, condition, completion), lambda: self._vote(task, condition, completion, first)
-        )
-
-    async def _vote(self, task: Task, condition: str, completion: str, first: Verdict) -> Verdict:
-        """Runs alone until two agree (at most three in all); the majority's verdict, with every vote."""
-        runs = [first]
+    async def _voted(self, task: Task, condition: str, completion: str) -> Verdict:
+        """A timing-sensitive task's verdict: judged alone (no other program of the run beside it) until two
+        runs agree, at most three, and the majority counts, with every vote kept. The rule looks at this
+        run's own runs only, never at a recorded verdict, so agreement with a recorded run is not flattered."""
+        runs: list[Verdict] = []
         while len(runs) < 3 and not (len(runs) == 2 and runs[0].passed == runs[1].passed):
             async with self._gate.exclusive():
                 v = await self._judged(task, condition, completion)
             if v.sandbox_error is not None and not v.passed:
-                break  # the sandbox failed: not a vote
+                if not runs:
+                    return v  # the sandbox failed: an error of this sample, not a vote
+                break
             runs.append(v)
         votes = [r.passed for r in runs]
-        passed = sum(votes) * 2 > len(votes) if len(votes) % 2 else runs[-1].passed  # a tie: the run alone
+        passed = sum(votes) * 2 > len(votes) if len(votes) % 2 else runs[-1].passed  # a tie: the last run
         if len(set(votes)) > 1:
             logger.warning("flaky verdict of %s (%s): votes %s", task.task_id, condition, votes)
         return msgspec.structs.replace(next(r for r in runs if r.passed == passed), votes=votes)
@@ -411,13 +410,13 @@ class Engine:
 
     def _record(self, job: Job, **fields: Any) -> SampleRecord:
         t = job.task
+        fields.setdefault("sample", job.sample)
         return SampleRecord(
             suite=self.suite.name,
             task_id=t.task_id,
             task=t.name,
             condition=job.condition,
             backend=self.config.backend,
-            sample=job.sample,
             **fields,
         )
 
@@ -437,15 +436,22 @@ class Engine:
                         )
                     ]
                 t0 = time.perf_counter()
-                # a ServerError (the server failed, not the backend) ends the run: nothing is stored for it
-                got = await session.ask(
-                    t,
-                    job.condition,
-                    slot,
-                    style=style,
-                    n=len(job.samples),
-                    name=f"{t.task_id}-{job.condition}-{job.sample}".replace("/", "_"),
-                )
+                try:
+                    got = await session.ask(
+                        t,
+                        job.condition,
+                        slot,
+                        style=style,
+                        n=len(job.samples),
+                        name=f"{t.task_id}-{job.condition}-{job.sample}".replace("/", "_"),
+                    )
+                except ServerError as exc:  # the server failed these samples (not the backend): their records
+                    logger.warning("%s (%s): %s", t.task_id, job.condition, exc)
+                    error = " ".join(str(exc).split())[:500]
+                    return [
+                        self._record(job, sample=s, outcome="server_error", error_kind=exc.kind, error=error)
+                        for s in job.samples
+                    ]
                 server_s = time.perf_counter() - t0
         answers = got if isinstance(got, list) else [got]
         if len(answers) == 1 and len(job.samples) > 1:  # one error for the whole request: every sample has it
@@ -474,16 +480,13 @@ class Engine:
                 rec.recorded_missing = missing
         if rec.completion is not None:
             v, reused = await self._judge(t, job.condition, rec.completion)
-            voted = await self._robust(t, job.condition, rec.completion, v, rec.recorded_pass)
-            reused = reused and voted is v
-            v = voted
             v.fill(rec)
             rec.votes = v.votes
             rec.sandbox_ms, rec.reused_verdict = (0.0 if reused else v.sandbox_ms), reused
             if v.sandbox_error is not None and not v.passed:
-                rec.outcome, rec.error = "sandbox_error", v.sandbox_error
+                rec.outcome, rec.error, rec.error_kind = "sandbox_error", v.sandbox_error, v.error_kind
             elif v.sandbox_error is not None:  # passed, but a follow-up run (coverage) failed
-                rec.outcome, rec.error = "pass", v.sandbox_error
+                rec.outcome, rec.error, rec.error_kind = "pass", v.sandbox_error, v.error_kind
             else:
                 rec.outcome = "pass" if v.passed else "fail"
             if self.necessity_runs and rec.passed:

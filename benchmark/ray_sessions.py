@@ -13,7 +13,9 @@ endpoint, the balancer) then listen on this machine's cluster address so that th
 - A session that dies (its node died, its process was killed) loses only its in-flight requests: each
   one is sent again to another session (a fresh document there; the answer is the same). When every
   session is gone one new session is started; when that fails too the run ends as a failure of the
-  server (`ServerError`: the records stay, `--resume` goes on), never as model failures.
+  server (`ServerUnavailable`: the records stay, `--resume` goes on), never as model failures. A server
+  that dies inside a live session is restarted there (`LocalSessions`); its lost request is an error
+  record of its sample (`server_error`), run again at the end of the run.
 - Before the first request each session checks from its node that the backend's endpoints answer and
   that an `apiKeyEnv` variable is set there: a node that cannot reach the model is an error, loudly.
 - Each session's server log comes back into the run directory (`server-session-I.log`) when it ends.
@@ -34,8 +36,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from benchmark.local_sessions import Asker, LocalSessions
 from benchmark.ray_judge import Cluster, trace
-from benchmark.session import ServerError, ServerSession
+from benchmark.session import ServerError, ServerGone, ServerUnavailable
 from benchmark.suite import Answer, Task
 
 ASK_RETRIES = 3  # a request whose session died is sent again, to another session, this many times
@@ -75,33 +78,34 @@ class SessionActor:
         self.backends = backends
         self.command = command
         self.log = Path(tempfile.mkdtemp(prefix="edit-fidelity-session-")) / "server.log"
-        self.session: ServerSession | None = None
+        # the server restarted on this node when it dies, as a local run's (`LocalSessions`)
+        self._open: AbstractAsyncContextManager[Asker] | None = None
+        self.asker: Asker | None = None
 
     async def start(self) -> dict[str, Any]:
         import ray
 
         if problems := await asyncio.to_thread(unreachable, self.backends):
             raise SessionStartError("; ".join(problems))
-        session = ServerSession(self.backends, log_file=self.log, command=self.command)
-        await session.__aenter__()
-        self.session = session
+        self._open = LocalSessions(self.suite, self.command)(self.backends, self.log)
+        self.asker = await self._open.__aenter__()
         return {"node_id": ray.get_runtime_context().get_node_id(), "pid": os.getpid()}
 
     async def ask(
         self, task: Task, condition: str, backend: str, name: str, style: str | None, n: int
     ) -> Answer | list[Answer]:
-        assert self.session is not None, "start() first"
+        assert self.asker is not None, "start() first"
         await asyncio.sleep(trace("ask-start", task))
         try:
-            return await self.suite.ask(self.session, task, condition, backend, name=name, style=style, n=n)
+            return await self.asker.ask(task, condition, backend, name=name, style=style, n=n)
         finally:
             trace("ask-end", task)
 
     async def stop(self) -> str:
         """Ends the server; its log's tail."""
-        if self.session is not None:
-            await self.session.__aexit__(None, None, None)
-            self.session = None
+        if self._open is not None:
+            await self._open.__aexit__(None, None, None)
+            self._open = self.asker = None
         try:
             with open(self.log, "rb") as fh:
                 fh.seek(max(0, os.path.getsize(self.log) - LOG_TAIL))
@@ -159,14 +163,14 @@ class SessionPool:
             info = await asyncio.wait_for(s.actor.start.remote(), START_TIMEOUT_S)
         except TimeoutError:
             s.lost = "not started"
-            raise ServerError(
+            raise ServerUnavailable(
                 f"a language-server session could not start on the cluster in {START_TIMEOUT_S:.0f} s "
                 f"(each needs a free CPU: {self.count} sessions asked for)"
             ) from None
         except Exception as exc:  # noqa: BLE001  # Ray wraps the actor's own error
             s.lost = "not started"
             cause = getattr(exc, "cause", None) or exc
-            raise ServerError(f"a language-server session could not start on the cluster: {cause}") from None
+            raise ServerUnavailable(f"a language-server session could not start on the cluster: {cause}") from None
         s.node = self.cluster.label(info["node_id"])
         self.cluster.write({"event": "session", "session": s.index, "node": s.node, "pid": info["pid"]})
         return s
@@ -176,7 +180,7 @@ class SessionPool:
         return min(live, key=lambda s: (s.outstanding, s.asked, s.index)) if live else None
 
     async def _any(self) -> _Session:
-        """A live session; when every one is gone, one started anew (else the run ends: ServerError)."""
+        """A live session; when every one is gone, one started anew (else the run ends: ServerUnavailable)."""
         assert self._replacing is not None
         if (s := self._pick()) is not None:
             return s
@@ -203,7 +207,11 @@ class SessionPool:
                 continue
             except ray.exceptions.RayTaskError as exc:  # the session's server failed: as a local run's would
                 cause = exc.cause if isinstance(exc.cause, Exception) else exc
-                raise ServerError(f"language server on {s.node}: {cause}") from None
+                if isinstance(cause, ServerUnavailable):  # its server cannot be had again: another session
+                    self._lose(s, task, f"session {s.index} on {s.node}: {cause}")
+                    raise ServerGone(f"language server on {s.node}: {cause}") from None
+                error = ServerGone if isinstance(cause, ServerGone) else ServerError
+                raise error(f"language server on {s.node}: {cause}") from None
             finally:
                 s.outstanding -= 1
             s.asked += 1
@@ -218,7 +226,7 @@ class SessionPool:
                 }
             )
             return got
-        raise ServerError(f"requestEdit for {task.task_id} lost its session {len(problems)} times: {problems[-1]}")
+        raise ServerGone(f"requestEdit for {task.task_id} lost its session {len(problems)} times: {problems[-1]}")
 
     def _lose(self, s: _Session, task: Task, why: str) -> None:
         if s.lost is None:

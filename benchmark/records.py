@@ -6,7 +6,29 @@ from typing import Any, Literal
 
 import msgspec
 
-Outcome = Literal["pass", "fail", "no_code", "backend_error", "sandbox_error"]
+Outcome = Literal["pass", "fail", "no_code", "backend_error", "server_error", "sandbox_error"]
+
+
+class Execution(msgspec.Struct, kw_only=True, omit_defaults=True):
+    """One run of a program in the sandbox behind a verdict: what it used of its budget. Kept in
+    results.jsonl (never in summary.json: these figures move with the machine's load, verdicts do not)."""
+
+    run: str  # what ran: "tests", "coverage", ...
+    status: str  # the sandbox status (ok, failed, timeout, memory, output_limit, error)
+    cpu_s: float
+    wall_s: float
+    starved_runs: int = 0  # runs the sandbox did again alone because the program got no CPU
+
+    @classmethod
+    def of(cls, run: str, res: Any) -> Execution:
+        """From the sandbox's `ExecResult`."""
+        return cls(
+            run=run,
+            status=res.status,
+            cpu_s=round(float(res.cpu_s), 3),
+            wall_s=round(float(res.wall_s), 3),
+            starved_runs=int(getattr(res, "starved_runs", 0) or 0),
+        )
 
 
 class RunConfig(msgspec.Struct, kw_only=True):
@@ -139,6 +161,7 @@ class SampleRecord(msgspec.Struct, kw_only=True):
     server_ms: float = 0.0
     sandbox_ms: float = 0.0
     scoring_ms: float = 0.0
+    executions: list[Execution] | None = None  # each sandbox run of the verdict, CPU and wall time
 
     @property
     def key(self) -> tuple[str, str, str, int]:
@@ -157,6 +180,6 @@ def is_error(rec: SampleRecord, input_kinds: frozenset[str] = frozenset()) -> bo
     """A sample that ended without a verdict on the model: the backend did not answer, the sandbox or the
     judge failed. `input_kinds`: a suite's errorKinds for tasks it reports as unusable input (their own
     rows, as the suite's papers count them), which are not errors of the run."""
-    if rec.outcome == "sandbox_error":
+    if rec.outcome in ("sandbox_error", "server_error"):
         return True
     return rec.outcome == "backend_error" and rec.error_kind not in input_kinds

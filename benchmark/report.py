@@ -21,6 +21,8 @@ from benchmark import metrics
 from benchmark.records import RunConfig, SampleRecord, is_error
 from benchmark.store import RESULTS, read_config, read_records, write_summary
 
+NAMED_ERRORS = 100
+
 
 def summarise(config: RunConfig, records: list[SampleRecord]) -> dict:
     from benchmark import suites
@@ -72,6 +74,16 @@ def run_state(
                 for r in errors
                 if r.condition == c
             )
+            for c in conds
+            if n_err.get(c)
+        },
+        # every sample left out of the scores, by name (the first `NAMED_ERRORS` of each condition)
+        "error_samples": {
+            c: [
+                f"{r.task_id} sample {r.sample}: {_error_kind(r)}: {' '.join((r.error or '').split())[:120]}"
+                for r in errors
+                if r.condition == c
+            ][:NAMED_ERRORS]
             for c in conds
             if n_err.get(c)
         },

@@ -4,6 +4,7 @@ pygls' LanguageClient, exactly as an editor drives it (didOpen, `editFidelity.re
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import logging
 import os
@@ -27,7 +28,22 @@ EXTENSIONS = {"python": ".py", "javascript": ".js", "cpp": ".cpp", "java": ".jav
 
 
 class ServerError(Exception):
-    pass
+    """The language server failed one request (it answered with an error, or an answer the benchmark cannot
+    use): that sample's error record, never the end of the run. `kind` is the record's `error_kind`."""
+
+    kind = "internal"
+
+
+class ServerGone(ServerError):
+    """The server process exited, stopped answering, or could not be reached: the session is restarted
+    and the requests it lost are error records of their samples."""
+
+    kind = "server_exited"
+
+
+class ServerUnavailable(Exception):
+    """No language server can be had at all (it does not start, or dies at once every time): what no
+    sample can survive, so the run ends in one line."""
 
 
 def plain(value: Any) -> Any:
@@ -117,12 +133,19 @@ class ServerSession:
         return self
 
     async def __aexit__(self, *exc: object) -> None:
+        proc = getattr(self.client, "_server", None)
         try:
-            await asyncio.wait_for(self.client.shutdown_async(None), 10)
-            self.client.exit(None)
-        except Exception as err:  # noqa: BLE001  # the server may already be gone; stop() ends it either way
+            if self.alive:
+                await asyncio.wait_for(self.client.shutdown_async(None), 10)
+                self.client.exit(None)
+                if proc is not None:
+                    await asyncio.wait_for(proc.wait(), 10)
+        except Exception as err:  # noqa: BLE001  # gone, hung or slow to go: killed below either way
             logger.debug("server shutdown: %s", err)
         finally:
+            if proc is not None and proc.returncode is None:
+                with contextlib.suppress(ProcessLookupError):
+                    proc.kill()  # pygls' stop() waits for the process, which a hung server never ends
             await self.client.stop()
 
     async def _answer(self, request, timeout_s: float, what: str):
@@ -136,20 +159,25 @@ class ServerSession:
                 try:
                     return task.result()
                 except (RuntimeError, ConnectionError, BrokenPipeError) as exc:  # pygls: "Server process N exited..."
-                    raise ServerError(f"{what}: {exc}") from exc
+                    raise ServerGone(f"{what}: {exc}") from exc
             if proc is not None and proc.returncode is not None:
                 task.cancel()
-                raise ServerError(f"{what}: the language server exited with status {proc.returncode}")
+                raise ServerGone(f"{what}: the language server exited with status {proc.returncode}")
             if asyncio.get_running_loop().time() > deadline:
                 task.cancel()
-                raise ServerError(f"{what}: no answer from the language server in {timeout_s:.0f} s")
+                raise ServerGone(f"{what}: no answer from the language server in {timeout_s:.0f} s")
 
-    def _gone(self, what: str, exc: BaseException) -> ServerError:
+    @property
+    def alive(self) -> bool:
+        proc = getattr(self.client, "_server", None)
+        return proc is not None and proc.returncode is None and not self.client.stopped
+
+    def _gone(self, what: str, exc: BaseException) -> ServerGone:
         """The error for a request the client could not even send: say why when the server exited."""
         proc = getattr(self.client, "_server", None)
         if proc is not None and proc.returncode is not None:
-            return ServerError(f"{what}: the language server exited with status {proc.returncode}")
-        return ServerError(f"{what} failed: {exc}")
+            return ServerGone(f"{what}: the language server exited with status {proc.returncode}")
+        return ServerGone(f"{what} failed: {exc}")
 
     async def execute(self, command: str, args: dict, *, what: str | None = None) -> Any:
         """`workspace/executeCommand` with one JSON object; the result as plain JSON values."""

@@ -99,11 +99,13 @@ TRANSIENT_KINDS = frozenset(
 
 
 def retryable(rec: SampleRecord) -> bool:
-    """A failure of the machinery, not a verdict on the model: a backend that failed to answer or a
-    sandbox that failed to run the program."""
+    """A failure of the machinery, not a verdict on the model: a backend that failed to answer, the
+    language server that failed the request, or a sandbox that failed to run the program."""
     if rec.outcome == "pass" and rec.error is not None:  # passed, but a follow-up run (coverage) failed
         return True
-    return rec.outcome == "sandbox_error" or rec.outcome == "backend_error" and rec.error_kind in TRANSIENT_KINDS
+    if rec.outcome in ("sandbox_error", "server_error"):
+        return True
+    return rec.outcome == "backend_error" and rec.error_kind in TRANSIENT_KINDS
 
 
 class ResultsStore:

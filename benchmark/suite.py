@@ -16,6 +16,8 @@ from typing import TYPE_CHECKING, Any, ClassVar, Generic, Protocol, TypeVar
 
 import msgspec
 
+from benchmark.records import Execution
+
 if TYPE_CHECKING:
     from benchmark.records import RunConfig, SampleRecord
     from benchmark.session import ServerSession
@@ -54,10 +56,19 @@ class Verdict(msgspec.Struct, kw_only=True):
     sandbox_error: str | None = None  # the sandbox itself failed (not the program)
     metrics: dict[str, Any] = {}  # suite-specific numbers, copied to SampleRecord.metrics
     votes: list[bool] | None = None  # set by the engine: the verdicts of repeated runs (timing-sensitive tasks)
+    error_kind: str | None = None  # with `sandbox_error`: what failed ("starved": no CPU, twice)
+    executions: list[Execution] = []  # the sandbox runs behind it, with their CPU and wall time
+
+    def ran(self, run: str, res: Any) -> None:
+        """Note one sandbox run (an `ExecResult`) behind this verdict."""
+        self.executions = [*self.executions, Execution.of(run, res)]
+        if res.status == "error" and getattr(res, "starved_runs", 0) >= 2:
+            self.error_kind = "starved"
 
     def fill(self, rec: SampleRecord) -> None:
         """Copy the verdict into the record (subclasses add their own fields)."""
         rec.exec_status, rec.exit_code, rec.stderr_tail = self.exec_status, self.exit_code, self.stderr_tail
+        rec.executions = list(self.executions) or None
         if self.metrics:
             rec.metrics = {**rec.metrics, **self.metrics}
 

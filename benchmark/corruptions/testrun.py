@@ -107,6 +107,8 @@ class TestRun(msgspec.Struct, kw_only=True):
     missing: str | None = None  # a module ("pandas") or NLTK resource ("nltk_data:stopwords") not installed
     detail: str = ""  # why it failed: the load error, the first failing tests' tracebacks, or stderr
     wall_s: float = 0.0
+    cpu_s: float = 0.0
+    starved_runs: int = 0  # runs the sandbox did again alone because the program got no CPU
     sandbox_error: str | None = None  # the sandbox could not run it (says nothing about the program)
 
 
@@ -130,7 +132,14 @@ def files_for(solution: str, tests: str, kind: TestKind) -> tuple[dict[str, str]
 
 def read_result(res: Any, kind: TestKind) -> TestRun:
     """Turn the sandbox's `ExecResult` into a `TestRun`."""
-    run = TestRun(passed=False, status=res.status, exit_code=res.exit_code, wall_s=res.wall_s)
+    run = TestRun(
+        passed=False,
+        status=res.status,
+        exit_code=res.exit_code,
+        wall_s=res.wall_s,
+        cpu_s=res.cpu_s,
+        starved_runs=getattr(res, "starved_runs", 0),
+    )
     if res.status == "error":
         run.sandbox_error = res.error or "sandbox error"
         run.detail = run.sandbox_error

@@ -13,7 +13,7 @@ from typing import Any
 from benchmark.records import RunConfig, SampleRecord
 
 MAX_DIFF_LINES = 400  # a runaway completion still gets a readable (and bounded) diff
-ERROR_OUTCOMES = ("backend_error", "sandbox_error")
+ERROR_OUTCOMES = ("backend_error", "server_error", "sandbox_error")
 
 
 def sample_id(r: SampleRecord) -> str:

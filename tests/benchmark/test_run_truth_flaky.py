@@ -1,6 +1,6 @@
 """Timing-sensitive tasks (CanItEdit's 47_merge_sort, 55_bm25, 60_unique_number compare timings with 10%
-margins): the engine judges such a verdict again alone, by majority of up to three runs, and a split vote
-reaches summary.json and the text report as a flaky verdict. The sandbox runs for real; the suite below
+margins): the engine judges such a verdict alone, by majority of up to three runs, whatever a recorded run
+said, and a split vote reaches summary.json and the text report as a flaky verdict. The sandbox runs for real; the suite below
 only decides what the timing-sensitive task's runs say, so the votes are known in advance."""
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ class Scripted(canitedit.CanItEdit):
         self.timed, self.votes = timed, list(votes)
         self.calls = 0
         self.active = 0
-        self.alone: list[bool] = []  # per run of the timed task after the first: no other judge beside it
+        self.alone: list[bool] = []  # per run of the timed task: no other judge beside it
 
     def timing_sensitive(self, task: canitedit.Problem) -> bool:
         return task.task_id == self.timed
@@ -46,8 +46,7 @@ class Scripted(canitedit.CanItEdit):
         try:
             if task.task_id == self.timed:
                 self.calls += 1
-                if self.calls > 1:
-                    self.alone.append(self.active == 1)
+                self.alone.append(self.active == 1)
             v = await super().judge(box, task, condition, completion)
             if task.task_id == self.timed:
                 v.passed = self.votes.pop(0)
@@ -57,14 +56,17 @@ class Scripted(canitedit.CanItEdit):
             self.active -= 1
 
 
-def _run(tmp_path: Path, votes: list[bool]) -> tuple[Scripted, dict]:
+def _run(tmp_path: Path, votes: list[bool], recorded: bool | None = None) -> tuple[Scripted, dict]:
     problems = canitedit.load(DATA, 4)
     suite = Scripted(problems[0].task_id, votes)
     config = RunConfig(suite="canitedit", backend="gold", samples=1, limit=4, conditions=["lazy"], planned=4)
+    backend = backends.parse("gold")
+    if recorded is not None:  # as a recorded run's backend: every sample has a stored verdict
+        backend.recorded_verdict = lambda *_: (recorded, None)  # type: ignore[method-assign]
     box = Sandbox(workers=2)
     try:
         with ResultsStore(tmp_path, config, resume=False) as store:
-            asyncio.run(Engine(config, suite, problems, backends.parse("gold"), store, box, concurrency=4).run())
+            asyncio.run(Engine(config, suite, problems, backend, store, box, concurrency=4).run())
     finally:
         box.close()
     return suite, report(tmp_path)
@@ -73,7 +75,7 @@ def _run(tmp_path: Path, votes: list[bool]) -> tuple[Scripted, dict]:
 def test_a_split_vote_is_the_majority_and_is_reported_as_flaky(tmp_path: Path) -> None:
     suite, s = _run(tmp_path, [True, False, False])
     assert suite.calls == 3 and suite.votes == []  # two runs disagreed: a third decided
-    assert suite.alone == [True, True]  # the re-runs had the sandbox to themselves
+    assert suite.alone == [True, True, True]  # every run had the sandbox to itself
     timed = next(r for r in read_records(tmp_path / RESULTS) if r.task_id == suite.timed)
     assert timed.outcome == "fail" and timed.votes == [True, False, False] and timed.flaky
     assert s["flaky"] == {
@@ -86,8 +88,18 @@ def test_a_split_vote_is_the_majority_and_is_reported_as_flaky(tmp_path: Path) -
 
 def test_two_agreeing_runs_decide_and_are_not_flaky(tmp_path: Path) -> None:
     suite, s = _run(tmp_path, [True, True])
-    assert suite.calls == 2 and suite.alone == [True]
+    assert suite.calls == 2 and suite.alone == [True, True]
     timed = next(r for r in read_records(tmp_path / RESULTS) if r.task_id == suite.timed)
     assert timed.outcome == "pass" and timed.votes == [True, True] and not timed.flaky
     assert s["flaky"] == {} and "FLAKY" not in render_text(s)
     assert s["conditions"]["lazy"]["pass@1"] == 100.0
+
+
+@pytest.mark.parametrize("recorded", [True, False])
+def test_a_recorded_verdict_decides_nothing(tmp_path: Path, recorded: bool) -> None:
+    """Whether a run agrees with the recorded run's stored verdict never changes how often it runs: the same
+    votes give the same runs and the same verdict (re-voting only on disagreement flattered the agreement)."""
+    suite, s = _run(tmp_path, [True, False, True], recorded=recorded)
+    assert suite.calls == 3 and suite.alone == [True, True, True]
+    timed = next(r for r in read_records(tmp_path / RESULTS) if r.task_id == suite.timed)
+    assert timed.outcome == "pass" and timed.votes == [True, False, True] and timed.recorded_pass is recorded

@@ -36,7 +36,7 @@ from typing import Any
 from benchmark import suites
 from benchmark.backends import Replay
 from benchmark.cli import number_arg
-from benchmark.engine import Asker, LocalSessions, Sessions
+from benchmark.local_sessions import Asker, LocalSessions, Sessions
 from benchmark.ray_judge import Cluster
 from benchmark.ray_sessions import SessionPool
 from sandbox import Sandbox

@@ -53,11 +53,13 @@ async def judge(box: Any, problem: Problem, completion: str) -> Verdict:
         stderr_tail=(res.stderr or res.error)[-400:],
         sandbox_ms=res.wall_s * 1000.0,
     )
+    v.ran("tests", res)
     if res.status == "error":
         v.sandbox_error = res.error or "sandbox error"
     if v.passed:
         cov = await box.arun(files, PROGRAM, suite=NAME, timeout_s=TIMEOUT_S, coverage=True)
         v.sandbox_ms += cov.wall_s * 1000.0
+        v.ran("coverage", cov)
         fc = (cov.coverage or {}).get(PROGRAM)
         if cov.status == "ok" and fc is not None:
             statements = [*fc.executed, *fc.missing]

@@ -9,6 +9,7 @@ from typing import Any
 from benchmark.corruptions.testrun import run_tests
 from benchmark.suite import Verdict
 from benchmark.suites.overedit.tasks import Task
+from server.fidelity import pyast
 
 ENV_OVERRIDE = "EDIT_FIDELITY_OVEREDIT_ENV"  # another environment for every task (CI: `base` for stdlib-only tasks)
 TIMEOUT_S = 240.0  # BigCodeBench's own limit per task (a few train models or run tensorflow)
@@ -22,7 +23,7 @@ def imported_modules(*sources: str) -> set[str]:
     found: set[str] = set()
     for src in sources:
         try:
-            tree = ast.parse(src)
+            tree = pyast.parse(src)
         except (SyntaxError, ValueError):
             continue
         for node in ast.walk(tree):
@@ -72,7 +73,7 @@ async def judge(box: Any, task: Task, completion: str, *, env: str, timeout_s: f
     gap = environment_gap(task, run.missing)
     if gap:
         metrics["env_missing"] = gap
-    return Verdict(
+    v = Verdict(
         passed=run.passed,
         exec_status=run.status,
         exit_code=run.exit_code,
@@ -81,3 +82,5 @@ async def judge(box: Any, task: Task, completion: str, *, env: str, timeout_s: f
         sandbox_error=run.sandbox_error,
         metrics=metrics,
     )
+    v.ran("tests", run)
+    return v
