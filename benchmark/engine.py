@@ -232,6 +232,11 @@ class Engine:
         self.retries = retries  # passes over the samples that ended in a retryable error
         self.reused = 0
         self._refused = 0  # connection failures of the backend in a row (`_watch_endpoint`)
+        self.endpoint_failures, self.endpoint_probes, self.endpoint_probe_s = (
+            ENDPOINT_FAILURES,
+            ENDPOINT_PROBES,
+            ENDPOINT_PROBE_S,
+        )
         # where a program is judged: the suite's judge on this machine's sandbox, or (--ray) a cluster's
         # task with the same inputs and the same Verdict back; likewise the necessity analysis' sub-edits
         self.judge: Callable[[Task, str, str], Awaitable[Verdict]] = self._local_judge
@@ -317,17 +322,17 @@ class Engine:
             self._refused = 0
             return
         self._refused += 1
-        if self._refused < ENDPOINT_FAILURES:
+        if self._refused < self.endpoint_failures:
             return
-        for probe in range(ENDPOINT_PROBES):
+        for probe in range(self.endpoint_probes):
             try:
                 await asyncio.to_thread(preflight.check_backend, self.backend)
                 self._refused = 0
                 return
             except preflight.PreflightError as exc:
-                if probe == ENDPOINT_PROBES - 1:
+                if probe == self.endpoint_probes - 1:
                     raise RunAborted(f"the model endpoint is gone: {exc}") from None
-                await asyncio.sleep(ENDPOINT_PROBE_S)
+                await asyncio.sleep(self.endpoint_probe_s)
 
     def _key(self, task: Task, condition: str, completion: str) -> tuple[str, str, str]:
         return (task.task_id, condition if self.suite.judge_by_condition else "", completion)

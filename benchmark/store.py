@@ -11,6 +11,8 @@ their keys again, and a later record of the same key supersedes a retryable one 
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import os
 from collections.abc import Iterable
 from pathlib import Path
@@ -167,10 +169,16 @@ class ResultsStore:
         if record.key in self.done:
             return
         line = self._encoder.encode(record) + b"\n"
-        written = os.write(self._fd, line)
-        if written != len(line):  # a short write on a regular file means the disk is full
-            raise OSError(f"short write to {self.path} ({written} of {len(line)} bytes)")
-        os.fsync(self._fd)
+        start = os.lseek(self._fd, 0, os.SEEK_END)
+        try:
+            written = os.write(self._fd, line)
+            if written != len(line):  # a short write on a regular file: the disk is full
+                raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(self.path))
+            os.fsync(self._fd)
+        except OSError:
+            with contextlib.suppress(OSError):  # no torn line left behind for the next reader
+                os.ftruncate(self._fd, start)
+            raise
         self.done.add(record.key)
         if record.key in self._superseded:  # a retry of a failed sample replaces it (as read_records does)
             self.records = [r for r in self.records if r.key != record.key]
