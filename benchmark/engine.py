@@ -311,9 +311,7 @@ class Engine:
         try:
             self.store.append(rec)
         except OSError as exc:  # the disk is full (or gone): no later sample can be kept either
-            raise RunAborted(
-                f"cannot write {self.store.path}: {exc.strerror or exc}; free space, then --resume"
-            ) from None
+            raise RunAborted(f"cannot write {self.store.path}: {exc.strerror or exc} (free some space)") from None
 
     async def _watch_endpoint(self, rec: SampleRecord) -> None:
         """Many connection failures in a row: ask the endpoint itself; one that stays silent through
