@@ -1,0 +1,323 @@
+"""Does the server flag what a human reader calls unrequested? Real model edits against their labels.
+
+    python -m benchmark.overedits.real [LABELS] [--data DIR] [--format text|json] [--by kind|model]
+                                       [--concurrency N] [--server-log FILE]
+
+LABELS defaults to `real_edits/labels.jsonl` of the data directory (`--data DIR`, else EDIT_FIDELITY_DATA, else
+the per-user cache): real CanItEdit completions whose every change carries a human label (the format and the
+labelling policy are real_edits/README.md). Each completion goes through the real language server exactly as
+a replay sends it: its `before` is opened as a document in `python -m server.lsp` (`benchmark.session`), and
+`editFidelity.requestEdit` is sent with the entry's instruction and its `gold`; the server asks a scripted
+OpenAI-compatible endpoint on 127.0.0.1 (`benchmark.endpoint`, as `benchmark.backends.Replay` serves recorded
+runs), which answers the recorded completion (`after`). The proposal's edits must rebuild `after` exactly (else
+the entry is reported as failed and left out). A unit counts as flagged when the proposal lists it in
+`flaggedHunks`; `hunkSeverities` gives its level: every figure is given for units at warning severity or above
+(LSP error or warning) and for units at any severity.
+
+Matching rule: a unit *meets* a labelled change when they share a line of `after` (the unit's
+`new_start_line..new_end_line` against the change's `new_lines` ranges) or a line of `before` (`start_line..
+end_line` against `lines`). Ranges are 1-based and inclusive, and an empty range `[k, k-1]` (a pure insertion on
+the before side, a pure deletion on the after side) holds no line: an insertion is matched by the lines it adds,
+a deletion by the lines it removes (`real_score.meets`).
+
+Scored changes: an *unrequested* change is `requested: false` and not `trivial`; a *clean* completion has none,
+an *over-edited* one at least one. Trivial and `"unsure"` changes are not scored: a flagged unit whose labelled
+changes are all trivial or unsure is left out of every figure (counted apart); a flagged unit that meets no
+labelled change is kept (a false flag). The four figures (issue 28):
+
+- unit precision: kept flagged units that meet an unrequested change / kept flagged units;
+- unit recall: unrequested changes met by a flagged unit / unrequested changes;
+- false alarms: clean completions with a kept flagged unit / clean completions;
+- detection: over-edited completions with a flagged unit meeting an unrequested change / over-edited ones;
+
+each per labelled kind (recall; and the requested changes a flagged unit meets), per kind of the server's units
+(precision) and per model, with the misses (unrequested changes no warning-severity unit meets) and the false
+flags (flagged units meeting no unrequested change, with the server's message). `--by` picks the text's
+breakdown (default both); `--format json` prints the whole `RealReport` (every breakdown, and every entry's
+units with their flags).
+
+The table also gives the over-edited completions with a flag anywhere. Issue 28's first table (0.22 (6/27),
+0.20 (7/35), 0.08 (6/74), 0.23 (6/26)) read its figures on mixed footings: precision and recall at any
+severity with the trivial/unsure-only units left out (when it was filed, 37 flagged units, 10 of them hints
+on trivial changes), false alarms at warning severity, and "detection" as over-edited completions with a
+warning *anywhere*; by its own definition (a warning on an unrequested change) detection is lower.
+
+Exit status: 0, 1 when some completion failed in the server (the figures leave it out), 2 for unusable
+input (a malformed or missing labels file: one line).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from benchmark.backends import Replay
+from benchmark.datadir import data_dir, require, run_script
+from benchmark.overedits.real_score import (
+    Entry,
+    FalseFlag,
+    Figures,
+    Judged,
+    KindRow,
+    Miss,
+    ModelRow,
+    Span,
+    Unit,
+    UnitKindRow,
+    by_kind,
+    by_model,
+    by_unit_kind,
+    false_flags,
+    figures,
+    load_labels,
+    misses,
+)
+from benchmark.session import ServerError, ServerSession
+from benchmark.suite import edits_of
+from server.errors import UserError
+from server.fidelity import apply_text_edits
+
+RULE = (
+    "a unit meets a labelled change when they share a line of `after` (new_start_line..new_end_line against "
+    "new_lines) or of `before` (start_line..end_line against lines); an empty range [k, k-1] holds no line"
+)
+
+
+class ServerStartError(UserError):
+    pass
+
+
+class EntryUnits(msgspec.Struct, frozen=True):
+    key: str
+    model: str
+    over_edited: bool
+    units: list[Unit]
+    error: str | None = None
+
+
+class RealReport(msgspec.Struct, frozen=True):
+    labels: str
+    rule: str
+    completions: int  # scored: the labelled completions the server judged
+    clean: int
+    over_edited: int
+    unrequested: int
+    failed: int
+    warning: Figures
+    any: Figures
+    by_kind: list[KindRow]
+    by_unit_kind: list[UnitKindRow]
+    by_model: list[ModelRow]
+    misses: list[Miss]
+    false_flags: list[FalseFlag]
+    entries: list[EntryUnits]
+
+
+def units_of(proposal: dict[str, Any]) -> list[Unit]:
+    """The proposal's change units (its report's hunks) with the server's flags, severities and messages."""
+    hunks = (proposal.get("report") or {}).get("hunks") or []
+    flagged = set(proposal.get("flaggedHunks") or [])
+    severities = proposal.get("hunkSeverities") or []
+    messages = proposal.get("hunkMessages") or []
+    return [
+        Unit(
+            index=i,
+            lines=(h["start_line"], h["end_line"]),
+            new_lines=(h["new_start_line"], h["new_end_line"]),
+            kinds=list(h.get("kinds") or []),
+            flagged=i in flagged,
+            severity=severities[i] if i in flagged and i < len(severities) else None,
+            message=messages[i] if i < len(messages) else str(h.get("message") or ""),
+        )
+        for i, h in enumerate(hunks)
+    ]
+
+
+async def judge(entries: Sequence[Entry], *, concurrency: int = 4, log_file: Path | None = None) -> list[Judged]:
+    """Every entry through the real server, `concurrency` requests in flight (one endpoint slot each, so
+    that entries with the same `before` and instruction never take each other's answer)."""
+    replay = Replay(kind="recorded")
+    with replay.serving(concurrency, concurrency, "") as backends:
+        try:
+            session = await ServerSession(backends, log_file=log_file).__aenter__()
+        except (ServerError, OSError) as exc:
+            raise ServerStartError(f"the language server did not start: {exc}") from exc
+        try:
+            slots: asyncio.Queue[str] = asyncio.Queue()
+            for i in range(concurrency):
+                slots.put_nowait(replay.slot(i))
+
+            async def one(e: Entry) -> Judged:
+                slot = await slots.get()
+                handle = replay.book.put(slot, e.before, e.instruction, e.after)
+                try:
+                    proposal = await session.request_edit(
+                        e.before, e.instruction, slot, name=f"{e.problem_id}_{e.name}", gold=e.gold
+                    )
+                except ServerError as exc:
+                    return Judged(e, [], error=str(exc))
+                finally:
+                    replay.book.drop(slot, handle)
+                    slots.put_nowait(slot)
+                if proposal.get("status") != "ok":
+                    return Judged(e, [], error=f"{proposal.get('errorKind')}: {proposal.get('error')}")
+                if apply_text_edits(e.before, edits_of(proposal)) != e.after:
+                    return Judged(e, [], error="the proposal's edits do not rebuild `after`: its lines would not match")
+                return Judged(e, units_of(proposal))
+
+            return list(await asyncio.gather(*(one(e) for e in entries)))
+        finally:
+            await session.__aexit__(None, None, None)
+
+
+def report(labels: Path, judged: Sequence[Judged]) -> RealReport:
+    ok = [j for j in judged if j.error is None]
+    return RealReport(
+        labels=str(labels),
+        rule=RULE,
+        completions=len(ok),
+        clean=sum(not j.entry.over_edited for j in ok),
+        over_edited=sum(j.entry.over_edited for j in ok),
+        unrequested=sum(c.unrequested for j in ok for c in j.entry.changes),
+        failed=len(judged) - len(ok),
+        warning=figures(ok, "warning"),
+        any=figures(ok, "any"),
+        by_kind=by_kind(ok),
+        by_unit_kind=by_unit_kind(ok),
+        by_model=by_model(ok),
+        misses=misses(ok),
+        false_flags=false_flags(ok),
+        entries=[EntryUnits(j.entry.key, j.entry.model, j.entry.over_edited, j.units, j.error) for j in judged],
+    )
+
+
+# ---- text ---------------------------------------------------------------------------------------
+
+
+def _spans(spans: Sequence[Span]) -> str:
+    return ",".join(f"[{s},{e}]" for s, e in spans)
+
+
+def _table(header: Sequence[str], rows: Sequence[Sequence[object]]) -> list[str]:
+    cells = [[str(c) for c in header], *[[str(c) for c in r] for r in rows]]
+    widths = [max(len(r[i]) for r in cells) for i in range(len(header))]
+    fmt = [
+        "  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths))).rstrip()
+        for r in cells
+    ]
+    return [fmt[0], "  ".join("-" * w for w in widths), *fmt[1:]]
+
+
+def _figure_rows(w: Figures, a: Figures) -> list[list[object]]:
+    return [
+        ["unit precision (flagged units meeting an unrequested change)", w.precision, a.precision],
+        ["unit recall (unrequested changes met by a flagged unit)", w.recall, a.recall],
+        ["false alarms (clean completions with a flagged unit)", w.false_alarms, a.false_alarms],
+        ["detection (over-edited, a flag on an unrequested change)", w.detection, a.detection],
+        ["over-edited completions with a flag anywhere", w.flagged_over_edited, a.flagged_over_edited],
+        ["flagged units left out (all their changes trivial/unsure)", w.unscored_units, a.unscored_units],
+    ]
+
+
+def render_text(r: RealReport, by: str | None = None) -> str:
+    out = [
+        f"real edits: {r.completions} labelled completions judged by the server ({r.labels}): {r.clean} clean, "
+        f"{r.over_edited} over-edited, {r.unrequested} unrequested changes",
+        f"matching: {r.rule}",
+    ]
+    if r.failed:
+        failed = [e for e in r.entries if e.error is not None]
+        out.append(f"FAILED in the server, left out of every figure: {r.failed}")
+        out += [f"  {e.key}: {e.error}" for e in failed]
+    out += ["", *_table(["figure", "warning+", "any severity"], _figure_rows(r.warning, r.any))]
+    if by in (None, "kind"):
+        out += ["", "per labelled kind (recall; requested changes a flagged unit meets):"]
+        out += _table(
+            ["kind", "unrequested", "met warning+", "met any", "requested", "hit warning+", "hit any", "unscored"],
+            [
+                [k.kind, k.unrequested, k.met_warning, k.met_any, k.requested]
+                + [k.requested_hit_warning, k.requested_hit_any, k.unscored]
+                for k in r.by_kind
+            ],
+        )
+        out += ["", "per kind of the server's flagged units (precision; a unit of two kinds counts under both):"]
+        out += _table(
+            ["unit kind", "flagged warning+", "hits", "flagged any", "hits"],
+            [[k.kind, k.flagged_warning, k.hits_warning, k.flagged_any, k.hits_any] for k in r.by_unit_kind],
+        )
+    if by in (None, "model"):
+        for level in ("warning", "any"):
+            out += [
+                "",
+                f"per model, flagged at {'warning severity or above' if level == 'warning' else 'any severity'}:",
+            ]
+            rows = []
+            for m in r.by_model:
+                fig: Figures = getattr(m, level)
+                rows.append(
+                    [m.model, m.completions, m.over_edited, fig.precision, fig.recall, fig.false_alarms, fig.detection]
+                )
+            out += _table(["model", "n", "over", "precision", "recall", "false alarms", "detection"], rows)
+    out += [
+        "",
+        f"misses: unrequested changes no warning-severity unit meets ({len(r.misses)}; [hint]: a hint meets it)",
+    ]
+    out += [
+        f"  {m.key}  {m.model}  before {_spans(m.lines)} after {_spans(m.new_lines)}  {m.kind}"
+        f"{' [hint]' if m.hint else ''}: {m.desc}"
+        for m in r.misses
+    ] or ["  (none)"]
+    scored = sum(f.scored for f in r.false_flags)
+    out += [
+        "",
+        f"false flags: flagged units meeting no unrequested change ({len(r.false_flags)}, {scored} counted in "
+        "precision; the rest meet only trivial/unsure changes)",
+    ]
+    sev = {1: "error", 2: "warning", 3: "information", 4: "hint"}
+    for f in r.false_flags:
+        meets = "; ".join(f.meets) if f.meets else "no labelled change"
+        out.append(
+            f"  {f.key}  {f.model}  before {_spans([f.lines])} after {_spans([f.new_lines])}  "
+            f"{'+'.join(f.kinds)} [{sev.get(f.severity or 2, f.severity)}{'' if f.scored else ', unscored'}]: "
+            f"{f.message}  | meets: {meets}"
+        )
+    if not r.false_flags:
+        out.append("  (none)")
+    return "\n".join(out) + "\n"
+
+
+# ---- command line -------------------------------------------------------------------------------
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m benchmark.overedits.real", description=__doc__.splitlines()[0])
+    ap.add_argument("labels", nargs="?", type=Path, help="labels.jsonl (default: DATA/real_edits/labels.jsonl)")
+    ap.add_argument("--data", help="the benchmark data directory (default: EDIT_FIDELITY_DATA, else the cache)")
+    ap.add_argument("--format", choices=("text", "json"), default="text")
+    ap.add_argument(
+        "--by", choices=("kind", "model"), help="the text's breakdown: per kind or per model (default both)"
+    )
+    ap.add_argument("--concurrency", type=int, default=4, help="requests in flight to the server (default 4)")
+    ap.add_argument("--server-log", type=Path, help="the language server's log file (default: none)")
+    args = ap.parse_args(argv)
+    if args.concurrency < 1:
+        ap.error("--concurrency must be at least 1")
+    labels = args.labels or require(data_dir(args.data) / "real_edits" / "labels.jsonl", "the real-edits labels")
+    entries = load_labels(labels)
+    judged = asyncio.run(judge(entries, concurrency=args.concurrency, log_file=args.server_log))
+    r = report(labels, judged)
+    if args.format == "json":
+        sys.stdout.write(msgspec.json.format(msgspec.json.encode(r).decode(), indent=1) + "\n")
+    else:
+        sys.stdout.write(render_text(r, args.by))
+    return 1 if r.failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(run_script(main))
