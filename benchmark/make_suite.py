@@ -42,6 +42,7 @@ from benchmark.corruptions.testrun import TestKind, TestRun, detect_kind, run_te
 from benchmark.datadir import DataError
 from benchmark.make_suite_cli import DEFAULT_TIMEOUT_S, register_make_suite
 from benchmark.suites.overedit import Task
+from server.fidelity import pyast
 
 
 class Source(msgspec.Struct, frozen=True, kw_only=True):
@@ -178,7 +179,7 @@ async def make_one(
 ) -> Outcome:
     out = Outcome(src)
     try:
-        ast.parse(src.solution)
+        pyast.parse(src.solution)
     except (SyntaxError, ValueError) as exc:
         out.notes.append(f"skipped: the solution does not parse: {exc}")
         return out
@@ -189,7 +190,7 @@ async def make_one(
         why = f"time limit of {timeout_s:g} s" if gold.status == "timeout" else _verdict_text(gold)
         out.notes.append(f"skipped: the solution does not pass its own tests ({why})")
         return out
-    normal = ast.unparse(ast.parse(src.solution))
+    normal = ast.unparse(pyast.parse(src.solution))
     if normal != src.solution:  # the gold patch gives back this form (comments and layout are lost)
         again = await run_tests(
             box, normal, src.tests, kind=src.kind, env=src.env, timeout_s=timeout_s, memory_mb=memory_mb

@@ -54,7 +54,7 @@ from benchmark.necessity_figures import (  # noqa: F401 - re-exported: the study
     spearman,
 )
 from benchmark.necessity_figures import summarise as _summarise
-from server.fidelity import distances
+from server.fidelity import distances, pyast
 from server.fidelity.necessity import (
     find_needed_hunks,
     hunk_edits,
@@ -141,7 +141,7 @@ async def analyse(
 def gold_text(canonical: str) -> str:
     """The canonical solution in the corrupted solution's form (`ast.unparse`), so that the diff holds
     the corruption's inverse only, not formatting and comments."""
-    return ast.unparse(ast.parse(canonical))
+    return ast.unparse(pyast.parse(canonical))
 
 
 def _main_function(tree: ast.Module) -> ast.FunctionDef | None:
@@ -182,7 +182,7 @@ def extra_defensive_guard(tree: ast.Module) -> bool:
     params = [a.arg for a in (*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs) if a.arg != "self"]
     if not params:
         return False
-    guard = ast.parse(f"if {params[0]} is NotImplemented:\n    raise ValueError('invalid {params[0]}')").body[0]
+    guard = pyast.parse(f"if {params[0]} is NotImplemented:\n    raise ValueError('invalid {params[0]}')").body[0]
     fn.body.insert(_first_statement(fn), guard)
     return True
 
@@ -242,7 +242,7 @@ EXTRAS: dict[str, Callable[[ast.Module], bool]] = {
 
 def with_extras(gold: str, kinds: Sequence[str]) -> str | None:
     """The gold text with the extra hunks of `kinds`; None when one of them does not apply."""
-    tree = ast.parse(gold)
+    tree = pyast.parse(gold)
     for kind in kinds:
         if not EXTRAS[kind](tree):
             return None

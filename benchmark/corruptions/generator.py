@@ -16,7 +16,6 @@ from __future__ import annotations
 import ast
 import copy
 import difflib
-import warnings
 from collections import deque
 from collections.abc import Iterator, Sequence
 from typing import Literal
@@ -25,6 +24,7 @@ import msgspec
 
 from benchmark.corruptions.choice import Chooser
 from benchmark.corruptions.families import Family, Steps
+from server.fidelity import pyast
 
 Function = ast.FunctionDef | ast.AsyncFunctionDef
 
@@ -51,12 +51,10 @@ class Corrupted(msgspec.Struct, kw_only=True):
 
 
 def parse(source: str) -> ast.Module:
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # invalid escape sequences in the program are not ours
-        try:
-            return ast.parse(source)
-        except (SyntaxError, ValueError) as exc:
-            raise CorruptionError(f"the solution does not parse: {exc}") from None
+    try:
+        return pyast.parse(source, quiet=True)  # invalid escape sequences in the program are not ours
+    except (SyntaxError, ValueError) as exc:
+        raise CorruptionError(f"the solution does not parse: {exc}") from None
 
 
 def first_function(tree: ast.AST) -> Function | None:
@@ -184,7 +182,7 @@ def corrupt(
                 rejected.append(f"{family.name}: changes a function signature")
                 continue
             try:
-                ast.parse(ast.unparse(candidate))
+                pyast.parse(ast.unparse(candidate))
             except SyntaxError as exc:  # never expected: a mutation must stay valid Python
                 rejected.append(f"{family.name}: does not unparse to valid Python ({exc})")
                 continue
@@ -221,13 +219,13 @@ class InverseError(Exception):
 
 def _fragment(text: str, kind: str) -> ast.AST:
     if kind == "stmt":
-        return ast.parse(text).body[0]
-    return ast.parse(text, mode="eval").body
+        return pyast.parse(text).body[0]
+    return pyast.parse(text, mode="eval").body
 
 
 def invert(corrupted: str, corruptions: Sequence[Corruption]) -> str:
     """The gold patch applied: each corruption undone, last first; `ast.unparse` of the original program."""
-    tree = ast.parse(corrupted)
+    tree = pyast.parse(corrupted)
     funcs = all_functions(tree)
     for c in reversed(corruptions):
         if c.function >= len(funcs):

@@ -23,7 +23,7 @@ from pathlib import Path
 
 from benchmark.overedits import lang_make
 from benchmark.overedits.make import Candidate, load_corpus, new_spans
-from server.fidelity import apply_text_edits, measure, paper_tokens
+from server.fidelity import apply_text_edits, measure, paper_tokens, pyast
 from server.fidelity.flags import judge_units
 from server.fidelity.report import UNREQUESTED_KINDS, FidelityReport
 
@@ -85,7 +85,7 @@ def _function_span(text: str, name: str) -> tuple[int, int]:
     starts = [0]
     for line in text.splitlines(keepends=True):
         starts.append(starts[-1] + len(line))
-    for node in ast.parse(text).body:
+    for node in pyast.parse(text).body:
         if isinstance(node, ast.FunctionDef) and node.name == name:
             first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
             return starts[first - 1], starts[min(node.end_lineno or node.lineno, len(starts) - 1)]

@@ -17,7 +17,7 @@ import msgspec
 from benchmark.cli import number_arg
 from benchmark.corruptions.choice import Chooser
 from benchmark.overedits.transforms import KINDS, TRANSFORMS, Replacement, stack_changes
-from server.fidelity import apply_text_edits, measure
+from server.fidelity import apply_text_edits, measure, pyast
 
 
 class Change(msgspec.Struct, frozen=True):
@@ -95,7 +95,7 @@ def _entry(tree: ast.Module, original: str, gold: str) -> tuple[str | None, tupl
     """The function the fix is in (its name and original lines), else the first function."""
     report = measure(original, gold)
     lines = [h.start_line for h in report.hunks]
-    funcs = [n for n in ast.parse(original).body if isinstance(n, ast.FunctionDef)]
+    funcs = [n for n in pyast.parse(original).body if isinstance(n, ast.FunctionDef)]
     for f in funcs:
         start = min([f.lineno, *(d.lineno for d in f.decorator_list)])
         if lines and all(start <= ln <= (f.end_lineno or f.lineno) for ln in lines):
@@ -124,8 +124,8 @@ def minimal_gold(original: str, gold: str) -> tuple[str, list[tuple[int, int]]]:
     so quotes, comments and blank lines differ from the solution's): the original with only the gold's
     change units that change the syntax tree, and their intervals in that text."""
     report = measure(original, gold)
-    base = ast.dump(ast.parse(original))
-    needed = [h for h in report.hunks if ast.dump(ast.parse(apply_text_edits(original, h.edits))) != base]
+    base = ast.dump(pyast.parse(original))
+    needed = [h for h in report.hunks if ast.dump(pyast.parse(apply_text_edits(original, h.edits))) != base]
     edits = [e for h in needed for e in h.edits]
     text = apply_text_edits(original, edits)
     return text, new_spans(original, edits, edits)
@@ -163,8 +163,8 @@ _CONFLICTS = frozenset(("comment_removed", "lazy_placeholder"))
 
 def candidates_for(pair: Pair, source: str, seed: int, per_task: int) -> list[Candidate]:
     try:
-        tree = ast.parse(pair.gold)
-        ast.parse(pair.original)
+        tree = pyast.parse(pair.gold)
+        pyast.parse(pair.original)
     except SyntaxError:
         return []
     try:
@@ -182,7 +182,7 @@ def candidates_for(pair: Pair, source: str, seed: int, per_task: int) -> list[Ca
 
     def propose(family: str, text: str, ch: Chooser) -> list[Replacement] | None:
         try:
-            return TRANSFORMS[family](text, ast.parse(text), entry, ch)
+            return TRANSFORMS[family](text, pyast.parse(text), entry, ch)
         except (SyntaxError, ValueError, IndexError):
             return None
 
@@ -312,7 +312,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _parses(text: str) -> bool:
     try:
-        ast.parse(text)
+        pyast.parse(text)
     except SyntaxError:
         return False
     return True

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import msgspec
 
+from sandbox import pyast
 from sandbox.judge.model import Program
 from sandbox.judge.scan import close_brace, describe, detect_shape, mask_c, normalise_language
 
@@ -71,7 +72,7 @@ def _python_defs_only(source: str) -> str:
     """The module minus top-level statements that would do work on import (example calls, prints,
     `if __name__ == "__main__":` blocks): a function-shaped answer is called by the harness only."""
     try:
-        tree = ast.parse(source)
+        tree = pyast.parse(source)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return source
     lines = source.splitlines(keepends=True)

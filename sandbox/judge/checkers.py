@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import ast
 import json
 import math
 from typing import Any
 
+from sandbox import pyast
 from sandbox.judge.model import CHECKERS, Checker
 
 
@@ -23,7 +23,7 @@ def read_value(text: str) -> Any:
     except ValueError:
         pass
     try:
-        return ast.literal_eval(s)
+        return pyast.literal_eval(s)
     except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
         raise ValueError(f"not a JSON or Python value: {s[:80]!r}") from None
 

@@ -9,6 +9,7 @@ from typing import Literal
 
 import msgspec
 
+from sandbox import pyast
 from sandbox.judge.model import JUDGE_LANGUAGES, FunctionInfo, Program
 
 
@@ -215,7 +216,7 @@ def describe(program: Program) -> FunctionInfo | None:
 
 def _describe_python(source: str, entry: str | None) -> FunctionInfo | None:
     try:
-        tree = ast.parse(source)
+        tree = pyast.parse(source)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
     funcs: list[tuple[ast.FunctionDef | ast.AsyncFunctionDef, str | None]] = []
@@ -260,7 +261,7 @@ def detect_shape(language: str, source: str) -> Literal["program", "function"]:
     if language == "java":
         return "program" if re.search(r"\bstatic\s+(?:public\s+)?void\s+main\s*\(", masked) else "function"
     try:
-        tree = ast.parse(source)
+        tree = pyast.parse(source)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return "program"
     if any(isinstance(n, ast.ClassDef) and n.name == "Solution" for n in tree.body):

@@ -12,7 +12,8 @@ from __future__ import annotations
 import ast
 import re
 import textwrap
-import warnings
+
+from server.fidelity import pyast
 
 _THINK_BLOCK = re.compile(r"<(think|thinking|reasoning)>.*?</\1>", re.DOTALL | re.IGNORECASE)
 _THINK_OPEN = re.compile(r"<(think|thinking|reasoning)>", re.IGNORECASE)
@@ -82,9 +83,7 @@ def _unindent(body: str, indent: str) -> str:
 
 def parses(code: str) -> bool:
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            ast.parse(code)
+        pyast.parse(code, quiet=True)
     except (SyntaxError, ValueError, MemoryError, RecursionError):
         return False
     return True
@@ -99,7 +98,7 @@ def _looks_like_code(text: str) -> bool:
         # more than one bare word on the first line before calling it code.
         tree = None
         try:
-            tree = ast.parse(textwrap.dedent(text).strip())
+            tree = pyast.parse(textwrap.dedent(text).strip())
         except SyntaxError:
             return True
         if len(tree.body) == 1 and isinstance(tree.body[0], ast.Expr):

@@ -17,6 +17,7 @@ from functools import cached_property
 
 from radon.metrics import mi_compute
 
+from server.fidelity import pyast
 from server.fidelity.cache import ByteLRU, current_owner, register
 from server.fidelity.chunks import CHUNK_CACHE, Chunk, split_chunks
 from server.fidelity.normalize import body_by_regex, body_start_line, first_function
@@ -153,7 +154,7 @@ class Analysis:
         if start is None:
             # Within its chunk the paper's function is also the first FunctionDef in walk order, so the
             # chunk's normalised text can be searched the same way.
-            func = first_function(ast.parse(piece.normalized))
+            func = first_function(pyast.parse(piece.normalized))
             assert func is not None
             start = body_start_line(ast.Module(body=[func], type_ignores=[]))
             top_level = func.col_offset == 0

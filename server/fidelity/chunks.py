@@ -13,7 +13,6 @@ import ast
 import hashlib
 import re
 import threading
-import warnings
 from collections import OrderedDict, deque
 from functools import cached_property
 from typing import NamedTuple
@@ -21,7 +20,7 @@ from typing import NamedTuple
 from radon.raw import analyze as radon_raw
 from radon.visitors import ComplexityVisitor, HalsteadVisitor
 
-from server.fidelity import complexity
+from server.fidelity import complexity, pyast
 from server.fidelity.cache import ByteLRU, register
 from server.fidelity.normalize import strip_comments_fallback
 from server.fidelity.rawmetrics import RawMetrics, raw_metrics
@@ -67,9 +66,7 @@ class Chunk:
 
     def _parse(self) -> list[ast.stmt] | None:
         try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")  # invalid escapes in user code are not our warnings
-                stmts = ast.parse(self.text).body
+            stmts = pyast.parse(self.text, quiet=True).body  # invalid escapes in user code: not our warnings
             self.parse_error: str | None = None
             return stmts
         except SyntaxError as exc:

@@ -9,11 +9,10 @@ tokenised and normalised alone: only the broken pieces fall back. The result is 
 
 from __future__ import annotations
 
-import ast
 import re
-import warnings
 from functools import lru_cache
 
+from server.fidelity import pyast
 from server.fidelity.analysis import Analysis
 from server.fidelity.normalize import strip_comments_fallback
 from server.fidelity.report import Distance
@@ -47,9 +46,7 @@ def _piece(text: str, first: bool) -> tuple[bool, tuple[str, ...], tuple[str, ..
     lexed = lex(text)
     raw = lexed.strings if lexed.ok else _scan(text)
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            stmts = ast.parse(text).body
+        stmts = pyast.parse(text, quiet=True).body
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         stripped = lex(strip_comments_fallback(text))
         return False, tuple(raw), tuple(stripped.strings if stripped.ok else _scan(strip_comments_fallback(text))), None

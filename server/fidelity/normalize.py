@@ -11,6 +11,8 @@ import io
 import re
 import tokenize
 
+from server.fidelity import pyast
+
 
 def strip_comments_fallback(code: str) -> str:
     """Comment removal for code that `ast` cannot parse: tokenize round trip, else a line scanner."""
@@ -54,7 +56,7 @@ def normalize(code: str, tree: ast.Module | None = None) -> str:
         return code
     if tree is None:
         try:
-            tree = ast.parse(code)
+            tree = pyast.parse(code)
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             return strip_comments_fallback(code)
     try:
@@ -110,7 +112,7 @@ def function_body(code: str) -> str:
     """The paper's `extract_function_body` (normalises first). Used by reference checks and tooling."""
     normalized = normalize(code)
     try:
-        tree = ast.parse(normalized)
+        tree = pyast.parse(normalized)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return body_by_regex(normalized)
     start = body_start_line(tree)

@@ -12,6 +12,7 @@ import textwrap
 
 from rapidfuzz.distance import Levenshtein
 
+from server.fidelity import pyast
 from server.fidelity.analysis import split_lines
 from server.fidelity.instruction import UnitFacts, guard_tests
 from server.fidelity.report import FidelityReport, Hunk
@@ -40,7 +41,7 @@ def _bound_by_imports(text: str) -> frozenset[str]:
     """The names import statements bind (`import numpy as np` binds `np`); plain names when it is not
     whole statements."""
     try:
-        tree = ast.parse(textwrap.dedent(text))
+        tree = pyast.parse(textwrap.dedent(text))
     except (SyntaxError, ValueError):
         return _names(text)
     names = set()
@@ -71,7 +72,7 @@ def _raises(new: str, old: str | None) -> frozenset[str]:
 def _documented(text: str) -> frozenset[str]:
     """Qualified names of the functions that have a docstring (none when the text does not parse)."""
     try:
-        tree = ast.parse(text)
+        tree = pyast.parse(text)
     except (SyntaxError, ValueError, RecursionError):
         return frozenset()
     found: set[str] = set()

@@ -4,9 +4,9 @@
 from __future__ import annotations
 
 import ast
-import warnings
 from typing import TYPE_CHECKING, Any
 
+from server.fidelity import pyast
 from server.fidelity.lang import dispatch as other
 
 if TYPE_CHECKING:
@@ -35,7 +35,7 @@ def _canonical(tokens: list[str]) -> list[object]:
         value: object = t
         if t[:1] in "'\"" or (t[:1].isalpha() and t[:1] in "rRbBuU" and t[1:2] in "'\"rRbB"):
             try:
-                value = ("str", ast.literal_eval(t))
+                value = ("str", pyast.literal_eval(t))
             except (ValueError, SyntaxError, MemoryError, RecursionError):
                 value = t
             if out and isinstance(out[-1], tuple) and isinstance(value, tuple) and type(out[-1][1]) is type(value[1]):
@@ -43,7 +43,7 @@ def _canonical(tokens: list[str]) -> list[object]:
                 continue
         elif t[:1].isdigit() or (t[:1] == "." and t[1:2].isdigit()):
             try:
-                value = ("num", ast.literal_eval(t))
+                value = ("num", pyast.literal_eval(t))
             except (ValueError, SyntaxError):
                 value = t
         out.append(value)
@@ -68,9 +68,7 @@ def _dump_statement(text: str) -> str | None:
 
 def _dump_text(text: str) -> str | None:
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            tree = ast.parse(text)
+        tree = pyast.parse(text, quiet=True)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
     return ast.dump(tree)

@@ -24,6 +24,7 @@ from collections import Counter
 
 from rapidfuzz.distance import Indel
 
+from server.fidelity import pyast
 from server.fidelity.lang.analysis import LangAnalysis
 from server.fidelity.report import Position, Range, TextEdit
 from server.fidelity.unit_gaps import _gap_atoms, split_fstring_atoms
@@ -352,7 +353,7 @@ def _complete(side: Side, items: list[Item]) -> bool:
     indent = len(body) - len(body.lstrip(" \t"))
     lines = [ln[indent:] if ln[:indent].strip() == "" else ln for ln in body.splitlines(keepends=True)]
     try:
-        compile("".join(lines), "<unit>", "exec", dont_inherit=True, flags=0x400)  # PyCF_ONLY_AST
+        pyast.parse("".join(lines), "<unit>")
     except (SyntaxError, ValueError):
         return False
     return True

@@ -3,7 +3,6 @@ paper's three worked examples of each kind."""
 
 from __future__ import annotations
 
-import ast
 import json
 import logging
 import os
@@ -19,6 +18,7 @@ from benchmark.suites.codeeditorbench.kinds import CONDITIONS, KINDS, kind_of
 from benchmark.suites.codeeditorbench.prompts import compose
 from benchmark.suites.codeeditorbench.records import RECORDS, Tests
 from sandbox.judge import detect_shape, normalise_language
+from server.fidelity import pyast
 
 logger = logging.getLogger(__name__)
 
@@ -81,7 +81,7 @@ def _as_list(value: Tests, what: str, issues: list[str]) -> list[str]:
         return [str(v) for v in value]
     if not value.strip():
         return []
-    for parse in (json.loads, ast.literal_eval):
+    for parse in (json.loads, pyast.literal_eval):
         try:
             got = parse(value)
         except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
