@@ -21,11 +21,17 @@ DEFAULT_BASE_PYTHON = "/usr/bin/python3.11"
 
 
 class Limits(msgspec.Struct, frozen=True, kw_only=True):
-    """Per-execution limits. `memory_mb` bounds the address space (RLIMIT_AS) for Python and C++;
-    runtimes that reserve large virtual ranges up front (node, the JVM) get their heap capped by
-    their own flag and a larger address-space ceiling instead."""
+    """Per-execution limits. `timeout_s` is CPU time: the budget of all the program's processes
+    together (RLIMIT_CPU per process, rounded up to whole seconds, plus the sum sampled from /proc),
+    so a verdict does not depend on how loaded the machine is. A wall-clock ceiling of
+    `wall_factor` x `timeout_s` stops programs that sleep or block; one stopped there while it was
+    runnable but got no CPU is starved, not slow, and is run again alone (see sandbox/README.md).
+    `memory_mb` bounds the address space (RLIMIT_AS) for Python and C++; runtimes that reserve
+    large virtual ranges up front (node, the JVM) get their heap capped by their own flag and a
+    larger address-space ceiling instead."""
 
     timeout_s: float = 15.0
+    wall_factor: float = 5.0
     memory_mb: int = 1024
     output_limit: int = 1 << 20  # bytes of stdout + stderr kept before the run is stopped
     nproc: int = 64  # threads count as processes for RLIMIT_NPROC (the JVM needs a few dozen)
@@ -33,6 +39,10 @@ class Limits(msgspec.Struct, frozen=True, kw_only=True):
     open_files: int = 256
     tmp_mb: int = 64
     work_mb: int = 512  # the slot's work tmpfs (all files a run writes in its work dir)
+
+    @property
+    def wall_limit_s(self) -> float:
+        return self.timeout_s * self.wall_factor
 
 
 def home() -> Path:

@@ -2,15 +2,18 @@
 
 `Sandbox.run` is synchronous and may be called from many threads at once (each call borrows one
 slot: its own uid, hence its own process limit); `Sandbox.arun` is the asyncio form, running on the
-sandbox's own thread pool so it never starves the event loop's default executor.
+sandbox's own thread pool so it never starves the event loop's default executor. A run starved of
+CPU at the wall-clock ceiling is run again alone: no other run of this Sandbox goes on meanwhile.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import queue
 import threading
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import Protocol
 
@@ -20,7 +23,7 @@ from sandbox import languages
 from sandbox.config import Limits
 from sandbox.docker_backend import DockerBackend
 from sandbox.local import LocalBackend
-from sandbox.request import Request, check_path, error_result
+from sandbox.request import STARVED, Request, check_path, error_result
 from sandbox.result import LEVELS, ExecResult, Level
 from sandbox.uids import UidLease
 
@@ -48,6 +51,50 @@ def detect(levels: tuple[Level, ...] = LEVELS) -> dict[Level, str | None]:
         else:
             found[level] = LocalBackend(level).probe()
     return found
+
+
+class Gate:
+    """A writer-preferring readers-writer lock over a Sandbox's slots: ordinary runs share it, a
+    re-run of a starved program holds it alone. A waiting writer blocks new readers, so a steady
+    stream of ordinary runs cannot keep a re-run waiting for ever; writers queue among themselves."""
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition()
+        self._readers = 0
+        self._writer = False
+        self._writers_waiting = 0
+
+    @contextlib.contextmanager
+    def shared(self) -> Iterator[None]:
+        with self._cond:
+            while self._writer or self._writers_waiting:
+                self._cond.wait()
+            self._readers += 1
+        try:
+            yield
+        finally:
+            with self._cond:
+                self._readers -= 1
+                if not self._readers:
+                    self._cond.notify_all()
+
+    @contextlib.contextmanager
+    def exclusive(self) -> Iterator[None]:
+        with self._cond:
+            self._writers_waiting += 1
+            try:
+                while self._writer or self._readers:
+                    self._cond.wait()
+            finally:
+                self._writers_waiting -= 1
+                self._cond.notify_all()  # readers held back by a writer that gave up waiting
+            self._writer = True
+        try:
+            yield
+        finally:
+            with self._cond:
+                self._writer = False
+                self._cond.notify_all()
 
 
 def _make_backend(level: Level, slots: int, limits: Limits) -> Backend:
@@ -92,6 +139,7 @@ class Sandbox:
         self._slots: queue.SimpleQueue[int] = queue.SimpleQueue()
         for uid in self.uids:
             self._slots.put(uid)
+        self._gate = Gate()
         self._executor: ThreadPoolExecutor | None = None
         self._executor_lock = threading.Lock()
         if level == "none":
@@ -124,17 +172,37 @@ class Sandbox:
         output_limit: int | None = None,
         coverage: bool = False,
         suite: str | None = None,
+        wall_factor: float | None = None,
     ) -> ExecResult:
         """Run `entry` (default: the only file) from `files` in a fresh work dir; never raises for
-        a bad program or request, returns status `error` for the latter."""
+        a bad program or request, returns status `error` for the latter. `timeout_s` is CPU
+        seconds; the wall-clock ceiling is `wall_factor` (default the Limits') times that."""
         try:
             req = self._request(
-                files, entry, language, command, stdin, timeout_s, memory_mb, output_limit, coverage, suite
+                files, entry, language, command, stdin, timeout_s, memory_mb, output_limit, coverage, suite, wall_factor
             )
         except (ValueError, FileNotFoundError) as exc:
             return error_result(
                 str(exc), level=self.level, isolated=self.backend.isolated, language=language or "python"
             )
+        with self._gate.shared():
+            first = self._execute(req)
+        if not first.starved_runs:
+            return first
+        # Starved: the load, not the program, stopped it. Once more with the whole pool to itself.
+        with self._gate.exclusive():
+            again = self._execute(req)
+        if not again.starved_runs:
+            return msgspec.structs.replace(again, starved_runs=1)
+        return msgspec.structs.replace(
+            again,
+            status="error",
+            starved_runs=2,
+            error=f"starved of CPU twice, not judged: run 1: {first.error.removeprefix(STARVED)}; "
+            f"run 2 (alone): {again.error.removeprefix(STARVED)}",
+        )
+
+    def _execute(self, req: Request) -> ExecResult:
         slot = self._slots.get()
         try:
             return self.backend.execute(req, slot)
@@ -178,6 +246,7 @@ class Sandbox:
         output_limit: int | None,
         coverage: bool,
         suite: str | None,
+        wall_factor: float | None = None,
     ) -> Request:
         if not files:
             raise ValueError("no files to run")
@@ -198,9 +267,12 @@ class Sandbox:
             timeout_s=base.timeout_s if timeout_s is None else float(timeout_s),
             memory_mb=base.memory_mb if memory_mb is None else int(memory_mb),
             output_limit=base.output_limit if output_limit is None else int(output_limit),
+            wall_factor=base.wall_factor if wall_factor is None else float(wall_factor),
         )
         if limits.timeout_s <= 0 or limits.memory_mb <= 0 or limits.output_limit <= 0:
             raise ValueError("timeout, memory and output limit must be positive")
+        if limits.wall_factor < 1:
+            raise ValueError("wall_factor must be at least 1 (the ceiling is wall_factor x timeout_s)")
         data = stdin.encode() if isinstance(stdin, str) else stdin
         return Request(
             files=encoded,

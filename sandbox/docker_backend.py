@@ -8,6 +8,12 @@ Programs never run as root: every run execs as uid 65534, so the end-of-run `kil
 uid, inside the container's pid namespace) reaches every process the run left and never the
 keep-alive. Files go in and reports come out through exec streams, since the engine's archive API
 refuses a read-only container and cannot see its tmpfs.
+
+Time limits as at the local levels: `ulimit -t` is the CPU budget per process; where the engine
+runs on this machine (`ContainerMeter`) the container's cgroup gives the CPU of the whole program (checked
+while it runs) and host /proc the run-queue wait of its processes, sampled at the wall-clock
+ceiling before they are killed; elsewhere the engine's one-shot stats give the CPU and a run stopped
+at the ceiling with budget left counts as starved.
 """
 
 from __future__ import annotations
@@ -32,9 +38,10 @@ import msgspec
 from sandbox import docker_image
 from sandbox.config import Limits
 from sandbox.languages import PYTHON_FLAGS, Plan
-from sandbox.process import Outcome
+from sandbox.process import MIN_CHECK_S, ContainerMeter, Outcome, Sample, at_ceiling, sample, window_before_ceiling
 from sandbox.request import COVERAGE_REPORT, Request, error_result, parse_coverage, to_result
-from sandbox.result import ExecResult, Level
+from sandbox.result import ExecResult, Level, Phase
+from sandbox.wrappers import cpu_rlimit
 
 IMAGE = docker_image.IMAGE
 USER = "65534:65534"
@@ -59,9 +66,14 @@ _REPORT_CAP = 8 << 20
 SETUP_FAILED = 125
 SETUP_MARKER = "edit-fidelity: could not write the run's files"
 CONTAINER_MIN_MB = 4096
+COMPILE_MIN_S = 30.0  # CPU budget of a compile step at least, as at the local levels
+CPUS = 1.0  # each container's CPU quota (host_config's nano_cpus)
+# The in-container `timeout` fires this long after the host's own ceiling: the host samples the
+# program's scheduler figures at the ceiling, before anything is killed.
+KILL_MARGIN_S = 2.0
 
 
-def host_config(limits: Limits, cpus: float = 1.0) -> dict[str, Any]:
+def host_config(limits: Limits, cpus: float = CPUS) -> dict[str, Any]:
     """Keyword arguments for `api.create_host_config` (pure, so it is testable without an engine)."""
     return {
         "auto_remove": True,
@@ -125,7 +137,7 @@ def reap_stale(client: Any) -> int:
 def exec_command(
     cmd: list[str],
     run_dir: str,
-    timeout_s: float,
+    cpu_s: float,
     as_mb: int,
     limits: Limits,
     *,
@@ -133,9 +145,12 @@ def exec_command(
     stdin_file: str | None = None,
 ) -> list[str]:
     """The shell line run by `exec`: with `setup`, first the run's files from the tar on the exec's
-    stdin (one exec fewer per run); then per-run rlimits and `timeout -s KILL` around the command,
-    its stdin a file (like the local levels) or /dev/null."""
-    ulimits = f"ulimit -t {max(1, int(timeout_s + 1))}"
+    stdin (one exec fewer per run); then per-run rlimits (RLIMIT_CPU: soft the budget, hard a
+    second later) and `timeout -s KILL` (the wall-clock ceiling plus a margin: the host stops the run
+    at the ceiling itself) around the command, its stdin a file (like the local levels) or /dev/null."""
+    soft, hard = cpu_rlimit(cpu_s)
+    kill_s = cpu_s * limits.wall_factor + KILL_MARGIN_S
+    ulimits = f"ulimit -t {hard} && ulimit -S -t {soft}"
     if as_mb:
         ulimits += f" && ulimit -v {as_mb * 1024}"
     prefix = ""
@@ -147,7 +162,7 @@ def exec_command(
     source = shlex.quote(stdin_file) if stdin_file else "/dev/null"
     inner = (
         f"{prefix}cd {shlex.quote(run_dir)} && {ulimits} && "
-        f"exec timeout -s KILL {timeout_s:.3f} {shlex.join(cmd)} < {source}"
+        f"exec timeout -s KILL {kill_s:.3f} {shlex.join(cmd)} < {source}"
     )
     return ["/bin/sh", "-c", inner]
 
@@ -179,6 +194,7 @@ class _NotStarted(Exception):
 class _Box:
     id: str
     keepalive: Any  # the attach socket whose closing ends the container
+    meter: ContainerMeter | None = None
 
 
 class DockerBackend:
@@ -267,7 +283,8 @@ class DockerBackend:
         )["Id"]
         keepalive = api.attach_socket(cid, params={"stdin": 1, "stream": 1})
         api.start(cid)
-        return _Box(cid, keepalive)
+        pid = (api.inspect_container(cid).get("State") or {}).get("Pid") or 0
+        return _Box(cid, keepalive, ContainerMeter.find(cid, pid, int(USER.split(":")[0])) if pid > 0 else None)
 
     def _replace(self, slot: int) -> None:
         """Drop a slot's container (dead, or with processes the sweep could not kill)."""
@@ -326,59 +343,63 @@ class DockerBackend:
         lang = req.language.name
         stdin_file = f"{run_dir}.in" if req.stdin is not None else None
         if plan.compile:
-            compile_s = max(req.limits.timeout_s, 30.0)
-            out = self._exec(
-                box,
-                exec_command(plan.compile, run_dir, compile_s, plan.compile_as_mb, req.limits, setup=True),
-                files,
-                compile_s + 5.0,
-                req.limits.output_limit,
-            )
+            compile_s = max(req.limits.timeout_s, COMPILE_MIN_S)
+            line = exec_command(plan.compile, run_dir, compile_s, plan.compile_as_mb, req.limits, setup=True)
+            out = self._step(box, line, files, compile_s, req.limits)
             self._check_setup(out)
             files = b""
-            if out.timed_out or out.returncode != 0:
-                return to_result(
-                    out,
-                    level="docker",
-                    isolated=True,
-                    language=lang,
-                    phase="compile",
-                    signal_from_code=True,
-                    cpu_limit_s=compile_s,
-                )
-        out = self._exec(
-            box,
-            exec_command(
-                plan.run,
-                run_dir,
-                req.limits.timeout_s,
-                plan.run_as_mb,
-                req.limits,
-                setup=bool(files),
-                stdin_file=stdin_file,
-            ),
-            files or None,
-            req.limits.timeout_s + 5.0,
-            req.limits.output_limit,
+            if out.timed_out or out.cpu_exceeded or out.returncode != 0:
+                return self._result(out, lang, "compile", compile_s, req.limits)
+        budget = req.limits.timeout_s
+        line = exec_command(
+            plan.run, run_dir, budget, plan.run_as_mb, req.limits, setup=bool(files), stdin_file=stdin_file
         )
+        out = self._step(box, line, files or None, budget, req.limits)
         if files:
             self._check_setup(out)
-        # `timeout -s KILL` exits 137 when it had to kill.
-        out.timed_out = out.timed_out or (out.returncode == 137 and out.wall_s >= req.limits.timeout_s)
-        result = to_result(
-            out,
-            level="docker",
-            isolated=True,
-            language=lang,
-            phase="run",
-            signal_from_code=True,
-            cpu_limit_s=req.limits.timeout_s,
-        )
+        result = self._result(out, lang, "run", budget, req.limits)
         if req.coverage and result.status in ("ok", "failed"):
             report = self._exec(box, ["cat", f"{run_dir}/{COVERAGE_REPORT}"], None, 30.0, _REPORT_CAP)
             coverage = parse_coverage(report.stdout) if report.returncode == 0 else None
             result = msgspec.structs.replace(result, coverage=coverage)
         return result
+
+    def _step(self, box: _Box, cmd: list[str], stdin: bytes | None, cpu_s: float, limits: Limits) -> Outcome:
+        """One compile or run exec under its CPU budget and wall-clock ceiling; `cpu_s` of the
+        outcome is what the container used meanwhile (its cgroup, else the engine's stats)."""
+        ceiling = cpu_s * limits.wall_factor
+        before = self._cpu_used(box)
+        out = self._exec(box, cmd, stdin, ceiling, limits.output_limit, budget=(cpu_s, before))
+        if not out.sampled:
+            after = self._cpu_used(box) if before is not None else None
+            out.cpu_s = max(0.0, after - before) if after is not None and before is not None else 0.0
+        # The in-container `timeout` fired (the host missed its own ceiling, e.g. a stalled thread).
+        out.timed_out = out.timed_out or (out.returncode == 137 and out.wall_s >= ceiling)
+        return out
+
+    @staticmethod
+    def _result(out: Outcome, lang: str, phase: Phase, cpu_s: float, limits: Limits) -> ExecResult:
+        return to_result(
+            out,
+            level="docker",
+            isolated=True,
+            language=lang,
+            phase=phase,
+            signal_from_code=True,
+            cpu_limit_s=cpu_s,
+            wall_limit_s=cpu_s * limits.wall_factor,
+        )
+
+    def _cpu_used(self, box: _Box) -> float | None:
+        """The container's CPU seconds so far: its cgroup file, else the engine's one-shot stats
+        (a round trip: used only where the engine is on another machine)."""
+        if box.meter is not None:
+            return box.meter.usage_s()
+        try:
+            stats = self.client.api.stats(box.id, stream=False, one_shot=True)
+            return int(stats["cpu_stats"]["cpu_usage"]["total_usage"]) / 1e9
+        except Exception:  # noqa: BLE001 - no figure is better than a failed run
+            return None
 
     @staticmethod
     def _check_setup(out: Outcome) -> None:
@@ -403,9 +424,19 @@ class DockerBackend:
             pass
         self._replace(slot)
 
-    def _exec(self, box: _Box, cmd: list[str], stdin: bytes | None, hard_timeout: float, cap: int) -> Outcome:
+    def _exec(
+        self,
+        box: _Box,
+        cmd: list[str],
+        stdin: bytes | None,
+        hard_timeout: float,
+        cap: int,
+        budget: tuple[float, float | None] | None = None,
+    ) -> Outcome:
         """One exec as the program uid, read through its raw stream with a deadline and an output
-        cap; on either, the stream is closed at once (the sweep then kills what still runs)."""
+        cap; on either, the stream is closed at once (the sweep then kills what still runs). With
+        `budget` (CPU seconds, the container's CPU before the exec) and a meter, the container's
+        CPU is checked against it while the exec runs and the figures are sampled at the deadline."""
         import docker.errors
 
         api = self.client.api
@@ -428,13 +459,34 @@ class DockerBackend:
         if stdin is not None and not pending:
             raw.shutdown(socket.SHUT_WR)
             sel.modify(raw, selectors.EVENT_READ)
+        meter = box.meter if budget is not None else None
+        cpu_s, base = budget if budget is not None else (0.0, None)
+        inf = float("inf")
+        watched = meter is not None and base is not None
+        next_check = started + cpu_s / CPUS if watched else inf
+        window_at = started + hard_timeout - window_before_ceiling(cpu_s, hard_timeout) if watched else inf
+        window: tuple[float, Sample] | None = None
         try:
             while True:
-                left = started + hard_timeout - time.monotonic()
+                now = time.monotonic()
+                if meter is not None and base is not None:
+                    if now >= window_at:
+                        window, window_at = (now, sample(meter.pids())), inf
+                    if now >= next_check:
+                        used = (meter.usage_s() or base) - base
+                        if used >= cpu_s:  # `ulimit -t` is per process; this is the whole program
+                            out.cpu_exceeded, out.cpu_s, out.sampled = True, used, True
+                            break
+                        next_check = now + max(MIN_CHECK_S, (cpu_s - used) / CPUS)
+                left = started + hard_timeout - now
                 if left <= 0:
                     out.timed_out = True
+                    if meter is not None and base is not None:
+                        got = sample(meter.pids())
+                        out.cpu_s = max((meter.usage_s() or base) - base, got.cpu_s)
+                        at_ceiling(out, got, now, window)
                     break
-                events = sel.select(left)
+                events = sel.select(min(left, next_check - now, window_at - now))
                 if any(mask & selectors.EVENT_WRITE for _, mask in events):
                     try:
                         pending = pending[raw.send(pending[: 1 << 16]) :]

@@ -39,6 +39,7 @@ SAFE_ENV = {
     "MPLBACKEND": "Agg",
 }
 _REPORT_CAP = 8 << 20
+COMPILE_MIN_S = 30.0  # CPU budget of a compile step at least (javac on a cold JVM)
 
 
 class LocalBackend:
@@ -146,21 +147,12 @@ class LocalBackend:
             plan = Plan(run=[python, *PYTHON_FLAGS, str(driver), COVERAGE_REPORT, req.entry], run_as_mb=plan.run_as_mb)
         env = dict(SAFE_ENV, HOME=str(inside))
         if plan.compile:
-            out = self._spawn(
-                plan.compile,
-                plan.compile_as_mb,
-                max(req.limits.timeout_s, 30.0),
-                req,
-                uid,
-                work,
-                ro_paths,
-                env,
-                stdin=None,
-            )
+            compile_s = max(req.limits.timeout_s, COMPILE_MIN_S)
+            out = self._spawn(plan.compile, plan.compile_as_mb, compile_s, req, uid, work, ro_paths, env, stdin=None)
             if isinstance(out, ExecResult):
                 return out
-            if out.timed_out or out.returncode != 0 or out.signal is not None:
-                return self._result(out, req, "compile", max(req.limits.timeout_s, 30.0))
+            if out.timed_out or out.cpu_exceeded or out.returncode != 0 or out.signal is not None:
+                return self._result(out, req, "compile", compile_s)
         out = self._spawn(
             plan.run, plan.run_as_mb, req.limits.timeout_s, req, uid, work, ro_paths, env, stdin=req.stdin
         )
@@ -173,7 +165,7 @@ class LocalBackend:
             result = msgspec.structs.replace(result, coverage=_read_coverage(work / COVERAGE_REPORT))
         return result
 
-    def _result(self, out: Outcome, req: Request, phase: Phase, timeout_s: float) -> ExecResult:
+    def _result(self, out: Outcome, req: Request, phase: Phase, cpu_s: float) -> ExecResult:
         return to_result(
             out,
             level=self.level,
@@ -181,14 +173,15 @@ class LocalBackend:
             language=req.language.name,
             phase=phase,
             signal_from_code=self.level in ("bwrap", "unshare"),
-            cpu_limit_s=timeout_s,
+            cpu_limit_s=cpu_s,
+            wall_limit_s=cpu_s * req.limits.wall_factor,
         )
 
     def _spawn(
         self,
         cmd: list[str],
         as_mb: int,
-        timeout_s: float,
+        cpu_s: float,
         req: Request,
         uid: int,
         work: Path,
@@ -205,9 +198,9 @@ class LocalBackend:
             netns_fd = os.open(netns, os.O_RDONLY | os.O_CLOEXEC) if netns else None
             opened += [netns_fd] if netns_fd is not None else []
             if reaper:
-                tail = wrappers.reaper_args(str(reaper), usage_w, req.limits, as_mb, timeout_s, uid, netns_fd) + cmd
+                tail = wrappers.reaper_args(str(reaper), usage_w, req.limits, as_mb, cpu_s, uid, netns_fd) + cmd
             else:
-                tail = wrappers.limit_args(req.limits, as_mb, timeout_s) + wrappers.drop_privileges(uid) + cmd
+                tail = wrappers.limit_args(req.limits, as_mb, cpu_s) + wrappers.drop_privileges(uid) + cmd
             status_r = status_w = -1
             if self.level == "bwrap":
                 status_r, status_w = os.pipe()
@@ -229,9 +222,11 @@ class LocalBackend:
                 cwd=str(work),
                 env=env,
                 stdin=opened[-1] if stdin is not None else subprocess.DEVNULL,
-                timeout_s=timeout_s,
+                cpu_limit_s=cpu_s,
+                wall_limit_s=cpu_s * req.limits.wall_factor,
                 output_limit=req.limits.output_limit,
                 pass_fds=passed,
+                uid=uid,
             )
             setup_error = _apply_usage(out, _read_ready(usage_r)) if reaper else None
             if setup_error:
@@ -242,7 +237,8 @@ class LocalBackend:
                     language=req.language.name,
                 )
             # bwrap writes {"child-pid": N} once the sandbox is built; without it, setup failed.
-            if status_r >= 0 and b"child-pid" not in _read_ready(status_r) and not out.timed_out:
+            stopped = out.timed_out or out.cpu_exceeded
+            if status_r >= 0 and b"child-pid" not in _read_ready(status_r) and not stopped:
                 return error_result(
                     f"bwrap could not build the sandbox: {out.stderr.decode(errors='replace')[-500:]}",
                     level=self.level,
@@ -290,12 +286,14 @@ def _read_ready(fd: int) -> bytes:
 
 def _apply_usage(out: Outcome, report: bytes) -> str | None:
     """Take CPU time and peak RSS from the reaper's report (see reaper.c); returns the reaper's own
-    set-up error when it sent one instead."""
+    set-up error when it sent one instead. The report is the program's own figure (no wrapper in
+    it); after a kill it rarely comes, and the /proc sample may have seen more (orphans)."""
     if report.startswith(b"error "):
         return report[6:].decode(errors="replace").strip()
     try:
         utime, stime, maxrss = report.split()
-        out.cpu_s, out.peak_kb = float(utime) + float(stime), int(maxrss)
+        cpu = float(utime) + float(stime)
+        out.cpu_s, out.peak_kb = max(out.cpu_s, cpu) if out.sampled else cpu, int(maxrss)
     except ValueError:
         pass
     return None

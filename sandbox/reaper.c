@@ -1,10 +1,11 @@
 /* The last link of every local sandbox chain: limits, the uid drop, the program, its rusage.
  *
- * Usage: reaper FD [--netns-fd=N] [--rlimit=RES:VALUE]... [--uid=UID [--sweep]] -- PROGRAM [ARGS...]
+ * Usage: reaper FD [--netns-fd=N] [--rlimit=RES:SOFT[:HARD]]... [--uid=UID [--sweep]] -- PROGRAM [ARGS...]
  *
  * 0. With --netns-fd, joins that network namespace first (the slot's own empty one, made once by the
  *    host: cheaper than a new namespace per run) and closes the fd; failing that, it stops.
- * 1. Sets each rlimit (soft = hard = VALUE; RES is the number of RLIMIT_*), then, with --uid, drops
+ * 1. Sets each rlimit (RES is the number of RLIMIT_*; HARD defaults to SOFT: RLIMIT_CPU gets a hard
+ *    limit a second above the soft one, so SIGXCPU says "CPU budget spent"), then, with --uid, drops
  *    root for good: no supplementary groups, gid = uid = UID, an empty capability bounding set and
  *    no_new_privs. Doing this here instead of `prlimit` + `setpriv` saves two exec()s (~2 ms) per run.
  * 2. Runs PROGRAM as its child and, once it ends, writes "utime_s stime_s maxrss_kb" to FD (a pipe
@@ -59,9 +60,11 @@ int main(int argc, char **argv) {
     for (; i < argc && strcmp(argv[i], "--") != 0; i++) {
         if (strncmp(argv[i], "--rlimit=", 9) == 0) {
             int res;
-            unsigned long long value;
-            if (sscanf(argv[i] + 9, "%d:%llu", &res, &value) != 2) return 126;
-            struct rlimit rl = {(rlim_t)value, (rlim_t)value};
+            unsigned long long soft, hard;
+            int got = sscanf(argv[i] + 9, "%d:%llu:%llu", &res, &soft, &hard);
+            if (got == 2) hard = soft;
+            else if (got != 3) return 126;
+            struct rlimit rl = {(rlim_t)soft, (rlim_t)hard};
             if (setrlimit(res, &rl) != 0) return fail("setrlimit");
         } else if (strncmp(argv[i], "--netns-fd=", 11) == 0) {
             int ns = atoi(argv[i] + 11);

@@ -23,6 +23,11 @@ OOM_MARKERS = (
     b"Cannot allocate memory",
 )
 COVERAGE_REPORT = ".edit-fidelity-coverage.json"
+# At the wall-clock ceiling with CPU budget left, a run is starved (not judged, run again alone)
+# when its processes spent at least this share of the window before the ceiling waiting in a run
+# queue: it was asking for CPU and not getting it when it was stopped (sandbox/README.md, "Time limits").
+STARVED_WAIT_SHARE = 0.25
+STARVED = "starved of CPU at the wall-clock ceiling: "
 
 
 @dataclass(frozen=True)
@@ -49,6 +54,28 @@ def _decode(data: bytes) -> str:
     return data.decode("utf-8", errors="replace")
 
 
+def is_starved(out: Outcome, cpu_limit_s: float, wall_limit_s: float) -> bool:
+    """Whether a run stopped at the wall-clock ceiling was starved of CPU rather than asleep or
+    blocked. Never with the budget used up (a timeout, whatever the load). Else by the run-queue
+    wait in the window before the ceiling; without the sample that opens it (a host thread that
+    overslept), by the wait of the whole run; without the kernel's run-queue accounting, always
+    (the two cannot be told apart)."""
+    if out.cpu_s >= cpu_limit_s:
+        return False
+    if out.window_wait_s is not None and out.window_s > 0:
+        return out.window_wait_s >= STARVED_WAIT_SHARE * out.window_s
+    if out.wait_s is not None:
+        return out.wait_s >= STARVED_WAIT_SHARE * min(out.wall_s, wall_limit_s)
+    return True
+
+
+def _figures(out: Outcome, cpu_limit_s: float) -> str:
+    wait = "unknown" if out.wait_s is None else f"{out.wait_s:.2f} s"
+    if out.window_wait_s is not None:
+        wait += f" ({out.window_wait_s:.2f} s of the last {out.window_s:.2f} s)"
+    return f"cpu {out.cpu_s:.2f} s of {cpu_limit_s:g} s, wall {out.wall_s:.2f} s, run-queue wait {wait}"
+
+
 def to_result(
     out: Outcome,
     *,
@@ -58,13 +85,17 @@ def to_result(
     phase: Phase,
     signal_from_code: bool,
     cpu_limit_s: float,
+    wall_limit_s: float,
 ) -> ExecResult:
     code, sig = out.returncode, out.signal
     # bwrap and unshare report a child killed by signal N as exit code 128 + N.
     if signal_from_code and code is not None and code > 128 and (code - 128) in _signal.valid_signals():
         sig = code - 128
     status: Status
-    if out.timed_out:
+    starved = out.timed_out and is_starved(out, cpu_limit_s, wall_limit_s)
+    if starved:
+        status = "error"  # Sandbox.run runs it again alone; its status if that one starves too
+    elif out.timed_out or out.cpu_exceeded:
         status = "timeout"
     elif out.output_exceeded or sig == _signal.SIGXFSZ:
         status = "output_limit"
@@ -85,11 +116,16 @@ def to_result(
         truncated=out.output_exceeded,
         wall_s=round(out.wall_s, 4),
         cpu_s=round(out.cpu_s, 4),
+        cpu_limit_s=cpu_limit_s,
+        wall_limit_s=wall_limit_s,
+        wait_s=None if out.wait_s is None else round(out.wait_s, 4),
+        starved_runs=int(starved),
         peak_memory_mb=round(out.peak_kb / 1024, 1),
         isolation=level,
         isolated=isolated,
         language=language,
         phase=phase,
+        error=STARVED + _figures(out, cpu_limit_s) if starved else "",
     )
 
 

@@ -26,8 +26,11 @@ class ExecResult(msgspec.Struct, frozen=True, kw_only=True):
     """What happened to one program: the status first, the evidence after it.
 
     `status` is `ok` only for exit code 0 within every limit. `failed` is the program's own failure
-    (non-zero exit, a signal, a compile error with `phase="compile"`); `error` means the sandbox
-    could not run it at all (bad request, missing tool), so it says nothing about the program.
+    (non-zero exit, a signal, a compile error with `phase="compile"`); `timeout` means it used up
+    its CPU budget (`cpu_limit_s`), or slept or blocked until the wall-clock ceiling
+    (`wall_limit_s`); `error` means the sandbox could not run or judge it (bad request, missing
+    tool, or starved of CPU twice: `starved_runs == 2`), so it says nothing about the program.
+    `cpu_s` and `wall_s` are always filled for a run that started, including one killed at a limit.
     """
 
     status: Status
@@ -38,6 +41,10 @@ class ExecResult(msgspec.Struct, frozen=True, kw_only=True):
     truncated: bool = False
     wall_s: float = 0.0
     cpu_s: float = 0.0
+    cpu_limit_s: float = 0.0  # the CPU budget of the phase reported (`phase`)
+    wall_limit_s: float = 0.0  # its wall-clock ceiling
+    wait_s: float | None = None  # run-queue wait sampled at the ceiling (None: not stopped there, or not kept)
+    starved_runs: int = 0  # runs of this request stopped at the ceiling while starved of CPU
     peak_memory_mb: float = 0.0
     isolation: Level = "none"
     isolated: bool = False

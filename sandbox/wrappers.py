@@ -12,6 +12,7 @@ from __future__ import annotations
 import functools
 import glob
 import hashlib
+import math
 import os
 import resource
 import shlex
@@ -45,16 +46,29 @@ HIDDEN_BY_UNSHARE = ("/root", "/home", "/srv", "/mnt", "/media", "/opt", "/work"
 PRIVATE_TMP = ("/tmp", "/var/tmp", "/dev/shm")
 
 
-def rlimits(limits: Limits, as_mb: int, cpu_s: float) -> dict[int, int]:
-    """The rlimits of one step (soft = hard), keyed by RLIMIT_* number."""
+def cpu_rlimit(cpu_s: float) -> tuple[int, int]:
+    """RLIMIT_CPU for a budget of `cpu_s`: the kernel counts whole seconds, so the soft limit is the
+    budget rounded up (SIGXCPU, which ends a program that does not catch it: an unambiguous
+    "CPU budget spent", even where no CPU figure comes back) and the hard one a second later
+    (SIGKILL, for a program that catches SIGXCPU)."""
+    soft = max(1, math.ceil(cpu_s - 1e-9))
+    return soft, soft + 1
+
+
+def rlimits(limits: Limits, as_mb: int, cpu_s: float) -> dict[int, tuple[int, int]]:
+    """The rlimits of one step as (soft, hard), keyed by RLIMIT_* number."""
     mb = 1 << 20
+
+    def both(value: int) -> tuple[int, int]:
+        return value, value
+
     return {
-        resource.RLIMIT_AS: as_mb * mb if as_mb else UNLIMITED,
-        resource.RLIMIT_CPU: max(1, int(cpu_s + 1)),
-        resource.RLIMIT_NPROC: limits.nproc,
-        resource.RLIMIT_FSIZE: limits.file_size_mb * mb,
-        resource.RLIMIT_NOFILE: limits.open_files,
-        resource.RLIMIT_CORE: 0,
+        resource.RLIMIT_AS: both(as_mb * mb if as_mb else UNLIMITED),
+        resource.RLIMIT_CPU: cpu_rlimit(cpu_s),
+        resource.RLIMIT_NPROC: both(limits.nproc),
+        resource.RLIMIT_FSIZE: both(limits.file_size_mb * mb),
+        resource.RLIMIT_NOFILE: both(limits.open_files),
+        resource.RLIMIT_CORE: both(0),
     }
 
 
@@ -65,7 +79,7 @@ def reaper_args(
     args = [reaper, str(usage_fd)]
     if netns_fd is not None:
         args.append(f"--netns-fd={netns_fd}")
-    args += [f"--rlimit={res}:{value}" for res, value in rlimits(limits, as_mb, cpu_s).items()]
+    args += [f"--rlimit={res}:{soft}:{hard}" for res, (soft, hard) in rlimits(limits, as_mb, cpu_s).items()]
     if os.geteuid() == 0:
         args += [f"--uid={uid}", "--sweep"]  # the uid is leased to this run alone
     return [*args, "--"]
@@ -74,10 +88,11 @@ def reaper_args(
 def limit_args(limits: Limits, as_mb: int, cpu_s: float) -> list[str]:
     """Fallback when the reaper could not be built: util-linux prlimit."""
     mb = 1 << 20
+    soft, hard = cpu_rlimit(cpu_s)
     return [
         PRLIMIT,
         f"--as={as_mb * mb}" if as_mb else "--as=unlimited",
-        f"--cpu={max(1, int(cpu_s + 1))}",
+        f"--cpu={soft}:{hard}",
         f"--nproc={limits.nproc}",
         f"--fsize={limits.file_size_mb * mb}",
         f"--nofile={limits.open_files}",

@@ -20,11 +20,22 @@ from pathlib import Path
 
 import pytest
 from test_sandbox_canitedit import COVERAGE_TIMEOUT_S, MEMORY_MB, TIMEOUT_S, TIMING, _problems
-from test_sandbox_hostile import KINDS, OUTPUT_LIMIT, SOURCES, _render, _timeout, check_contained, host  # noqa: F401 - `host` is a fixture
+from test_sandbox_cpu_time import Watch, _marker, _starve, check_starved_twice
+from test_sandbox_hostile import (  # noqa: F401 - `host` is a fixture
+    KINDS,
+    OUTPUT_LIMIT,
+    SOURCES,
+    _render,
+    _timeout,
+    _wall_factor,
+    check_contained,
+    host,
+)
 from test_sandbox_hostile import MEMORY_MB as HOSTILE_MB
 
 from sandbox import ExecResult, Limits, Sandbox
-from sandbox.docker_backend import LABEL, OWNER_LABEL, DockerBackend
+from sandbox.docker_backend import LABEL, OWNER_LABEL, USER, DockerBackend
+from sandbox.process import uid_processes
 
 ENGINE = os.environ.get("EDIT_FIDELITY_DOCKER_HOST", "")
 pytestmark = pytest.mark.skipif(
@@ -131,7 +142,13 @@ def test_every_language_runs_with_stdin_and_coverage(docker_box: Sandbox) -> Non
 @pytest.mark.parametrize("kind", KINDS)
 def test_hostile_program_is_contained_by_docker(docker_box: Sandbox, host, kind: str, language: str) -> None:  # noqa: F811
     entry, source = _render(kind, language, host)
-    res = docker_box.run({entry: source}, timeout_s=_timeout(kind), memory_mb=HOSTILE_MB, output_limit=OUTPUT_LIMIT)
+    res = docker_box.run(
+        {entry: source},
+        timeout_s=_timeout(kind),
+        wall_factor=_wall_factor(kind),
+        memory_mb=HOSTILE_MB,
+        output_limit=OUTPUT_LIMIT,
+    )
     assert res.isolation == "docker" and res.isolated
     check_contained(kind, res, host, docker_box, lambda box: box.backend.leftovers())
     again = docker_box.run({"ok.py": "print('next run works')"})  # the keep-alive survived the sweep
@@ -173,7 +190,32 @@ def test_output_cap_closes_the_stream_and_a_silent_program_hits_the_clock(docker
     res = docker_box.run({"p.py": "import sys\nwhile True:\n    sys.stdout.write('y' * 1000)\n"}, output_limit=10_000)
     assert res.status == "output_limit" and len(res.stdout) <= 10_000 and time.monotonic() - started < 10
     res = docker_box.run({"p.py": "import os, time\nos.close(1)\ntime.sleep(60)"}, timeout_s=1.0)
-    assert res.status == "timeout" and res.wall_s < 8
+    assert res.status == "timeout" and res.starved_runs == 0 and res.wall_limit_s <= res.wall_s < res.wall_limit_s + 5
+
+
+def test_cpu_budget_and_wall_clock_ceiling_at_the_docker_level(docker_box: Sandbox) -> None:
+    """As at the local levels: the budget is CPU time (the container's cgroup), the ceiling stops a
+    sleeper, whose scheduler figures this host reads from /proc before the kill."""
+    res = docker_box.run({"spin.py": "while True:\n    pass\n"}, timeout_s=1, wall_factor=30)
+    assert res.status == "timeout" and res.starved_runs == 0 and res.cpu_limit_s == 1.0, res
+    assert 0.8 <= res.cpu_s < 1.5, res.cpu_s  # RLIMIT_CPU is checked on tick-sampled time
+    code = "import os\nfor _ in range(2):\n    os.fork()\nwhile True:\n    pass\n"
+    res = docker_box.run({"fork.py": code}, timeout_s=1, wall_factor=30)
+    assert res.status == "timeout" and 0.95 <= res.cpu_s < 4.0, res  # one budget for all four
+    res = docker_box.run({"nap.py": "import time\ntime.sleep(1000)\n"}, timeout_s=1)
+    assert res.status == "timeout" and res.starved_runs == 0 and res.error == "", res
+    assert res.wall_s >= res.wall_limit_s == 5.0 and res.cpu_s < 1.0
+    assert res.wait_s is not None and res.wait_s < res.wall_s / 4
+
+
+def test_a_program_starved_twice_is_not_judged_at_the_docker_level(docker_box: Sandbox) -> None:
+    if os.geteuid() != 0:
+        pytest.skip("pinning the container's processes and raising hog priorities needs root")
+    marker = _marker()
+    with Watch(lambda: uid_processes(int(USER.split(":")[0])), marker) as watch:
+        res = _starve(docker_box, marker, watch, until_first_over=False)
+    check_starved_twice(res)
+    assert res.isolation == "docker"
 
 
 @pytest.mark.slow

@@ -67,9 +67,11 @@ def test_exit_code_and_exception_are_failed(bwrap_box: Sandbox) -> None:
     assert res.status == "failed" and res.exit_code == 1 and "ValueError: boom" in res.stderr
 
 
-def test_timeout_is_wall_clock_and_prompt(bwrap_box: Sandbox) -> None:
+def test_a_sleeping_program_stops_at_the_wall_clock_ceiling(bwrap_box: Sandbox) -> None:
+    # timeout_s is CPU time; sleeping uses none, so the ceiling (5 x timeout_s) stops it.
     res = bwrap_box.run({"s.py": "import time\ntime.sleep(30)\n"}, timeout_s=0.5)
-    assert res.status == "timeout" and res.signal == 9 and 0.5 <= res.wall_s < 1.5
+    assert res.status == "timeout" and res.signal == 9 and res.starved_runs == 0
+    assert res.cpu_limit_s == 0.5 and res.wall_limit_s == 2.5 and 2.5 <= res.wall_s < 12.5 and res.cpu_s < 0.5
 
 
 def test_multi_file_python_imports_its_own_module(bwrap_box: Sandbox) -> None:

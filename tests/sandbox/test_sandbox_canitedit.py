@@ -77,6 +77,7 @@ def test_every_imported_library_is_installed_or_a_declared_stub(suite_box: Sandb
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(1800)  # 315 runs; a `before` that times out now spends its 15 CPU-seconds
 def test_gold_after_passes_with_full_coverage_and_before_fails(suite_box: Sandbox) -> None:
     """As the paper scores it: the verdict is an untraced run (exit 0 within 15 s); coverage comes
     from a second, traced run whose own verdict is ignored (tracing slows programs and breaks

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from sandbox import IsolationUnavailable, Limits, Sandbox, detect, docker_image, envs
-from sandbox.docker_backend import KEEPALIVE, USER, exec_command, host_config
+from sandbox.docker_backend import KEEPALIVE, KILL_MARGIN_S, USER, exec_command, host_config
 
 NO_ENGINE = {"DOCKER_HOST": "unix:///nonexistent/edit-fidelity-test.sock"}
 CLI = [sys.executable, "-m", "sandbox"]
@@ -92,8 +92,11 @@ def test_exec_command_has_rlimits_and_a_hard_timeout() -> None:
     argv = exec_command(["python3", "-E", "-s", "-B", "a b.py"], "/work/r1", 2.5, 256, Limits())
     assert argv[:2] == ["/bin/sh", "-c"]
     line = argv[2]
-    assert "ulimit -t 3" in line and f"ulimit -v {256 * 1024}" in line
-    assert "timeout -s KILL 2.500" in line and shlex.quote("a b.py") in line and line.startswith("cd /work/r1")
+    # RLIMIT_CPU: soft the budget rounded up, hard a second later; the in-container kill comes
+    # KILL_MARGIN_S after the ceiling (5 x 2.5 s), which the host enforces itself.
+    assert "ulimit -t 4 && ulimit -S -t 3" in line and f"ulimit -v {256 * 1024}" in line
+    assert f"timeout -s KILL {12.5 + KILL_MARGIN_S:.3f}" in line and shlex.quote("a b.py") in line
+    assert line.startswith("cd /work/r1")
     assert line.endswith("< /dev/null")
     # The first exec of a run also unpacks its files (the tar on the exec's stdin); the program's
     # stdin is then a file, never the exec's stream.

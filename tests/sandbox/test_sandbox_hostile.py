@@ -18,9 +18,11 @@ import pytest
 
 from sandbox import ExecResult, Limits, Sandbox, envs
 
-TIMEOUT = 1.0  # for the kinds that must be stopped by the clock
+TIMEOUT = 1.0  # CPU seconds, for the kinds that must be stopped by a time limit
 ENDS_ALONE_TIMEOUT = 10.0  # kinds that end by themselves (a limit or an error) get room to do so
 MUST_TIME_OUT = {"fork_bomb", "infinite_loop", "sleep", "ignore_sigterm"}
+SLEEPERS = {"sleep", "ignore_sigterm"}  # use no CPU: only the wall-clock ceiling (5 x TIMEOUT) stops them
+WIDE = 30.0  # the other kinds' ceiling factor: a loaded machine must not starve them into a re-run
 MEMORY_MB = 256
 OUTPUT_LIMIT = 50_000
 
@@ -218,6 +220,10 @@ def _timeout(kind: str) -> float:
     return TIMEOUT if kind in MUST_TIME_OUT else ENDS_ALONE_TIMEOUT
 
 
+def _wall_factor(kind: str) -> float | None:
+    return None if kind in SLEEPERS else WIDE
+
+
 def _denied(res: ExecResult) -> int:
     return sum(line.startswith("denied ") for line in res.stdout.splitlines())
 
@@ -228,7 +234,11 @@ def check_contained(kind: str, res: ExecResult, host: Host, box: Sandbox, leftov
     assert res.status != "error", res.error
     # Killing a full slot of fork-bomb processes takes a few seconds on 2 cores (~10 ms each).
     slack = 5.0 if kind == "fork_bomb" else 1.0
-    assert res.wall_s < _timeout(kind) + slack, f"run took {res.wall_s} s"
+    assert res.wall_s < res.wall_limit_s + slack, f"run took {res.wall_s} s"
+    if kind in SLEEPERS:  # stopped at the ceiling, and not mistaken for a starved program
+        assert res.wall_s >= res.wall_limit_s == 5 * TIMEOUT and res.starved_runs == 0, res
+    elif kind == "infinite_loop":  # stopped by its CPU budget (checked on tick-sampled CPU time)
+        assert res.cpu_s >= 0.8 * res.cpu_limit_s and res.cpu_limit_s == TIMEOUT, res
     if kind in MUST_TIME_OUT:
         # A fork bomb may also die on its own when every fork fails; it must never succeed.
         allowed = {"timeout", "failed"} if kind == "fork_bomb" else {"timeout"}
@@ -260,7 +270,13 @@ def test_hostile_program_is_contained_by_bwrap(
     bwrap_box: Sandbox, host: Host, kind: str, language: str, leftovers: Leftovers
 ) -> None:
     entry, source = _render(kind, language, host)
-    res = bwrap_box.run({entry: source}, timeout_s=_timeout(kind), memory_mb=MEMORY_MB, output_limit=OUTPUT_LIMIT)
+    res = bwrap_box.run(
+        {entry: source},
+        timeout_s=_timeout(kind),
+        wall_factor=_wall_factor(kind),
+        memory_mb=MEMORY_MB,
+        output_limit=OUTPUT_LIMIT,
+    )
     assert res.isolation == "bwrap" and res.isolated
     check_contained(kind, res, host, bwrap_box, leftovers)
 
@@ -275,7 +291,13 @@ def test_hostile_python_on_weaker_levels(any_box: Sandbox, host: Host, kind: str
     if any_box.level == "none" and kind in NOT_CONTAINED_BY_NONE:
         pytest.skip("level none is not isolation; only limits, timeouts and the uid switch apply")
     entry, source = _render(kind, "python", host)
-    res = any_box.run({entry: source}, timeout_s=_timeout(kind), memory_mb=MEMORY_MB, output_limit=OUTPUT_LIMIT)
+    res = any_box.run(
+        {entry: source},
+        timeout_s=_timeout(kind),
+        wall_factor=_wall_factor(kind),
+        memory_mb=MEMORY_MB,
+        output_limit=OUTPUT_LIMIT,
+    )
     assert res.isolation == any_box.level and res.isolated == (any_box.level != "none")
     check_contained(kind, res, host, any_box, leftovers)
 
@@ -301,7 +323,8 @@ def test_none_level_still_guards_root_and_system_dirs(any_box: Sandbox, host: Ho
 def test_fork_bomb_leaves_other_slots_and_host_working(bwrap_box: Sandbox, leftovers: Leftovers) -> None:
     """Process limits are per slot uid: a bomb in one slot cannot starve the other, nor the host."""
     bomb: list[ExecResult] = []
-    thread = threading.Thread(target=lambda: bomb.append(bwrap_box.run({"b.py": PY["fork_bomb"]}, timeout_s=3.0)))
+    # 10 CPU-seconds for all its processes together: several seconds of both cores.
+    thread = threading.Thread(target=lambda: bomb.append(bwrap_box.run({"b.py": PY["fork_bomb"]}, timeout_s=10.0)))
     thread.start()
     time.sleep(1.0)  # the bomb is at its process limit by now
     other = bwrap_box.run(
