@@ -3,8 +3,8 @@
     EDIT_FIDELITY_DATA=../shared/data .venv/bin/python -m tools.bench.bench_load [--hogs 6] [--limit N]
         [--out DIR] [--recorded RUN.tar.gz] [--skip-gold]
 
-For the recorded run `make run` replays (and the CanItEdit gold run, where every problem passes with its
-coverage) it runs `edit-fidelity bench run` twice into fresh run directories: once on the machine as it is,
+For the recorded run `make run` replays (its first `--limit` problems) and the CanItEdit gold run (every
+problem: each passes, with its coverage) it runs `edit-fidelity bench run` twice into fresh run directories: once on the machine as it is,
 once with `--hogs` busy processes started by this script beside it (stopped when the run ends, whatever
 happens). It prints, per run, pass@1 and ExcessCode per instruction kind, the errors, the wall time and
 the load average the loaded run saw, and whether the two `summary.json` are byte-identical; it exits 1
@@ -75,17 +75,17 @@ def figures(summary: dict) -> str:
     return f"{'; '.join(parts)}; errors {errors}; flaky {sum(len(v) for v in (summary.get('flaky') or {}).values())}"
 
 
-def compare(name: str, backend: str, args: argparse.Namespace, data: Path) -> bool:
+def compare(name: str, backend: str, limit: int | None, args: argparse.Namespace, data: Path) -> bool:
     results = {}
     for mode in ("idle", "loaded"):
         out = args.out / f"{name}-{mode}"
         if mode == "loaded":
             with Hogs(args.hogs):
                 before = os.getloadavg()[0]
-                code, wall, last = bench_run(out, backend, args.limit, data)
+                code, wall, last = bench_run(out, backend, limit, data)
                 load = f", load average {before:.1f} at the start, {os.getloadavg()[0]:.1f} at the end"
         else:
-            code, wall, last = bench_run(out, backend, args.limit, data)
+            code, wall, last = bench_run(out, backend, limit, data)
             load = f", load average {os.getloadavg()[0]:.1f} at the end"
         summary_path = out / "summary.json"
         raw = summary_path.read_bytes() if summary_path.exists() else b""
@@ -101,7 +101,7 @@ def compare(name: str, backend: str, args: argparse.Namespace, data: Path) -> bo
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--hogs", type=int, default=6, help="busy processes beside the loaded run (default 6)")
-    ap.add_argument("--limit", type=int, help="the first N problems only (a quick look; default: all)")
+    ap.add_argument("--limit", type=int, help="the recorded run's first N problems only (default: all)")
     ap.add_argument("--out", type=Path, default=Path("/tmp/edit-fidelity-bench-load"))
     ap.add_argument("--recorded", type=Path, help=f"the recorded run (default: {MAKE_RUN}, what `make run` replays)")
     ap.add_argument("--skip-gold", action="store_true", help="leave out the gold run")
@@ -115,9 +115,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"bench_load: no recorded run at {recorded}: pass --recorded or --data", file=sys.stderr)
         return 2
     print(f"{os.cpu_count()} CPUs; {args.hogs} hog processes beside each loaded run", flush=True)
-    ok = compare("recorded", f"recorded:{recorded}", args, data)
-    if not args.skip_gold:
-        ok = compare("gold", "gold", args, data) and ok
+    ok = compare("recorded", f"recorded:{recorded}", args.limit, args, data)
+    if not args.skip_gold:  # every problem: the gold run is short
+        ok = compare("gold", "gold", None, args, data) and ok
     return 0 if ok else 1
 
 
