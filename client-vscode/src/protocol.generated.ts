@@ -33,7 +33,7 @@ export const NECESSITY_INCLUDE: readonly string[] = ["*.py", "*.pyi", "pyproject
 /** The settings the extension sends the server (a change to one restarts it). */
 export const SERVER_SETTINGS = ["backends", "defaultStyle", "observeChanges", "thresholds", "severity", "sandbox", "testCommand", "necessity"] as const;
 /** How loud a flagged unit of each kind is by default (`whitespace`: whitespace-only units). */
-export const SEVERITY_DEFAULTS = { whitespace: "hint", formatting_only: "warning", comment_removed: "warning", rename: "warning", docstring: "warning", signature_change: "warning", import_change: "warning", defensive: "warning", lazy_placeholder: "warning", deletion: "warning", outside_target: "warning" } as const;
+export const SEVERITY_DEFAULTS = { whitespace: "hint", formatting_only: "warning", comment_removed: "warning", rename: "warning", docstring: "warning", signature_change: "warning", import_change: "warning", defensive: "warning", lazy_placeholder: "warning", deletion: "warning", outside_target: "warning", added_code: "warning", comment_added: "information" } as const;
 
 /** Patterns the server checks (a backend's name, an environment variable's, a sandbox environment's). */
 export const BACKEND_NAME = /^[\w.:@/+-]{1,64}$/;
@@ -403,6 +403,10 @@ export interface Severity {
   deletion?: "error" | "warning" | "information" | "hint";
   /** Severity of a flagged unit of this kind (not requested by the instruction): Changes outside the selected lines. */
   outside_target?: "error" | "warning" | "information" | "hint";
+  /** Severity of a flagged unit of this kind (not requested by the instruction): New functions, methods or classes the instruction does not ask for and no other code uses, verbatim copies of existing code, and output (print, logging) nobody asked for. */
+  added_code?: "error" | "warning" | "information" | "hint";
+  /** Severity of a flagged unit of this kind (not requested by the instruction): Comments added on code the edit does not change. */
+  comment_added?: "error" | "warning" | "information" | "hint";
 }
 
 export interface SnapshotResult {

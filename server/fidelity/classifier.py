@@ -44,6 +44,7 @@ from server.fidelity.units import (
     expand_regions,
     mark_dependent,
     region_atoms,
+    split_definitions,
 )
 
 
@@ -108,6 +109,8 @@ class UnitBuilder(StatementTrees):
             if atom.category == RENAME and self.renames.get(atom.rename[0]) != atom.rename[1]:  # type: ignore[index]
                 atom.category = CODE  # not the consistent rename (cannot happen with mapped keys; kept safe)
             mark_dependent(self.old, self.new, atom)
+        if not self.lang:  # new definitions inserted together are units of their own
+            self.atoms = [piece for atom in self.atoms for piece in split_definitions(self.old.text, self.new, atom)]
         if self.lang:  # a new block's re-indented lines go with it (indentation is layout there)
             other.join_wrapped_indents(self.old.text, self.new.text, self.atoms)
         self.changed_new = {it.token for a in self.atoms for it in a.new if it.token >= 0 and a.category != RENAME}
@@ -180,6 +183,7 @@ class UnitBuilder(StatementTrees):
                 and not u.renames
                 and not prev.atoms[0].dependent
                 and not u.atoms[0].dependent
+                and not _same_point(prev.atoms[0], u.atoms[0])
                 and prev.kinds == u.kinds
                 and position[id(u.atoms[0])] == position[id(prev.atoms[0])] + 1
                 and self._near(prev.atoms[0], u.atoms[0], logic=u.kinds == ["logic"])
@@ -506,6 +510,11 @@ def _merge_same_point(order: list[object], groups: dict[object, list[Atom]]) -> 
         m, n = clash
         merged[m] += merged[n]
         del merged[n]
+
+
+def _same_point(a: Atom, b: Atom) -> bool:
+    """`b` inserts right where `a` ends in the original: pieces split apart on purpose (`split_definitions`)."""
+    return a.a1 == b.a0 == b.a1
 
 
 def _lo(items: list) -> int:

@@ -18,7 +18,13 @@ from server.fidelity.unit_facts import unit_facts
 WARNING = 2  # LSP DiagnosticSeverity: 1 error and 2 warning are warnings; 3 information and 4 hint are hints
 # Per unrequested kind (and "whitespace" for whitespace-only units): layout differences are real but
 # rarely worth a squiggle, so they are a hint.
-SEVERITY_DEFAULTS = {"whitespace": 4, **{k: 2 for k in HUNK_KINDS if k in UNREQUESTED_KINDS}}
+# A comment added on code the edit leaves alone is information: real, but a reference solution's own
+# comments (the over-editing gold) are that too, so it is no squiggle by default.
+SEVERITY_DEFAULTS = {
+    "whitespace": 4,
+    **{k: 2 for k in HUNK_KINDS if k in UNREQUESTED_KINDS},
+    "comment_added": 3,
+}
 WHITESPACE_HINT_LINES = 10  # a whitespace-only unit spanning more lines than this is not a hint
 
 
@@ -72,7 +78,25 @@ def judge_units(
     """A verdict per unit. `instruction` None (an observed change) or `aware` False: the core's view,
     every change of an unrequested kind counts."""
     scope = parse_instruction(instruction, original) if instruction is not None and aware else None
-    return [judge_unit(scope, f, UNREQUESTED_KINDS) for f in unit_facts(report, original, edited)]
+    facts = unit_facts(report, original, edited)
+    verdicts = [judge_unit(scope, f, UNREQUESTED_KINDS) for f in facts]
+    return _follow_unrequested(report, facts, verdicts) if scope is not None else verdicts
+
+
+def _follow_unrequested(report: FidelityReport, facts: list, verdicts: list[Verdict]) -> list[Verdict]:
+    """A unit that only passes on what an unrequested unit introduced (stores the new parameter nobody asked
+    for: `self.limit = limit`) is not requested either: it is that change's consequence, not the request's."""
+    options = {n for f, v in zip(facts, verdicts, strict=True) if v.flagged for n in f.new_options}
+    if not options:
+        return verdicts
+    out = list(verdicts)
+    for i, (h, v) in enumerate(zip(report.hunks, verdicts, strict=True)):
+        changed = {n for n in h.names if n not in ("self", "cls")}
+        if not v.flagged and h.kinds == ["logic"] and changed and changed <= options:
+            listed = ", ".join(f"`{n}`" for n in sorted(changed))
+            why = f"not requested: passes on the new parameter {listed}, which nobody asked for"
+            out[i] = Verdict(True, why, ("signature_change",))
+    return out
 
 
 def unrequested_of(verdict: Verdict, hunk: Hunk) -> list[str]:

@@ -13,6 +13,16 @@ import re
 
 import msgspec
 
+from server.fidelity.added_code import (
+    ADD_DEFINITION,
+    COMMENT_WORDS,
+    DUNDER,
+    OUTPUT_WORDS,
+    ROLE_PATTERNS,
+    added_reason,
+    unrequested_definitions,
+)
+
 # Words that ask for a kind of change. Narrow on purpose: "fix the off-by-one error" or "check the
 # loop" ask for no input validation, "return None on a miss" for no defensive code.
 KIND_RULES: tuple[tuple[str, str], ...] = (
@@ -143,6 +153,9 @@ BROAD_RULES: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     ),
 )
 
+ADDED_CODE = "added_code"  # a kind only the judge gives: new definitions (and output) nobody asked for
+COMMENT_ADDED = "comment_added"  # the judge's too: a comment added on code the edit does not change
+
 # Kinds nothing in an instruction excuses: an omission marker, or a change outside the selection.
 NEVER_REQUESTED = frozenset({"lazy_placeholder", "outside_target"})
 
@@ -221,12 +234,22 @@ class Scope(msgspec.Struct, frozen=True, kw_only=True):
     context: bool = False  # it quotes a specification or code, which counted as no request
     cases: frozenset[str] = frozenset()  # the guard cases its words speak of (`GUARD_TESTS`: "none", ...)
     general_validation: bool = False  # it asks for validation in general ("make it robust")
+    roles: frozenset[str] = frozenset()  # special methods its words name by their role (`ROLES`)
+    asks_output: bool = False  # it speaks of output: printing, logging, messages, warnings
+    asks_comments: bool = False  # it asks for comments or explanations
+    adds_definition: bool = False  # it asks for a new function, method or class ("add a method that ...")
 
     def mentions(self, name: str) -> bool:
         """The instruction names this identifier, or spells it out (`corr` for "correlation",
-        `RidgeCV` for "ridge"): every part of three letters or more is a word or a word's prefix."""
+        `RidgeCV` for "ridge"): every part of three letters or more is a word or a word's prefix. A
+        special method (`__init__`) is named by its name or by the role the data model gives it (`ROLES`:
+        "constructor"), never by a plain word that shares letters with it ("string" is no `__str__`)."""
         low = name.lower()
-        if low in self.names or low in self.words:
+        if low in self.names:
+            return True
+        if DUNDER.fullmatch(name):
+            return low in self.roles
+        if low in self.words:
             return True
         parts = [p for p in split_identifier(name) if len(p) >= 3]
         return bool(parts) and all(p in self.words or any(_stem_match(p, w) for w in self.words) for p in parts)
@@ -339,6 +362,10 @@ def parse_instruction(text: str | None, original: str | None = None) -> Scope:
         signatures=frozenset(signatures),
         cases=frozenset(name for name, _, words in _GUARD_TEST_RE if words.search(prose)),
         general_validation=bool(_GENERAL_VALIDATION.search(prose)),
+        roles=frozenset(n for names, rx in ROLE_PATTERNS if rx.search(prose) for n in names),
+        adds_definition=bool(ADD_DEFINITION.search(prose)),
+        asks_output=bool(OUTPUT_WORDS.search(prose)),
+        asks_comments=bool(COMMENT_WORDS.search(prose)) or bool(broad_kinds),
     )
 
 
@@ -368,6 +395,14 @@ class UnitFacts(msgspec.Struct, frozen=True):
     import_unused: frozenset[str] = frozenset()  # names an import unit adds that no changed code uses
     guard_tests: frozenset[str] = frozenset()  # a guard unit's tested cases (`guard_tests`)
     tokens_changed: int = 0
+    defines: tuple[str, ...] = ()  # definitions (`def`, `class`) a unit of inserted statements adds
+    defines_used: tuple[str, ...] = ()  # those of them the rest of the edited code refers to
+    defines_copies: tuple[str, ...] = ()  # those that copy a definition of the original verbatim
+    defines_existing: tuple[str, ...] = ()  # those that replace or override a definition of the original
+    edit_defines: frozenset[str] = frozenset()  # every definition the edit's units add (when `defines`)
+    new_options: tuple[str, ...] = ()  # parameters with a default a signature unit adds to an existing function
+    output: tuple[str, ...] = ()  # calls that print or log the unit adds (`print`, `logging.warning`)
+    comment_added: str | None = None  # a comment a comment-only unit adds on code the edit leaves alone
 
 
 class Verdict(msgspec.Struct, frozen=True):
@@ -385,6 +420,7 @@ _LABEL = {
     "import_change": "import change",
     "defensive": "input validation",
     "deletion": "deletion",
+    "added_code": "new code",
 }
 
 
@@ -463,6 +499,8 @@ def _evidence(kind: str, scope: Scope, facts: UnitFacts) -> str | None:
         named = sorted(n for n in added if n.lower() not in _COMMON and n != fn and scope.named_strongly(n))
         if named:
             return f"the instruction names the parameter `{named[0]}`"
+        if facts.new_options:
+            return None  # a new option nobody named: a constant would serve the change as well
         if facts.function_changes_logic and fn:
             return f"the edit changes the code of `{fn}` too"
     if kind == "docstring" and facts.docstring_kept:
@@ -520,6 +558,15 @@ def not_requested_reason(scope: Scope) -> str:
 def judge_unit(scope: Scope | None, facts: UnitFacts, unrequested_kinds: frozenset[str]) -> Verdict:
     """Whether a unit holds a change nobody asked for. `scope` None: there is no instruction (an observed
     change), so every kind in `unrequested_kinds` counts."""
+    if scope is not None and scope.text.strip() and facts.defines:
+        extra, copies = unrequested_definitions(scope, facts)
+        if extra:
+            return Verdict(True, added_reason(extra, copies), (ADDED_CODE,))
+    if scope is not None and scope.text.strip() and facts.comment_added and not scope.asks_comments:
+        return Verdict(True, "not requested: a comment on code the edit does not change", (COMMENT_ADDED,))
+    if scope is not None and scope.text.strip() and facts.output and not scope.asks_output:
+        calls = ", ".join(f"`{c}`" for c in facts.output)
+        return Verdict(True, f"not requested: adds output ({calls}) the instruction does not ask for", (ADDED_CODE,))
     suspects = [k for k in facts.kinds if k in unrequested_kinds]
     if not suspects:
         return Verdict(False, "")
@@ -533,5 +580,13 @@ def judge_unit(scope: Scope | None, facts: UnitFacts, unrequested_kinds: frozens
         why = _requested_by(kind, scope, facts)
         (reasons.append(why) if why else remaining.append(kind))
     if remaining:
+        if "signature_change" in remaining and facts.new_options:
+            listed = ", ".join(f"`{n}`" for n in facts.new_options)
+            why = (
+                f"{not_requested_reason(scope)}, not the new parameter {listed}"
+                if scope.shown
+                else f"not requested: the instruction does not name the new parameter {listed}"
+            )
+            return Verdict(True, why, tuple(remaining))
         return Verdict(True, not_requested_reason(scope), tuple(remaining))
     return Verdict(False, reasons[0])

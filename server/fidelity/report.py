@@ -12,7 +12,11 @@ import msgspec
 VARIANTS = ("raw", "no_comments", "body_no_comments")
 
 # Hunk kinds. Everything but `logic` and `comment_only` is a change nobody asked for unless the
-# instruction says so; the server decides what to flag, the core only describes.
+# instruction says so; the server decides what to flag, the core only describes. `added_code` is the
+# judge's, never the core's: new definitions (functions, methods, classes) that the instruction does not
+# ask for and no other code uses, a verbatim second copy of existing code, output nobody asked for;
+# `comment_added` is the judge's too: a comment added on code the edit does not change. Both need an
+# instruction.
 HUNK_KINDS = (
     "formatting_only",
     "comment_removed",
@@ -25,6 +29,8 @@ HUNK_KINDS = (
     "lazy_placeholder",
     "deletion",
     "outside_target",
+    "added_code",
+    "comment_added",
     "logic",
 )
 UNREQUESTED_KINDS = frozenset(HUNK_KINDS) - {"logic", "comment_only"}

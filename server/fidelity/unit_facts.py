@@ -10,6 +10,7 @@ import keyword
 import re
 import textwrap
 
+import msgspec
 from rapidfuzz.distance import Levenshtein
 
 from server.fidelity import pyast
@@ -87,6 +88,185 @@ def _documented(text: str) -> frozenset[str]:
 
     visit(tree, "")
     return frozenset(found)
+
+
+class _Def(msgspec.Struct, frozen=True):
+    qualname: str
+    name: str
+    first: int  # 1-based lines, decorators included
+    last: int
+    code: tuple[str, ...]  # stripped code lines without comments and blank lines
+    bases: tuple[str, ...]  # the bases of the class the definition sits in (its last names)
+    params: tuple[str, ...] = ()  # a function's parameters
+    optional: tuple[str, ...] = ()  # those with a default value
+
+
+def _code_lines(text: str) -> tuple[str, ...]:
+    """A definition's code as stripped lines, without blank lines and comments: a copy is the same code."""
+    return tuple(s for ln in split_lines(_code_only(text)) for s in [ln.strip()] if s)
+
+
+_DEFS: dict[str, list[_Def]] = {}
+
+
+def _all_definitions(text: str) -> list[_Def]:
+    """Every definition of a text at any depth; cached for the two texts of the report being judged."""
+    key = text
+    found = _DEFS.get(key)
+    if found is not None:
+        return found
+    found = []
+    try:
+        tree = pyast.parse(text)
+    except (SyntaxError, ValueError, RecursionError):
+        tree = None
+    lines = text.splitlines(keepends=True)
+
+    def visit(node: ast.AST, prefix: str, bases: tuple[str, ...]) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                first = min([child.lineno, *(d.lineno for d in child.decorator_list)])
+                last = child.end_lineno or child.lineno
+                src = "".join(lines[child.lineno - 1 : last])
+                params: tuple[str, ...] = ()
+                optional: tuple[str, ...] = ()
+                if not isinstance(child, ast.ClassDef):
+                    a = child.args
+                    positional = [*a.posonlyargs, *a.args]
+                    params = tuple(x.arg for x in [*positional, *a.kwonlyargs])
+                    optional = tuple(x.arg for x in positional[len(positional) - len(a.defaults) :]) + tuple(
+                        x.arg for x, d in zip(a.kwonlyargs, a.kw_defaults, strict=True) if d is not None
+                    )
+                code = _code_lines(src)
+                found.append(_Def(prefix + child.name, child.name, first, last, code, bases, params, optional))
+                inner = (
+                    tuple(b.attr if isinstance(b, ast.Attribute) else getattr(b, "id", "") for b in child.bases)
+                    if isinstance(child, ast.ClassDef)
+                    else ()
+                )
+                visit(child, prefix + child.name + ".", inner)
+
+    if tree is not None:
+        visit(tree, "", ())
+    if len(_DEFS) >= 2:
+        _DEFS.clear()
+    _DEFS[key] = found
+    return found
+
+
+def _inserted(hunk: Hunk, old_lines: list[str]) -> str | None:
+    """The text a unit inserts when it replaces nothing but whitespace (its edits' new text), else None."""
+    edits = getattr(hunk, "edits", None)
+    if not edits:
+        return None
+    for e in edits:
+        at, text = e.range.start, e.new_text
+        line = old_lines[at.line].rstrip("\r\n") if at.line < len(old_lines) else ""
+        if not (at.character == 0 and text.endswith(("\n", "\r")) or at.character >= len(line) and text[:1] in "\r\n"):
+            return None  # not whole lines
+        if e.range.start != e.range.end:
+            first, last = e.range.start.line, e.range.end.line
+            replaced = old_lines[first : last + 1]
+            if last > first + 1 or any(ln.strip() for ln in replaced[: 1 if e.range.end.character == 0 else 2]):
+                return None
+    return "".join(e.new_text for e in edits)
+
+
+class _Added(msgspec.Struct, frozen=True):
+    names: tuple[str, ...] = ()  # the definitions a unit adds
+    used: tuple[str, ...] = ()  # those the rest of the edited text refers to
+    copies: tuple[str, ...] = ()  # those that repeat a definition of the original that is still there
+    existing: tuple[str, ...] = ()  # those that replace or override one of the original (same place, a base)
+
+
+_NONE_ADDED = _Added()
+_CONSTRUCTORS = frozenset({"__init__", "__post_init__", "__new__"})
+_SETS = re.compile(r"\bself\.([A-Za-z_]\w*)\s*(?::[^=\n]*)?=(?!=)")  # `self.x = ...`: an attribute it sets
+
+
+def _added_definitions(hunk: Hunk, original: str | None, edited: str | None) -> _Added:
+    """What a unit of inserted whole statements defines, weighed against the rest of the edit."""
+    if original is None or edited is None:
+        return _NONE_ADDED
+    new = _inserted(hunk, split_lines(original))
+    if new is None or not new.strip():
+        return _NONE_ADDED
+    lo, hi = hunk.new_start_line, hunk.new_end_line
+    mine = [d for d in _all_definitions(edited) if lo <= d.first and d.last <= hi]
+    mine = [d for d in mine if not any(o is not d and d.qualname.startswith(o.qualname + ".") for o in mine)]
+    if not mine:
+        return _NONE_ADDED
+    before = _all_definitions(original)
+    old_code = {(d.qualname, d.code) for d in before}
+    old_names = {d.qualname for d in before}
+    old_methods = {(d.qualname.rsplit(".", 2)[-2] if d.qualname.count(".") else "", d.name) for d in before}
+    edited_lines = split_lines(edited)
+    used, copies, existing = [], [], []
+    for d in mine:
+        pattern = re.compile(rf"(?<!def )(?<!class )\b{re.escape(d.name)}\b")  # a use, not a definition
+        elsewhere = _code_only("".join(edited_lines[: d.first - 1] + edited_lines[d.last :]))
+        # used by name; a constructor runs when its class is instantiated: used when the attributes it
+        # sets are read by other code
+        if pattern.search(elsewhere) or (
+            d.name in _CONSTRUCTORS
+            and any(re.search(rf"\.{re.escape(a)}\b", elsewhere) for a in _SETS.findall("\n".join(d.code)))
+        ):
+            used.append(d.name)
+        twins = sum(1 for o in _all_definitions(edited) if o.qualname == d.qualname and o.code == d.code)
+        if (d.qualname, d.code) in old_code and twins >= 2:
+            copies.append(d.name)
+        elif d.qualname in old_names or any((base, d.name) in old_methods for base in d.bases):
+            existing.append(d.name)
+    return _Added(tuple(d.name for d in mine), tuple(used), tuple(copies), tuple(existing))
+
+
+def _new_options(hunk: Hunk, original: str | None, edited: str | None) -> tuple[str, ...]:
+    """Parameters with a default value that a signature unit adds to a function the original has."""
+    if original is None or edited is None:
+        return ()
+    at = hunk.new_start_line
+    around = [d for d in _all_definitions(edited) if d.first <= at <= d.last and d.params]
+    if not around:
+        return ()
+    fn = max(around, key=lambda d: d.first)
+    before = [d for d in _all_definitions(original) if d.qualname == fn.qualname]
+    if not before:
+        return ()
+    return tuple(p for p in fn.optional if p not in before[0].params)
+
+
+_OUTPUT = re.compile(
+    r"(?<![\w.])(print|pprint|logging\.\w+|logger\.\w+|log\.(?:debug|info|warning|warn|error|exception|critical)"
+    r"|warnings\.warn|sys\.(?:stdout|stderr)\.write|console\.(?:log|warn|error|info|debug)"
+    r"|System\.(?:out|err)\.print\w*|printf|fprintf|puts|println!?|eprintln!?)\s*\(",
+)
+
+
+def _output_calls(new: str, old: str | None) -> tuple[str, ...]:
+    """Calls that print or log (`print(`, `logging.warning(`) the unit adds: output is a behaviour of its own."""
+    found = _OUTPUT.findall(_code_only(new))
+    if not found:
+        return ()
+    before = _OUTPUT.findall(_code_only(old)) if old else []
+    for call in before:
+        if call in found:
+            found.remove(call)
+    return tuple(dict.fromkeys(found))
+
+
+_COMMENT = re.compile(r"#[^\n]*")
+
+
+def _comment_added(hunk: Hunk, old: str | None, new: str, near_code: set[int]) -> str | None:
+    """The comment a comment-only unit adds on code the edit leaves alone (no changed code on or next to its
+    lines), or None."""
+    if hunk.kinds != ["comment_only"] or old is None:
+        return None
+    added = [c for c in _COMMENT.findall(new) if c not in _COMMENT.findall(old)]
+    if not added or len(_COMMENT.findall(new)) <= len(_COMMENT.findall(old)):
+        return None
+    lines = range(hunk.new_start_line, max(hunk.new_end_line, hunk.new_start_line) + 1)
+    return None if any(n in near_code for n in lines) else added[0]
 
 
 def _heads(text: str) -> list[str]:
@@ -256,6 +436,16 @@ def unit_facts(report: FidelityReport, original: str | None = None, edited: str 
     documented = (
         _documented(edited) if edited is not None and any("docstring" in h.kinds for h in report.hunks) else None
     )
+    definitions = [
+        _added_definitions(h, original, edited) if "logic" in h.kinds else _NONE_ADDED
+        for i, h in enumerate(report.hunks)
+    ]
+    edit_defines = frozenset(n for d in definitions for n in d.names)
+    # edited lines near code the edit changes: a comment there describes that code
+    near_code: set[int] = set()
+    for h in report.hunks:
+        if not set(h.kinds) <= {"comment_only", "formatting_only", "comment_removed"}:
+            near_code.update(range(h.new_start_line - 1, max(h.new_end_line, h.new_start_line) + 2))
     facts = []
     for i, h in enumerate(report.hunks):
         old, new = olds[i], news[i]
@@ -265,6 +455,9 @@ def unit_facts(report: FidelityReport, original: str | None = None, edited: str 
         import_used = False
         import_unused: frozenset[str] = frozenset()
         if "import_change" in h.kinds:
+            inserted = _inserted(h, old_lines) if old_lines is not None else None
+            if inserted is not None:  # lines inserted: their own text, not the line they go before
+                old, new = "", inserted
             new_bound = _bound_by_imports(new)
             old_bound = _bound_by_imports(old) if old is not None else frozenset()
             added, removed = new_bound - old_bound, old_bound - new_bound
@@ -273,6 +466,7 @@ def unit_facts(report: FidelityReport, original: str | None = None, edited: str 
             import_used = (bool(added) or bool(removed)) and uses_added and drops_unused
             if old is not None:
                 import_unused = frozenset(added - changed_names)
+        added_defs = definitions[i]
         moved = False
         if "deletion" in h.kinds and old is not None:
             deleted = [ln.strip() for ln in split_lines(old) if ln.strip()]
@@ -304,6 +498,14 @@ def unit_facts(report: FidelityReport, original: str | None = None, edited: str 
                 rename_rewritten=bool(h.renames) and (rewritten if rewritten is not None else "logic" in h.kinds),
                 imported=frozenset(n for n in h.renames if n in imported),
                 same_statements=old is not None and _heads(old) == _heads(new) != [],
+                defines=added_defs.names,
+                defines_used=added_defs.used,
+                defines_copies=added_defs.copies,
+                defines_existing=added_defs.existing,
+                edit_defines=edit_defines if added_defs.names else frozenset(),
+                new_options=_new_options(h, original, edited) if "signature_change" in h.kinds else (),
+                output=_output_calls(new, old) if "logic" in h.kinds else (),
+                comment_added=_comment_added(h, old, new, near_code),
             )
         )
     return facts

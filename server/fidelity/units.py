@@ -20,6 +20,7 @@ the edited text, none the original.
 from __future__ import annotations
 
 import itertools
+import re
 from collections import Counter
 
 from rapidfuzz.distance import Indel
@@ -57,6 +58,7 @@ __all__ = [
     "expand_regions",
     "mark_dependent",
     "region_atoms",
+    "split_definitions",
 ]
 
 
@@ -357,6 +359,60 @@ def _complete(side: Side, items: list[Item]) -> bool:
     except (SyntaxError, ValueError):
         return False
     return True
+
+
+_DEFINITION = re.compile(r"[ \t]*(?:@|(?:async[ \t]+)?def[ \t]|class[ \t])")
+_LEAD_IN = re.compile(r"[ \t]*(?:#[^\n\r]*)?(?:\r\n|\n|\r)?$")  # a blank or comment line before a definition
+
+
+def split_definitions(old_text: str, new: Side, atom: Atom) -> list[Atom]:
+    """A pure insertion of whole statements split before each definition it adds at its outermost
+    indentation (`def`, `class`, a decorator, with the comments and blank lines just above it; what it
+    replaces may be whitespace only, which goes with the first piece): new
+    methods and functions are units of their own, so each is judged, accepted or reverted by itself and
+    none is excused by the code it happens to be inserted next to. Every piece after the first must be
+    whole statements that parse; otherwise (or when there is nothing to split) the atom is returned as it
+    is. The first piece may still not stand alone (an `elif` branch before a new method): it stays
+    dependent, grouped with the rest of its function's such atoms."""
+    if atom.category != CODE or atom.group >= 0 or not atom.new or atom.code_old() or atom.old:
+        return [atom]
+    if atom.a0 != atom.a1 and old_text[atom.a0 : atom.a1].strip():
+        return [atom]
+    text = new.text
+    first, last = new.line_of(atom.b0), new.line_of(max(atom.b1 - 1, atom.b0))
+    if last <= first:
+        return [atom]
+    cuts: list[int] = []
+    least: int | None = None  # the smallest indentation of a code line so far
+    lead: int | None = None  # where the comments and blank lines above the current line begin
+    for ln in range(first, last + 1):
+        lo, hi = new.line_start(ln), new.line_start(ln + 1)
+        if lo < atom.b0:
+            continue
+        line = text[lo:hi]
+        if _LEAD_IN.match(line):
+            lead = lo if lead is None else lead
+            continue
+        indent = len(line) - len(line.lstrip(" \t"))
+        at = lead if lead is not None else lo
+        if _DEFINITION.match(line) and least is not None and indent <= least and at > atom.b0 and at not in cuts:
+            cuts.append(at)
+        if least is None or indent < least:
+            least = indent
+        lead = None
+        if line.lstrip(" \t").startswith("@"):
+            lead = at  # a decorator goes with the definition below it
+    if not cuts:
+        return [atom]
+    bounds = [atom.b0, *cuts, atom.b1]
+    pieces = []
+    for n, (lo, hi) in enumerate(itertools.pairwise(bounds)):
+        items = [it for it in atom.new if lo <= it.start < hi]
+        pieces.append(Atom(atom.a0 if n == 0 else atom.a1, atom.a1, lo, hi, CODE, [], items))
+    if any(not p.new for p in pieces) or any(not _complete(new, p.code_new()) for p in pieces[1:]):
+        return [atom]
+    pieces[0].dependent = atom.dependent and not _complete(new, pieces[0].code_new())
+    return pieces
 
 
 _NO_COMMENTS: Counter[str] = Counter()  # shared, never mutated

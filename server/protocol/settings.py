@@ -161,6 +161,12 @@ SEVERITY_KINDS: dict[str, tuple[str, str]] = {
     "lazy_placeholder": ("warning", 'Code replaced by a placeholder such as "# rest of the code unchanged".'),
     "deletion": ("warning", "Code deleted with nothing in its place."),
     "outside_target": ("warning", "Changes outside the selected lines."),
+    "added_code": (
+        "warning",
+        "New functions, methods or classes the instruction does not ask for and no other code uses, "
+        "verbatim copies of existing code, and output (print, logging) nobody asked for.",
+    ),
+    "comment_added": ("information", "Comments added on code the edit does not change."),
 }
 
 Severity = msgspec.defstruct(
