@@ -20,7 +20,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # server/cli.py's signat
     run.add_argument("file", type=Path)
     run.add_argument("--language", help="python, javascript, cpp, java (default: from the extension)")
     run.add_argument("--stdin", type=Path, help="file given to the program as standard input")
-    run.add_argument("--timeout", type=float, default=15.0, help="wall-clock seconds (default 15)")
+    run.add_argument(
+        "--timeout", type=float, default=15.0, help="CPU seconds (default 15; the wall-clock ceiling is 5x that)"
+    )
     run.add_argument("--memory", type=int, default=1024, help="memory limit in MiB (default 1024)")
     run.add_argument("--output-limit", type=int, default=1 << 20, help="bytes of output kept")
     run.add_argument("--coverage", action="store_true", help="line coverage (Python)")
@@ -103,7 +105,8 @@ def _prepare(args: argparse.Namespace) -> int:
         return _prepare_docker(args, tuple(suites))
     if len(suites) != 1:
         return _fail("say which suite to prepare: --suite NAME (or --docker for the image)")
-    envs.prepare(suites[0])
+    # one line per step with its seconds, on stderr (stdout keeps only the notes below)
+    envs.prepare(suites[0], log=lambda message: print(f"sandbox prepare: {message}", file=sys.stderr, flush=True))
     for module, reason in envs.SUITES[suites[0]].stubs.items():
         print(f"note: {module} is an import stub: {reason}")
     for module, reason in envs.missing_modules(

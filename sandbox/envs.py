@@ -1,9 +1,15 @@
 """Python environments the sandboxed uid can read: the coverage helper and per-suite venvs.
 
 Venvs are made from the Debian interpreter (readable by any uid, unlike the pyenv Python under
-/root), `--without-pip` and without setuptools so no `.pth` file runs at every start-up; packages are
-installed by the host's pip through `pip --python`. Each step is idempotent: a stamp holds the hash
-of what was asked for, so `prepare` is a no-op when nothing changed.
+/root), `--without-pip` and without setuptools so no `.pth` file runs at every start-up. Packages are
+installed in one resolver run by uv where it is found (the project venv's, which scripts/setup
+installs), given pip's own configuration (indexes, find-links with the CPU torch wheel, constraints),
+its files hardlinked from uv's cache (so the files live under the sandbox home, readable by the
+sandbox uid, and cost no copy), then compiled to .pyc as pip does, linking the project venv's .pyc
+where the source is the very same file; else, or when uv fails, by the host's pip through `pip
+--python` (EDIT_FIDELITY_INSTALLER=pip forces it). Both give the same packages and versions. Each step
+is idempotent: a stamp holds the hash of what was asked for, so `prepare` is a no-op when nothing
+changed.
 """
 
 from __future__ import annotations
@@ -25,6 +31,7 @@ from pathlib import Path
 import coverage
 
 from sandbox import config
+from sandbox.installer import Installer, compile_bytecode
 
 _HERE = Path(__file__).parent
 
@@ -262,7 +269,9 @@ def _make_readable(root: Path) -> None:
 
 
 def prepare(name: str, *, log: Callable[[str], object] = print) -> Path:
-    """Build (or confirm) the suite's venv; idempotent and safe to call from several processes."""
+    """Build (or confirm) the suite's venv; idempotent and safe to call from several processes.
+
+    Each step logs one line with its seconds (`log`; the CLI sends them to stderr)."""
     suite = SUITES[name]
     target = env_dir(name)
     ensure_lib()
@@ -278,27 +287,31 @@ def prepare(name: str, *, log: Callable[[str], object] = print) -> Path:
             raise FileNotFoundError(f"base interpreter {base} not found (set {config.BASE_PYTHON_ENV})")
         shutil.rmtree(target, ignore_errors=True)
         config.ensure_dir(target.parent)
+        step = _Steps(log, f"suite {name}")
         subprocess.run([base, "-m", "venv", "--without-pip", str(target)], check=True)
         python = str(target / "bin" / "python")
+        env = _probe(python)
+        site = Path(env["purelib"])
+        step.done(f"venv from {base}")
+        installer = Installer.find()
         if suite.requirements:
-            log(f"suite {name}: installing {len(suite.requirements)} requirements into {target}")
-            subprocess.run(_pip_install(python, *suite.requirements), check=True)
-        missing = _install_optional(suite, target, python, log)
-        site = Path(
-            subprocess.run(
-                [python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-                check=True,
-                capture_output=True,
-                text=True,
-            ).stdout.strip()
-        )
+            log(f"suite {name}: installing {len(suite.requirements)} requirements into {target} with {installer.name}")
+            used = installer.install(python, env, suite.requirements, log=step.note)
+            step.done(f"{len(suite.requirements)} requirements ({_count_dists(site)} packages) with {used}")
+        missing = _install_optional(suite, target, python, env, installer, step)
+        if installer.uv and (suite.requirements or suite.optional):
+            reused, compiled = compile_bytecode(python, env, site)
+            host = f" from {sys.prefix}" if reused else ""
+            step.done(f"bytecode: {reused} files reused{host}, {compiled} compiled")
         # setuptools (pulled in by torch) ships a .pth that imports a module at every start-up.
         for pth in UNNEEDED_PTH:
             (site / pth).unlink(missing_ok=True)
         if "vllm" in suite.stubs:
             (site / "vllm").mkdir(exist_ok=True)
             (site / "vllm" / "__init__.py").write_text(VLLM_STUB)
-        missing.update(_failed_imports(python, suite.imports))
+        if suite.imports:
+            missing.update(_failed_imports(python, suite.imports))
+            step.done(f"import check of {len(suite.imports)} modules")
         (target / MISSING_FILE).write_text(json.dumps(missing, indent=1, sort_keys=True))
         _make_readable(target)
         (target / ".edit-fidelity-stamp").write_text(_suite_hash(suite))
@@ -306,29 +319,57 @@ def prepare(name: str, *, log: Callable[[str], object] = print) -> Path:
     return target
 
 
-def _pip_install(python: str, *args: str) -> list[str]:
-    """This interpreter's pip installing into the environment whose interpreter is `python`."""
-    return [sys.executable, "-m", "pip", "--python", python, "install", "-q", "--disable-pip-version-check", *args]
+class _Steps:
+    """One log line per finished step: what it did and its seconds."""
+
+    def __init__(self, log: Callable[[str], object], prefix: str) -> None:
+        self._log, self._prefix, self._mark = log, prefix, time.monotonic()
+
+    def note(self, what: str) -> None:
+        self._log(f"{self._prefix}: {what}")
+
+    def done(self, what: str) -> None:
+        now = time.monotonic()
+        self.note(f"{what}: {now - self._mark:.1f} s")
+        self._mark = now
 
 
-def _install_optional(suite: Suite, target: Path, python: str, log: Callable[[str], object]) -> dict[str, str]:
+_ENV_PROBE = (
+    "import importlib.util, json, sys, sysconfig; print(json.dumps({'purelib': sysconfig.get_paths()['purelib'], "
+    "'tag': sys.implementation.cache_tag, 'magic': importlib.util.MAGIC_NUMBER.hex(), "
+    "'py': f'cp{sys.version_info[0]}{sys.version_info[1]}'}))"
+)
+
+
+def _probe(python: str) -> dict[str, str]:
+    """The venv's site-packages, bytecode cache tag and magic number, and wheel tag (cp311)."""
+    out = subprocess.run([python, "-c", _ENV_PROBE], check=True, capture_output=True, text=True).stdout
+    return dict(json.loads(out))
+
+
+def _count_dists(site: Path) -> int:
+    return sum(1 for _ in site.glob("*.dist-info"))
+
+
+def _install_optional(
+    suite: Suite, target: Path, python: str, env: dict[str, str], installer: Installer, step: _Steps
+) -> dict[str, str]:
     if not suite.optional:
         return {}
     pins = target / "constraints.txt"  # an optional package may not move a pinned one
     pins.write_text("\n".join(suite.requirements) + "\n")
     failed: dict[str, str] = {}
     for req in suite.optional:
-        log(f"suite {suite.name}: installing optional {req}")
-        done = subprocess.run(
-            _pip_install(python, "-c", str(pins), req),
-            check=False,
-            capture_output=True,
-            text=True,
-        )
-        if done.returncode != 0:
+        step.note(f"installing optional {req}")
+        for current in [installer, Installer(None)] if installer.uv else [installer]:
+            cmd, environ = current.command(python, env, ("-c", str(pins), req))
+            done = subprocess.run(cmd, env=environ, check=False, capture_output=True, text=True)
+            if done.returncode == 0:
+                failed.pop(req, None)
+                break
             lines = [ln for ln in done.stderr.splitlines() if ln.strip() and not ln.startswith("WARNING")]
-            failed[req] = f"pip install failed: {(lines or ['no message'])[-1][:300]}"
-            log(f"suite {suite.name}: {req}: {failed[req]}")
+            failed[req] = f"{'uv pip' if current.uv else 'pip'} install failed: {(lines or ['no message'])[-1][:300]}"
+        step.done(f"optional {req}" + (f": {failed[req]}" if req in failed else ""))
     return failed
 
 
