@@ -63,12 +63,6 @@ def test_an_endpoint_that_goes_away_for_good_ends_the_run_with_its_records_kept(
         with ResultsStore(tmp_path, config, resume=False) as store:
             engine = Engine(config, canitedit.CanItEdit(), problems, backend, store, box, concurrency=1)
             engine.endpoint_failures, engine.endpoint_probes, engine.endpoint_probe_s = 3, 2, 0.1
-
-            def kill_after_first(progress: Progress) -> None:
-                if progress.done == 1:
-                    endpoint.kill()  # the model server's process is gone, with every connection
-
-            engine.on_progress = kill_after_first
             with pytest.raises(RunAborted, match="the model endpoint is gone: backend .* does not answer"):
                 asyncio.run(engine.run())
             kept = list(store.records)
