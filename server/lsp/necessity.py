@@ -23,7 +23,7 @@ import re
 import threading
 import time
 import weakref
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
 
@@ -76,6 +76,7 @@ class Analysis:
 class _ServerState:
     done: dict[str, Analysis]
     running: set[str]
+    boxes: set[Sandbox] = field(default_factory=set)  # open sandbox pools: `exit` kills their runs
 
 
 _states: weakref.WeakKeyDictionary[Any, _ServerState] = weakref.WeakKeyDictionary()
@@ -196,13 +197,19 @@ def make_sandbox(setting: str | None, workers: int) -> Sandbox:
     return Sandbox(_detected[0], workers=workers, require_isolation=True)  # type: ignore[arg-type]
 
 
-def stop_runs(box: Sandbox) -> None:
+def stop_runs(box: Sandbox, deadline_s: float = 2.0) -> None:
     """Kill whatever the pool's slots still run (each slot's uid belongs to this pool alone)."""
     from sandbox.process import sweep_uid
 
-    if box.level != "docker":
+    if box.level != "docker":  # a docker slot's container goes when this process does (its keep-alive's stdin)
         for uid in box.uids:
-            sweep_uid(uid)
+            sweep_uid(uid, deadline_s)
+
+
+def stop_all_runs(ls: EditFidelityServer) -> None:
+    """At `exit`: the runs of every pool still open are killed now, nothing is waited for."""
+    for box in list(_state(ls).boxes):
+        stop_runs(box, deadline_s=0.05)
 
 
 # -- the analysis --------------------------------------------------------------------------------
@@ -310,6 +317,8 @@ async def _analyze(
     except (ValueError, RuntimeError) as exc:  # IsolationUnavailable is a RuntimeError
         progress.end("no sandbox")
         raise A.RequestFailed(message=f"{COMMAND}: no sandbox to run the tests in: {exc}") from exc
+    boxes = _state(ls).boxes
+    boxes.add(box)
     results: dict[frozenset[int], ExecResult] = {}
 
     async def check(keep: frozenset[int]) -> bool | None:
@@ -331,13 +340,13 @@ async def _analyze(
         )
     except asyncio.CancelledError:
         progress.end("cancelled")
-        await asyncio.shield(asyncio.to_thread(_stop_and_close, box))
+        await asyncio.shield(asyncio.to_thread(_stop_and_close, box, boxes))
         raise
     except BaseException:
         progress.end("failed")
-        await asyncio.to_thread(_stop_and_close, box)
+        await asyncio.to_thread(_stop_and_close, box, boxes)
         raise
-    await asyncio.to_thread(box.close)
+    await asyncio.to_thread(_close, box, boxes)
     estimate = None
     if result.status in ("minimal", "budget"):
         minimal = sub_edit(original, edits, result.needed)
@@ -382,10 +391,15 @@ async def _analyze(
     return msgspec.to_builtins(record)
 
 
-def _stop_and_close(box: Sandbox) -> None:
+def _close(box: Sandbox, boxes: set[Sandbox]) -> None:
+    box.close()
+    boxes.discard(box)  # once closed, whatever cancelled the waiting request
+
+
+def _stop_and_close(box: Sandbox, boxes: set[Sandbox]) -> None:
     """Kill the runs in flight until the pool's threads are done (a thread may be about to start
     its program as the first sweep passes), then release the pool."""
-    closer = threading.Thread(target=box.close, name="necessity-close")
+    closer = threading.Thread(target=_close, args=(box, boxes), name="necessity-close")
     closer.start()
     while closer.is_alive():
         stop_runs(box)

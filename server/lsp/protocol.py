@@ -1,4 +1,4 @@
-"""The LSP protocol class, adjusted in four places.
+"""The LSP protocol class, adjusted in five places.
 
 - `workspace/executeCommand` runs the command coroutine as the request's own task, so that
   `$/cancelRequest` cancels it (pygls' generator-based dispatcher would cancel only a wrapper
@@ -10,6 +10,9 @@
 - Documents count lines as LSP does (\n, \r\n, \r): pygls applies an incremental change over
   `str.splitlines`, which also ends lines at \f, \v, \x1c-\x1e, \x85, U+2028 and U+2029, so a
   change below a form feed would land elsewhere than in the editor's copy.
+- `exit` ends the process at once (`EditFidelityServer.exit_now`), with status 0 after `shutdown` and
+  1 without: pygls' `sys.exit` there was swallowed by its own IO loop (always 0) and then waited for
+  every worker thread and the interpreter's teardown (1.3 s idle, 3.2 s on a busy machine).
 """
 
 from __future__ import annotations
@@ -65,6 +68,10 @@ class FidelityProtocol(LanguageServerProtocol):
 
             callback = done
         return super()._execute_handler(msg_id, handler, callback, args, kwargs)
+
+    @lsp_method(types.EXIT)
+    def lsp_exit(self, *args: Any) -> None:  # type: ignore[override]  # ends the process, yields to nobody
+        cast("EditFidelityServer", self._server).exit_now(0 if self._shutdown else 1)
 
     @lsp_method(types.INITIALIZE)
     def lsp_initialize(self, params: types.InitializeParams):

@@ -8,13 +8,15 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import importlib
 import logging
+import os
 import sys
 from collections import Counter
 from collections.abc import Callable, Coroutine
-from concurrent.futures import ThreadPoolExecutor
-from typing import Any, TypeVar
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import Any, NoReturn, TypeVar
 from urllib.parse import unquote
 
 from lsprotocol import types
@@ -22,9 +24,11 @@ from pygls.lsp.server import LanguageServer
 from pygls.workspace import TextDocument
 
 from server.backends import BackendPool
+from server.fidelity import cache as fidelity_cache
+from server.lsp import memory
 from server.lsp.protocol import FidelityProtocol
 from server.lsp.settings import SECTION, Settings, extract_section, parse_settings
-from server.lsp.state import DocState, Store
+from server.lsp.state import DocState, Owned, Store
 from server.tasks import TaskSet
 
 logger = logging.getLogger(__name__)
@@ -32,6 +36,7 @@ T = TypeVar("T")
 
 SOURCE = "edit-fidelity"
 VERSION = "0.1.0"
+TRIM_DELAY_S = 0.25  # after a didClose: at most one malloc_trim per this, the last close always followed by one
 
 
 class EditFidelityServer(LanguageServer):
@@ -53,6 +58,8 @@ class EditFidelityServer(LanguageServer):
         # how often the work that must not happen did happen (observation runs, cache rebuilds):
         # served by editFidelity.serverStats so tests assert facts, not timings
         self.counters: Counter[str] = Counter()
+        self.computing = 0  # computations running or queued in the pool (serverStats: computeRunning)
+        self._trim_pending = False
 
     def spawn(self, coro: Coroutine[Any, Any, T], *, name: str, cancel: bool = True) -> asyncio.Task[T]:
         """Start background work the server holds until it ends (the loop holds tasks only weakly)."""
@@ -61,8 +68,28 @@ class EditFidelityServer(LanguageServer):
     # -- off-loop computation ----------------------------------------------------------------------
     async def compute(self, fn: Callable[..., T], *args: Any) -> T:
         """Run pure CPU work (fidelity measurements) in a worker thread so the loop keeps serving."""
+        return await asyncio.wrap_future(self._submit(fn, *args))
+
+    def _submit(self, fn: Callable[..., T], *args: Any) -> Future[T]:
+        """Into the pool, counted until it ends (its end reported on the loop, which must be running)."""
         loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self._compute_pool, fn, *args)
+        future = self._compute_pool.submit(fn, *args)
+        self.computing += 1
+        owner = fn.owner if isinstance(fn, Owned) else None
+
+        def done(_: object) -> None:  # in the worker, also when the awaiting request was cancelled
+            with contextlib.suppress(RuntimeError):  # the loop is closed: nobody counts any more
+                loop.call_soon_threadsafe(self._computed, owner)
+
+        future.add_done_callback(done)
+        return future
+
+    def _computed(self, owner: str | None) -> None:
+        self.computing -= 1
+        if owner is not None and owner not in self.store.docs:
+            # it ended after its document closed: what it cached belongs to no open document
+            fidelity_cache.release(owner)
+            self.document_closed()
 
     # -- documents -----------------------------------------------------------------------------------
     def open_document(self, uri: str) -> tuple[TextDocument, DocState] | None:
@@ -81,8 +108,8 @@ class EditFidelityServer(LanguageServer):
         self.config_problems = problems
         if settings.backends and "openai" not in sys.modules:
             # the openai client takes ~1 s to import: load it now, not on the first request's clock
-            with contextlib.suppress(RuntimeError):
-                asyncio.get_running_loop().run_in_executor(self._compute_pool, importlib.import_module, "openai")
+            with contextlib.suppress(RuntimeError):  # no running loop: nothing to warm up for
+                self._submit(importlib.import_module, "openai")
         for doc in self.store.docs.values():
             doc.actions_cache = None
         if problems and announce:
@@ -160,8 +187,54 @@ class EditFidelityServer(LanguageServer):
             fut = self.protocol.send_request(types.WORKSPACE_CODE_LENS_REFRESH, None)
             fut.add_done_callback(lambda f: f.exception() if not f.cancelled() else None)
 
+    # -- memory --------------------------------------------------------------------------------------
+    def document_closed(self) -> None:
+        """After a didClose released the document: what the core's unowned memos kept of it goes, and
+        the heap is trimmed soon after (once per burst of closes)."""
+        memory.release_unowned(len(self.store.docs))
+        if not self._trim_pending:
+            self._trim_pending = True
+            asyncio.get_running_loop().call_later(TRIM_DELAY_S, self._trim)
+
+    def _trim(self) -> None:
+        self._trim_pending = False
+        memory.trim_heap()
+
+    # -- the end -------------------------------------------------------------------------------------
     def shutdown_resources(self) -> None:
         self._compute_pool.shutdown(wait=False, cancel_futures=True)
+
+    def exit_now(self, code: int) -> NoReturn:
+        """`exit`: the process ends now (LSP: exit ends the server; 0 after shutdown, 1 without).
+
+        `sys.exit` would wait: concurrent.futures joins the compute pool's threads at interpreter exit,
+        so a measurement in flight (or the openai import `apply_settings` started) held the process for
+        its whole length, and the interpreter's teardown of ~450 modules took ~0.6 s more. Nothing here
+        is wanted after exit: the tasks and pending computations are cancelled, the processes the server
+        started are killed (the embedded model's worker, the sandbox runs), the log is flushed."""
+        steps: tuple[Callable[[], object], ...] = (
+            self.tasks.cancel,
+            functools.partial(self._compute_pool.shutdown, wait=False, cancel_futures=True),
+            functools.partial(kill_children, self),
+            logging.shutdown,  # flushes and closes the handlers (a --log-file)
+            lambda: sys.stdout.flush(),  # looked up when run: either may have been replaced (or be None)
+            lambda: sys.stderr.flush(),
+        )
+        for step in steps:
+            with contextlib.suppress(BaseException):  # one failing step must not skip the others, or the exit
+                step()
+        os._exit(code)
+
+
+def kill_children(ls: EditFidelityServer) -> None:
+    """The processes the server started, killed without waiting (each would also notice its pipes close)."""
+    for name in ls.pool.names():
+        worker = getattr(ls.pool.get(name), "_worker", None)  # a LocalBackend's model worker, when started
+        if worker is not None:
+            worker.kill()  # SIGKILL to its process group
+    necessity = sys.modules.get("server.lsp.necessity")  # not imported now: no analysis ever ran
+    if necessity is not None:
+        necessity.stop_all_runs(ls)
 
 
 def create_server() -> EditFidelityServer:

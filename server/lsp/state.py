@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import asyncio
-import functools
 import time
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any, Generic, TypeVar
 
 from server.fidelity import FidelityReport
 from server.fidelity import cache as fidelity_cache
@@ -161,15 +160,23 @@ def same_content(state: DocState, version: int, generation: int, text: str) -> b
 T = TypeVar("T")
 
 
-def owned(owner: str, fn: Callable[[], T]) -> Callable[[], T]:
-    """`fn` with the analysis cache entries it uses tagged as the document's (released on didClose)."""
+class Owned(Generic[T]):
+    """`fn` with the analysis cache entries it uses tagged as the document's (released on didClose;
+    `EditFidelityServer.compute` releases them again when the computation ends after the close)."""
 
-    @functools.wraps(fn)
-    def run() -> T:
-        with fidelity_cache.owned_by(owner):
-            return fn()
+    __slots__ = ("fn", "owner")
 
-    return run
+    def __init__(self, owner: str, fn: Callable[[], T]) -> None:
+        self.owner = owner
+        self.fn = fn
+
+    def __call__(self) -> T:
+        with fidelity_cache.owned_by(self.owner):
+            return self.fn()
+
+
+def owned(owner: str, fn: Callable[[], T]) -> Owned[T]:
+    return Owned(owner, fn)
 
 
 class Store:

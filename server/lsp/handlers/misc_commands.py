@@ -10,8 +10,9 @@
 - `editFidelity.takeSnapshot` {uri} -> {version}: the baseline for checkChange "snapshot"
 - `editFidelity.listBackends` {} -> {backends, problems}: the configuration as the server sees it
 - `editFidelity.serverStats` {} -> {documents, proposals, released, caches, rssBytes, counters}: what the
-  server holds (the soak benchmark and the churn tests read it) and, in `counters`, how often it
-  scheduled and ran observations and rebuilt the code actions, and its background tasks now
+  server holds (the soak benchmark and the churn tests read it): the core's owned caches, its unowned
+  memos (`server.lsp.memory`) and the per-document state; in `counters`, how often it scheduled and ran
+  observations and rebuilt the code actions, and its background tasks and computations now
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from lsprotocol import types
 from server.fidelity import TextEdit, apply_text_edits
 from server.fidelity import cache as fidelity_cache
 from server.lsp import args as A
+from server.lsp.memory import document_stats, memo_stats
 from server.lsp.observe import expect_own_edit, forget_own_edit
 from server.lsp.records import ApplyResult, ServerStats
 from server.lsp.unit_edits import UnitGeometry
@@ -165,9 +167,13 @@ def register(ls) -> None:
                 documents=len(ls.store.docs),
                 proposals=len(ls.store.proposals),
                 released=len(ls.store.released),
-                caches=fidelity_cache.stats(),
+                caches={
+                    **fidelity_cache.stats(),
+                    **memo_stats(),
+                    "documentState": document_stats(ls.store, _workspace_documents(ls)),
+                },
                 rss_bytes=_rss_bytes(),
-                counters={**ls.counters, "backgroundTasks": len(ls.tasks)},
+                counters={**ls.counters, "backgroundTasks": len(ls.tasks), "computeRunning": ls.computing},
             )
         )
 
@@ -178,6 +184,14 @@ def _rss_bytes() -> int | None:
             return int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
     except (OSError, ValueError, IndexError):
         return None  # not Linux
+
+
+def _workspace_documents(ls) -> int:
+    """The documents pygls' workspace holds (before `initialize` there is no workspace)."""
+    try:
+        return len(ls.workspace.text_documents)
+    except RuntimeError:
+        return 0
 
 
 def _document(ls, command: str, uri: str):

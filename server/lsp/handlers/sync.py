@@ -156,6 +156,7 @@ def register(ls) -> None:
         # everything kept for the document goes: its proposals (and their necessity analyses), its
         # observation, snapshot and marks (in `state`), and the analysis cache entries only it used
         forget_analyses(ls, ls.store.release_document(key))
+        ls.document_closed()  # the core's unowned memos of it, and the heap pages it freed
         ls.text_document_publish_diagnostics(
             types.PublishDiagnosticsParams(uri=params.text_document.uri, diagnostics=[])
         )
