@@ -33,7 +33,7 @@ ROOT = Path(__file__).resolve().parents[2]
 RAY = Path(sys.executable).with_name("ray")
 # a private test cluster on 127.0.0.1: no token auth (Ray >= 2.5x turns it on when ~/.ray/auth_token exists)
 ENV = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0", "RAY_AUTH_MODE": "disabled"}
-TIMINGS = ("server_ms", "sandbox_ms", "scoring_ms", "reused_verdict")  # how long, and which duplicate ran
+TIMINGS = ("server_ms", "sandbox_ms", "scoring_ms", "reused_verdict", "executions")  # how long, and which duplicate ran
 
 needs_data = [
     pytest.mark.skipif(
