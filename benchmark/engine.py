@@ -232,11 +232,9 @@ class Engine:
         self.retries = retries  # passes over the samples that ended in a retryable error
         self.reused = 0
         self._refused = 0  # connection failures of the backend in a row (`_watch_endpoint`)
-        self.endpoint_failures, self.endpoint_probes, self.endpoint_probe_s = (
-            ENDPOINT_FAILURES,
-            ENDPOINT_PROBES,
-            ENDPOINT_PROBE_S,
-        )
+        self.endpoint_failures = ENDPOINT_FAILURES
+        self.endpoint_probes = ENDPOINT_PROBES
+        self.endpoint_probe_s = ENDPOINT_PROBE_S
         # where a program is judged: the suite's judge on this machine's sandbox, or (--ray) a cluster's
         # task with the same inputs and the same Verdict back; likewise the necessity analysis' sub-edits
         self.judge: Callable[[Task, str, str], Awaitable[Verdict]] = self._local_judge

@@ -79,14 +79,10 @@ def compare(name: str, backend: str, limit: int | None, args: argparse.Namespace
     results = {}
     for mode in ("idle", "loaded"):
         out = args.out / f"{name}-{mode}"
-        if mode == "loaded":
-            with Hogs(args.hogs):
-                before = os.getloadavg()[0]
-                code, wall, last = bench_run(out, backend, limit, data)
-                load = f", load average {before:.1f} at the start, {os.getloadavg()[0]:.1f} at the end"
-        else:
+        with Hogs(args.hogs if mode == "loaded" else 0):
+            before = os.getloadavg()[0]
             code, wall, last = bench_run(out, backend, limit, data)
-            load = f", load average {os.getloadavg()[0]:.1f} at the end"
+            load = f", load average {before:.1f} at the start, {os.getloadavg()[0]:.1f} at the end"
         summary_path = out / "summary.json"
         raw = summary_path.read_bytes() if summary_path.exists() else b""
         results[mode] = (code, raw)
