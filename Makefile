@@ -41,5 +41,5 @@ bench: setup
 	$(BIN)/python -m tools.bench.bench_sandbox
 	$(BIN)/python -m tools.bench.bench_lang --targets
 	$(BIN)/python -m tools.bench.bench_ray
-	$(BIN)/python -m benchmark.overedits.real  # real model edits against their human labels (issue 28)
+	$(BIN)/python -m benchmark.overedits.real --tests  # real model edits against their human labels, instruction only and with the tests (issue 28)
 	$(BIN)/python -m tools.bench.bench_load  # make run's replay and the gold run, idle and beside 6 busy processes

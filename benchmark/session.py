@@ -11,6 +11,7 @@ import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Self
 
@@ -82,10 +83,15 @@ class ServerSession:
         command: list[str] | None = None,
         request_timeout_s: float = 900.0,
         start_timeout_s: float = 60.0,
+        settings: dict[str, Any] | None = None,
+        workspace_folders: Sequence[Path] = (),
     ) -> None:
         self.request_timeout_s = request_timeout_s
         self.start_timeout_s = start_timeout_s
-        self.options = {"editFidelity": {"backends": backends, "observeChanges": False}}
+        # `settings`: more editFidelity settings (a test command for analyzeNecessity); `workspace_folders`:
+        # the folders the documents opened with a `path` live in (the necessity runs copy them)
+        self.options = {"editFidelity": {"backends": backends, "observeChanges": False, **(settings or {})}}
+        self.workspace_folders = list(workspace_folders)
         self.log_file = log_file
         self.command = command or [sys.executable, "-m", "server.lsp"]
         self.client = LanguageClient("edit-fidelity-bench", "1")
@@ -121,6 +127,10 @@ class ServerSession:
                             window=types.WindowClientCapabilities(work_done_progress=False),
                         ),
                         initialization_options=self.options,
+                        workspace_folders=[
+                            types.WorkspaceFolder(uri=f.as_uri(), name=f.name) for f in self.workspace_folders
+                        ]
+                        or None,
                     )
                 ),
                 self.start_timeout_s,
@@ -195,10 +205,14 @@ class ServerSession:
         except Exception as exc:
             raise ServerError(f"{what} failed: {exc}") from exc
 
-    def open(self, text: str, *, name: str, language: str = "python") -> str:
-        """Open `text` as a fresh document; its uri."""
+    def open(self, text: str, *, name: str, language: str = "python", path: Path | None = None) -> str:
+        """Open `text` as a fresh document (at `path`, a file of a workspace folder, when given); its uri."""
         self._seq += 1
-        uri = f"file:///edit-fidelity-bench/{self._seq}/{name}{EXTENSIONS.get(language, '.txt')}"
+        uri = (
+            path.as_uri()
+            if path
+            else f"file:///edit-fidelity-bench/{self._seq}/{name}{EXTENSIONS.get(language, '.txt')}"
+        )
         try:
             self.client.text_document_did_open(
                 types.DidOpenTextDocumentParams(
@@ -225,13 +239,17 @@ class ServerSession:
         gold: str | None = None,
         style: str | None = None,
         language: str = "python",
+        uri: str | None = None,
     ) -> dict:
         """Open `text` as a fresh document, send requestEdit to one backend, close it; the proposal.
 
-        `gold` is the benchmark-only reference edit: the server then reports excess over it.
+        `gold` is the benchmark-only reference edit: the server then reports excess over it. With `uri` (a
+        document the caller opened with `open`) the document stays open: the proposal stays pending.
         """
         return (
-            await self.request_edits(text, instruction, backend, name=name, gold=gold, style=style, language=language)
+            await self.request_edits(
+                text, instruction, backend, name=name, gold=gold, style=style, language=language, uri=uri
+            )
         )[0]
 
     async def request_edits(
@@ -246,9 +264,11 @@ class ServerSession:
         style: str | None = None,
         language: str = "python",
         answer_language: str | None = None,
+        uri: str | None = None,
     ) -> list[dict]:
         """`n` samples from one backend in one request (the endpoint's `n`): n proposals, or one error proposal."""
-        uri = self.open(text, name=name, language=language)
+        owned = uri is None
+        uri = uri or self.open(text, name=name, language=language)
         args: dict[str, Any] = {
             "uri": uri,
             "version": 1,
@@ -265,7 +285,8 @@ class ServerSession:
         try:
             result = await self.execute(Command.REQUEST_EDIT.value, args, what="requestEdit")
         finally:
-            self.close(uri)
+            if owned:
+                self.close(uri)
         proposals = (result or {}).get("proposals") or []
         if not (len(proposals) == n or len(proposals) == 1 and proposals[0].get("status") != "ok"):
             raise ServerError(f"requestEdit returned {len(proposals)} proposals, expected {n}")

@@ -1,7 +1,7 @@
 """Does the server flag what a human reader calls unrequested? Real model edits against their labels.
 
     python -m benchmark.overedits.real [LABELS] [--data DIR] [--format text|json] [--by kind|model]
-                                       [--concurrency N] [--server-log FILE]
+                                       [--concurrency N] [--server-log FILE] [--tests] [--max-runs N]
 
 LABELS defaults to `real_edits/labels.jsonl` of the data directory (`--data DIR`, else EDIT_FIDELITY_DATA, else
 the per-user cache): real CanItEdit completions whose every change carries a human label (the format and the
@@ -42,6 +42,16 @@ severity with the trivial/unsure-only units left out (when it was filed, 37 flag
 on trivial changes), false alarms at warning severity, and "detection" as over-edited completions with a
 warning *anywhere*; by its own definition (a warning on an unrequested change) detection is lower.
 
+`--tests` judges with the problem's tests too, as the editor does when `analyzeNecessity` has a workspace's
+tests: each completion's `before` is a file `program.py` of a workspace folder of its own (the session's
+workspace folders) holding the CanItEdit tests and a runner that runs program and tests as one script, as
+the suite's judge does (`python run_canitedit_tests.py`, in the prepared `canitedit` sandbox environment,
+the suite's CPU-time limit); after `requestEdit`, `editFidelity.analyzeNecessity` runs ddmin over the
+proposal's units in the sandbox (at most `--max-runs` runs), and a unit counts as flagged also when the
+analysis lists it as unrequested (`server.fidelity.test_evidence`: the tests pass without it and the
+instruction asks for it neither by kind nor by name). The figures are then given both ways: instruction
+only (the proposal's own flags) and with the tests.
+
 Exit status: 0, 1 when some completion failed in the server (the figures leave it out), 2 for unusable
 input (a malformed or missing labels file: one line).
 """
@@ -51,6 +61,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import sys
+import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -65,6 +76,7 @@ from benchmark.overedits.real_score import (
     Figures,
     Judged,
     KindRow,
+    LabelsError,
     Miss,
     ModelRow,
     Span,
@@ -82,6 +94,7 @@ from benchmark.session import ServerError, ServerSession
 from benchmark.suite import edits_of
 from server.errors import UserError
 from server.fidelity import apply_text_edits
+from server.protocol.names import Command
 
 RULE = (
     "a unit meets a labelled change when they share a line of `after` (new_start_line..new_end_line against "
@@ -101,6 +114,21 @@ class EntryUnits(msgspec.Struct, frozen=True):
     error: str | None = None
 
 
+class TestsFigures(msgspec.Struct, frozen=True):
+    """The figures with the tests' evidence (`--tests`): the proposal's flags plus the units the necessity
+    analysis lists as unrequested. `statuses`: the analyses' statuses; `runs`: sandbox runs in all;
+    `flagged_by_tests`: units only the tests' evidence flagged."""
+
+    warning: Figures
+    any: Figures
+    by_model: list[ModelRow]
+    misses: list[Miss]
+    false_flags: list[FalseFlag]
+    statuses: dict[str, int]
+    runs: int
+    flagged_by_tests: int
+
+
 class RealReport(msgspec.Struct, frozen=True):
     labels: str
     rule: str
@@ -117,6 +145,7 @@ class RealReport(msgspec.Struct, frozen=True):
     misses: list[Miss]
     false_flags: list[FalseFlag]
     entries: list[EntryUnits]
+    tests: TestsFigures | None = None
 
 
 def units_of(proposal: dict[str, Any]) -> list[Unit]:
@@ -139,13 +168,78 @@ def units_of(proposal: dict[str, Any]) -> list[Unit]:
     ]
 
 
-async def judge(entries: Sequence[Entry], *, concurrency: int = 4, log_file: Path | None = None) -> list[Judged]:
+RUNNER = "run_canitedit_tests.py"
+TESTS_FILE = "canitedit_tests.py"
+# what `benchmark.suites.canitedit.judge.program` runs: the completion, a newline, the tests, as one script
+RUNNER_TEXT = f"""import pathlib
+import runpy
+
+source = pathlib.Path("program.py").read_text() + "\\n" + pathlib.Path("{TESTS_FILE}").read_text()
+pathlib.Path("_program.py").write_text(source)
+runpy.run_path("_program.py", run_name="__main__")
+"""
+
+
+class Judgment(msgspec.Struct, frozen=True):
+    """One entry judged: on the instruction alone, and (`--tests`) with the necessity analysis' flags."""
+
+    words: Judged
+    tests: Judged | None = None
+    status: str | None = None  # the analysis' status
+    runs: int = 0
+
+
+def with_test_flags(units: list[Unit], record: dict[str, Any]) -> list[Unit]:
+    """The proposal's units with the analysis' unrequested ones flagged too (its severity and message)."""
+    flags = {f["hunk"]: f for f in record.get("unrequested") or []}
+    return [
+        msgspec.structs.replace(u, flagged=True, severity=flags[u.index]["severity"], message=flags[u.index]["message"])
+        if u.index in flags and not u.flagged
+        else u
+        for u in units
+    ]
+
+
+def workspaces(root: Path, entries: Sequence[Entry], tests: dict[int, str]) -> list[Path]:
+    """A workspace folder per entry: its `before` as program.py, the problem's tests and the runner."""
+    folders = []
+    for i, e in enumerate(entries):
+        folder = root / f"{i:03d}_{e.problem_id}_{e.name}"
+        folder.mkdir(parents=True)
+        (folder / "program.py").write_text(e.before)
+        (folder / TESTS_FILE).write_text(tests[e.problem_id])
+        (folder / RUNNER).write_text(RUNNER_TEXT)
+        folders.append(folder)
+    return folders
+
+
+def necessity_settings(max_runs: int) -> dict[str, Any]:
+    from benchmark.suites.canitedit.judge import TIMEOUT_S
+
+    return {
+        "testCommand": f"python {RUNNER}",
+        "necessity": {"environment": "canitedit", "maxRuns": max_runs, "parallel": 2, "timeoutS": TIMEOUT_S},
+    }
+
+
+async def judge(
+    entries: Sequence[Entry],
+    *,
+    concurrency: int = 4,
+    log_file: Path | None = None,
+    folders: Sequence[Path] = (),
+    max_runs: int = 32,
+) -> list[Judgment]:
     """Every entry through the real server, `concurrency` requests in flight (one endpoint slot each, so
-    that entries with the same `before` and instruction never take each other's answer)."""
+    that entries with the same `before` and instruction never take each other's answer). With `folders`
+    (one workspace folder per entry, `workspaces`) each proposal's necessity is analysed too."""
     replay = Replay(kind="recorded")
+    settings = necessity_settings(max_runs) if folders else None
     with replay.serving(concurrency, concurrency, "") as backends:
         try:
-            session = await ServerSession(backends, log_file=log_file).__aenter__()
+            session = await ServerSession(
+                backends, log_file=log_file, settings=settings, workspace_folders=folders
+            ).__aenter__()
         except (ServerError, OSError) as exc:
             raise ServerStartError(f"the language server did not start: {exc}") from exc
         try:
@@ -153,30 +247,72 @@ async def judge(entries: Sequence[Entry], *, concurrency: int = 4, log_file: Pat
             for i in range(concurrency):
                 slots.put_nowait(replay.slot(i))
 
-            async def one(e: Entry) -> Judged:
+            async def one(i: int, e: Entry) -> Judgment:
                 slot = await slots.get()
                 handle = replay.book.put(slot, e.before, e.instruction, e.after)
+                name = f"{e.problem_id}_{e.name}"
+                uri = session.open(e.before, name=name, path=folders[i] / "program.py") if folders else None
                 try:
                     proposal = await session.request_edit(
-                        e.before, e.instruction, slot, name=f"{e.problem_id}_{e.name}", gold=e.gold
+                        e.before, e.instruction, slot, name=name, gold=e.gold, uri=uri
                     )
+                    failed = _unusable(e, proposal)
+                    if failed:
+                        return Judgment(Judged(e, [], error=failed))
+                    words = Judged(e, units_of(proposal))
+                    if not folders:
+                        return Judgment(words)
+                    rec = await session.execute(Command.ANALYZE_NECESSITY.value, {"id": proposal["id"]})
+                    tests = Judged(e, with_test_flags(words.units, rec))
+                    return Judgment(words, tests, status=rec.get("status"), runs=int(rec.get("runs") or 0))
                 except ServerError as exc:
-                    return Judged(e, [], error=str(exc))
+                    return Judgment(Judged(e, [], error=str(exc)))
                 finally:
+                    if uri is not None:
+                        session.close(uri)
                     replay.book.drop(slot, handle)
                     slots.put_nowait(slot)
-                if proposal.get("status") != "ok":
-                    return Judged(e, [], error=f"{proposal.get('errorKind')}: {proposal.get('error')}")
-                if apply_text_edits(e.before, edits_of(proposal)) != e.after:
-                    return Judged(e, [], error="the proposal's edits do not rebuild `after`: its lines would not match")
-                return Judged(e, units_of(proposal))
 
-            return list(await asyncio.gather(*(one(e) for e in entries)))
+            return list(await asyncio.gather(*(one(i, e) for i, e in enumerate(entries))))
         finally:
             await session.__aexit__(None, None, None)
 
 
-def report(labels: Path, judged: Sequence[Judged]) -> RealReport:
+def _unusable(e: Entry, proposal: dict[str, Any]) -> str | None:
+    if proposal.get("status") != "ok":
+        return f"{proposal.get('errorKind')}: {proposal.get('error')}"
+    if apply_text_edits(e.before, edits_of(proposal)) != e.after:
+        return "the proposal's edits do not rebuild `after`: its lines would not match"
+    return None
+
+
+def tests_figures(done: Sequence[Judgment]) -> TestsFigures | None:
+    judged = [d.tests for d in done if d.tests is not None and d.words.error is None]
+    if not judged:
+        return None
+    statuses: dict[str, int] = {}
+    for d in done:
+        if d.status is not None:
+            statuses[d.status] = statuses.get(d.status, 0) + 1
+    return TestsFigures(
+        warning=figures(judged, "warning"),
+        any=figures(judged, "any"),
+        by_model=by_model(judged),
+        misses=misses(judged),
+        false_flags=false_flags(judged),
+        statuses=dict(sorted(statuses.items())),
+        runs=sum(d.runs for d in done),
+        flagged_by_tests=sum(
+            t.flagged and not w.flagged
+            for d in done
+            if d.tests is not None
+            for w, t in zip(d.words.units, d.tests.units, strict=True)
+        ),
+    )
+
+
+def report(labels: Path, done: Sequence[Judgment]) -> RealReport:
+    judged = [d.words for d in done]
     ok = [j for j in judged if j.error is None]
     return RealReport(
         labels=str(labels),
@@ -194,6 +330,7 @@ def report(labels: Path, judged: Sequence[Judged]) -> RealReport:
         misses=misses(ok),
         false_flags=false_flags(ok),
         entries=[EntryUnits(j.entry.key, j.entry.model, j.entry.over_edited, j.units, j.error) for j in judged],
+        tests=tests_figures(done),
     )
 
 
@@ -264,32 +401,65 @@ def render_text(r: RealReport, by: str | None = None) -> str:
                     [m.model, m.completions, m.over_edited, fig.precision, fig.recall, fig.false_alarms, fig.detection]
                 )
             out += _table(["model", "n", "over", "precision", "recall", "false alarms", "detection"], rows)
-    out += [
+    out += _misses_and_false_flags(r.misses, r.false_flags)
+    if r.tests is not None:
+        out += _tests_section(r)
+    return "\n".join(out) + "\n"
+
+
+def _tests_section(r: RealReport) -> list[str]:
+    t = r.tests
+    assert t is not None
+    statuses = ", ".join(f"{k} {v}" for k, v in t.statuses.items())
+    out = [
         "",
-        f"misses: unrequested changes no warning-severity unit meets ({len(r.misses)}; [hint]: a hint meets it)",
+        f"with the tests (analyzeNecessity in the sandbox: {statuses}; {t.runs} test runs; "
+        f"{t.flagged_by_tests} units flagged on the tests' evidence alone):",
+    ]
+    rows = [
+        [label, w, tw, ta]
+        for (label, w, _), (_, tw, ta) in zip(
+            _figure_rows(r.warning, r.any), _figure_rows(t.warning, t.any), strict=True
+        )
+    ]
+    out += _table(["figure", "instruction, warning+", "with tests, warning+", "with tests, any"], rows)
+    out += ["", "per model, with the tests, flagged at warning severity or above:"]
+    out += _table(
+        ["model", "n", "over", "precision", "recall", "false alarms", "detection"],
+        [
+            [m.model, m.completions, m.over_edited]
+            + [m.warning.precision, m.warning.recall, m.warning.false_alarms, m.warning.detection]
+            for m in t.by_model
+        ],
+    )
+    return out + _misses_and_false_flags(t.misses, t.false_flags, " (with the tests)")
+
+
+def _misses_and_false_flags(missed: Sequence[Miss], flags: Sequence[FalseFlag], footing: str = "") -> list[str]:
+    out = [
+        "",
+        f"misses{footing}: unrequested changes no warning-severity unit meets ({len(missed)}; [hint]: a hint meets it)",
     ]
     out += [
         f"  {m.key}  {m.model}  before {_spans(m.lines)} after {_spans(m.new_lines)}  {m.kind}"
         f"{' [hint]' if m.hint else ''}: {m.desc}"
-        for m in r.misses
+        for m in missed
     ] or ["  (none)"]
-    scored = sum(f.scored for f in r.false_flags)
+    scored = sum(f.scored for f in flags)
     out += [
         "",
-        f"false flags: flagged units meeting no unrequested change ({len(r.false_flags)}, {scored} counted in "
+        f"false flags{footing}: flagged units meeting no unrequested change ({len(flags)}, {scored} counted in "
         "precision; the rest meet only trivial/unsure changes)",
     ]
     sev = {1: "error", 2: "warning", 3: "information", 4: "hint"}
-    for f in r.false_flags:
+    for f in flags:
         meets = "; ".join(f.meets) if f.meets else "no labelled change"
         out.append(
             f"  {f.key}  {f.model}  before {_spans([f.lines])} after {_spans([f.new_lines])}  "
             f"{'+'.join(f.kinds)} [{sev.get(f.severity or 2, f.severity)}{'' if f.scored else ', unscored'}]: "
             f"{f.message}  | meets: {meets}"
         )
-    if not r.false_flags:
-        out.append("  (none)")
-    return "\n".join(out) + "\n"
+    return out + ([] if flags else ["  (none)"])
 
 
 # ---- command line -------------------------------------------------------------------------------
@@ -305,13 +475,34 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     ap.add_argument("--concurrency", type=int, default=4, help="requests in flight to the server (default 4)")
     ap.add_argument("--server-log", type=Path, help="the language server's log file (default: none)")
+    ap.add_argument(
+        "--tests",
+        action="store_true",
+        help="judge with the problems' tests too (analyzeNecessity in the sandbox; needs "
+        "`edit-fidelity sandbox prepare --suite canitedit`)",
+    )
+    ap.add_argument("--max-runs", type=int, default=32, help="test runs at most per analysis with --tests (default 32)")
     args = ap.parse_args(argv)
-    if args.concurrency < 1:
-        ap.error("--concurrency must be at least 1")
+    if args.concurrency < 1 or args.max_runs < 1:
+        ap.error("--concurrency and --max-runs must be at least 1")
     labels = args.labels or require(data_dir(args.data) / "real_edits" / "labels.jsonl", "the real-edits labels")
     entries = load_labels(labels)
-    judged = asyncio.run(judge(entries, concurrency=args.concurrency, log_file=args.server_log))
-    r = report(labels, judged)
+    with tempfile.TemporaryDirectory(prefix="edit-fidelity-real-") as tmp:
+        folders: list[Path] = []
+        if args.tests:
+            from benchmark.suites.canitedit.problems import load
+
+            tests = {p.id: p.tests for p in load(data_dir(args.data))}
+            unknown = sorted({e.problem_id for e in entries} - set(tests))
+            if unknown:
+                raise LabelsError(f"{labels}: CanItEdit has no problem {unknown[0]}: --tests needs CanItEdit entries")
+            folders = workspaces(Path(tmp), entries, tests)
+        done = asyncio.run(
+            judge(
+                entries, concurrency=args.concurrency, log_file=args.server_log, folders=folders, max_runs=args.max_runs
+            )
+        )
+    r = report(labels, done)
     if args.format == "json":
         sys.stdout.write(msgspec.json.format(msgspec.json.encode(r).decode(), indent=1) + "\n")
     else:

@@ -249,6 +249,7 @@ export interface NecessityRecord {
   requirements: string[];
   files: number;
   elapsedMs: number;
+  unrequested: UnneededFlag[];
 }
 
 /** editFidelity.necessity: the runs of `testCommand` in the sandbox for analyzeNecessity. */
@@ -436,6 +437,14 @@ export interface Thresholds {
   distanceWarning?: number;
   /** A whitespace-only change (blank lines, trailing spaces, indentation that keeps every token) that nobody asked for is a hint; over more lines than this it has the severity of formatting_only. */
   whitespaceHintLines?: number;
+}
+
+/** A unit the tests pass without that the instruction asks for neither by kind nor by name (`server.fidelity.test_evidence`): unrequested on the tests' evidence. */
+export interface UnneededFlag {
+  hunk: number;
+  kinds: string[];
+  severity: number;
+  message: string;
 }
 
 /** dismiss, takeSnapshot. */

@@ -221,4 +221,15 @@ export interface NecessityResult {
   /** Workspace files copied into each run. */
   files?: number;
   elapsedMs?: number;
+  /** The unnecessary hunks nothing in the instruction asks for, by kind or by name (the proposal's own flags left out). */
+  unrequested?: UnneededFlag[];
+}
+
+/** A hunk the tests pass without that the instruction asks for neither by kind nor by name. */
+export interface UnneededFlag {
+  hunk: number;
+  kinds: string[];
+  /** LSP DiagnosticSeverity (1 error .. 4 hint). */
+  severity: number;
+  message: string;
 }

@@ -409,6 +409,11 @@ export function summarizeNecessity(r: NecessityResult, hunks?: Hunk[] | null): N
       `the tests need ${needed.length} of ${n} hunks: ${hunkList(needed, hunks)}. ` +
       `They pass without ${unnecessary.length === 1 ? "hunk" : "hunks"} ${hunkList(unnecessary, hunks)}.`;
   }
+  const unrequested = Array.isArray(r.unrequested) ? r.unrequested : [];
+  if (unrequested.length) {
+    const which = hunkList(unrequested.map((f) => f.hunk), hunks);
+    text += ` Not requested on that evidence (the instruction asks for ${unrequested.length === 1 ? "it" : "them"} neither by kind nor by name): ${unrequested.length === 1 ? "hunk" : "hunks"} ${which}.`;
+  }
   text += ` ${runs}`;
   if (base.dMin !== null || base.excess !== null) {
     text += `; D_min ${fmtDistance(base.dMin)}, reference-free excess ${fmtSigned(base.excess, 3)}`;

@@ -239,6 +239,13 @@ describe("which hunks the tests need", () => {
     );
   });
 
+  it("names the unnecessary hunks nothing in the instruction asks for", () => {
+    const flag = { hunk: 2, kinds: ["logic"], severity: 2, message: "not requested: the tests pass without it" };
+    expect(summarizeNecessity(necessity({ unrequested: [flag] }), hunks).text).toBe(
+      "the tests need 1 of 3 hunks: 1 (line 2). They pass without hunks 2 (lines 4–5), 3 (insert before line 9). Not requested on that evidence (the instruction asks for it neither by kind nor by name): hunk 3 (insert before line 9). 4 of at most 32 test runs; D_min 0.050, reference-free excess +0.200.",
+    );
+  });
+
   it("passes on the server's reason when there is nothing to conclude", () => {
     const fails = necessity({
       status: "full_fails",

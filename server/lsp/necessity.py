@@ -6,7 +6,10 @@ open buffers as the editor holds them) with the proposal's document replaced by 
 subset of the proposal's change units (each applied with its own edits). The search is the core's ddmin (`server.fidelity.necessity`): at most
 `necessity.maxRuns` runs, `necessity.parallel` at a time, each subset once. The hunks the tests pass
 without become diagnostics ("the tests still pass without this hunk") and a code action "Keep only
-the needed hunks" applies the needed units (applyProposal, the rest dropped).
+the needed hunks" applies the needed units (applyProposal, the rest dropped). Those of them that the
+instruction asks for neither by kind nor by name are unrequested on the tests' evidence
+(`server.fidelity.test_evidence`): the record lists them (`unrequested`) and their diagnostics are
+warnings at the severity the unit's kinds have (code `unrequested-for-tests`).
 
 Cancelling ($/cancelRequest or the progress' cancel button) cancels the search and kills the runs in
 flight: each analysis has its own sandbox pool, so the uids of its slots run nothing else.
@@ -40,12 +43,14 @@ from server.fidelity.necessity import (
     sub_edit,
 )
 from server.fidelity.report import Distance as CoreDistance
+from server.fidelity.test_evidence import evidence, judge_units_with_tests
 from server.lsp import args as A
+from server.lsp.flagging import flagged_severity
 from server.lsp.necessity_env import EnvironmentProblem, ensure_environment, requirements, start_failure, start_hint
 from server.lsp.progress import WorkProgress
 from server.lsp.settings import NecessitySettings
 from server.lsp.state import DocState, Proposal, owned, same_content
-from server.protocol.commands import Distance, NecessityRecord, RunRecord
+from server.protocol.commands import Distance, NecessityRecord, RunRecord, UnneededFlag
 from server.protocol.names import Command
 
 if TYPE_CHECKING:
@@ -57,6 +62,7 @@ logger = logging.getLogger(__name__)
 
 COMMAND = Command.ANALYZE_NECESSITY.value
 CODE = "unnecessary-for-tests"
+UNREQUESTED_CODE = "unrequested-for-tests"  # unnecessary, and nothing in the instruction asks for it
 # Folders never copied: version control, environments, caches, build output.
 SKIP_DIRS = frozenset({"__pycache__", "node_modules", "venv", "env", "site-packages", "build", "dist"})
 
@@ -354,6 +360,8 @@ async def _analyze(
     full = results.get(frozenset(range(len(edits))))
     status, message = result.status, _describe(result, full, shown)
     cannot_start = start_failure(full, base) if status == "full_fails" else None
+    unneeded = evidence(result.status, result.needed, result.unnecessary)
+    flags = await ls.compute(owned(p.uri, functools.partial(_test_flags, ls, p, unneeded))) if unneeded else []
     if cannot_start is not None:  # the command, not the proposal: nothing ran of the workspace
         status = "command_failed"
         message = (
@@ -380,6 +388,7 @@ async def _analyze(
         requirements=[] if cfg.environment else list(requirements(cfg)),
         files=len(base),
         elapsed_ms=round((time.perf_counter() - started) * 1000.0, 1),
+        unrequested=flags,
     )
     progress.end(record.message.splitlines()[0])
     st = _state(ls)
@@ -389,6 +398,21 @@ async def _analyze(
         del st.done[stale]  # the store forgot the proposal: forget its analysis too
     ls.publish(p.uri)
     return msgspec.to_builtins(record)
+
+
+def _test_flags(ls: EditFidelityServer, p: Proposal, unneeded: frozenset[int]) -> list[UnneededFlag]:
+    """The units the tests pass without that the instruction asks for neither by kind nor by name, and
+    that the proposal does not flag already (`server.fidelity.test_evidence`)."""
+    report, edited = p.report, p.edited
+    assert report is not None and edited is not None
+    verdicts = judge_units_with_tests(report, p.instruction, unneeded, original=p.original, edited=edited)
+    out = []
+    for i, v in enumerate(verdicts):
+        if v.flagged and i in unneeded and not (i < len(p.flagged) and p.flagged[i]):
+            hunk = report.hunks[i]
+            severity = flagged_severity(hunk, list(v.unrequested), ls.settings.thresholds)
+            out.append(UnneededFlag(hunk=i, kinds=list(v.unrequested), severity=severity, message=v.reason))
+    return out
 
 
 def _close(box: Sandbox, boxes: set[Sandbox]) -> None:
@@ -441,15 +465,19 @@ def necessity_diagnostics(ls: EditFidelityServer, state: DocState, lines: list[s
         if a is None:
             continue
         command = " ".join(a.record.test_command)
+        flags = {f.hunk: f for f in a.record.unrequested}
         for i in a.result.unnecessary:
-            view = p.views[i]
+            view, flag = p.views[i], flags.get(i)
+            runs = f"`{command}`, {a.result.runs} runs"
             out.append(
                 types.Diagnostic(
                     range=hunk_range(lines, view),
-                    message=f"the tests still pass without this hunk (`{command}`, {a.result.runs} runs) [{p.label}]",
-                    severity=types.DiagnosticSeverity.Information,
+                    message=f"{flag.message} ({runs}) [{p.label}]"
+                    if flag
+                    else f"the tests still pass without this hunk ({runs}) [{p.label}]",
+                    severity=types.DiagnosticSeverity(flag.severity) if flag else types.DiagnosticSeverity.Information,
                     source=SOURCE,
-                    code=CODE,
+                    code=UNREQUESTED_CODE if flag else CODE,
                     data={"kind": "necessity", "id": p.id, "hunk": i},
                 )
             )

@@ -272,6 +272,16 @@ class RunRecord(msgspec.Struct, rename="camel", frozen=True):
     wall_s: float
 
 
+class UnneededFlag(msgspec.Struct, rename="camel", frozen=True):
+    """A unit the tests pass without that the instruction asks for neither by kind nor by name
+    (`server.fidelity.test_evidence`): unrequested on the tests' evidence."""
+
+    hunk: int
+    kinds: list[str]
+    severity: int  # LSP DiagnosticSeverity, as the `severity` settings give the kinds
+    message: str
+
+
 class NecessityRecord(msgspec.Struct, rename="camel", frozen=True):
     """analyzeNecessity's result."""
 
@@ -297,6 +307,8 @@ class NecessityRecord(msgspec.Struct, rename="camel", frozen=True):
     requirements: list[str]  # what the server's own environment holds ([] for a configured one)
     files: int  # workspace files copied into each run
     elapsed_ms: float
+    # the unnecessary units nothing in the instruction asks for (the proposal's own flags left out)
+    unrequested: list[UnneededFlag] = []
 
 
 class BugAnswer(msgspec.Struct, rename="camel", kw_only=True):

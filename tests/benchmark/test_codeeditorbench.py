@@ -7,15 +7,11 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import shutil
-import subprocess
-import sys
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 
-import msgspec
 import pytest
 
 from benchmark import cli
@@ -28,6 +24,7 @@ from benchmark.suites import codeeditorbench as ceb
 from benchmark.suites.codeeditorbench.tasks import _make
 from sandbox import Sandbox
 from sandbox.judge import Usage, guess_language
+from tests.benchmark.cli_runs import CebRun
 from tools.doubles.hub import FakeHub
 
 REPO = Path(__file__).resolve().parents[2]
@@ -283,8 +280,9 @@ def test_opt_score_is_zero_for_slower_positive_for_faster_and_noise_is_margin(bo
     assert f["opt_score"] > 0.3 and f["opt_score_margin"] > 0.3
     assert s["t_cpu_s"] > s["T_cpu_s"] and s["m_mb"] > s["M_mb"]
     assert s["opt_score"] == 0.0 and s["opt_score_margin"] == 0.0
-    # the unchanged program: whatever noise gives the compatible mode, the margin mode gives exactly 0
-    assert o["opt_score_margin"] == 0.0 and o["opt_score"] < 0.05
+    # the unchanged program: whatever noise gives the compatible mode (CPU time moves with the load: 6% seen
+    # on a busy machine), the margin mode gives exactly 0, and the noise is well below a real speed-up
+    assert o["opt_score_margin"] == 0.0 and 0.0 <= o["opt_score"] < 0.5 * f["opt_score"]
     assert wrong.metrics["opt_score"] == 0.0 and "T_cpu_s" not in wrong.metrics
 
 
@@ -466,50 +464,14 @@ def test_requests_go_through_the_language_server(tasks: dict[str, ceb.Task]) -> 
         assert answer.completion == task.after, task.task_id
 
 
-def bench_run(out: Path, data: Path, backend: str) -> tuple[dict, dict[str, SampleRecord]]:
-    env = {**os.environ, "EDIT_FIDELITY_DATA": str(data)}
-    env.pop(ceb.SET_ENV, None)
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "server.cli",
-            "bench",
-            "run",
-            "--suite",
-            "codeeditorbench",
-            "--backend",
-            backend,
-            "--out",
-            str(out),
-            "--limit",
-            "1",
-            "--quiet",
-        ],
-        check=False,
-        cwd=REPO,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    assert done.returncode == 0, done.stderr[-2000:]
-    summary = json.loads((out / "summary.json").read_text())
-    assert summary["suite"] == "codeeditorbench" and summary["backend"] == backend
-    assert list(summary["conditions"]) == list(ceb.KINDS)
-    records = [
-        msgspec.json.decode(line, type=SampleRecord) for line in (out / "results.jsonl").read_text().splitlines()
-    ]
-    by_task = {r.task_id: r for r in records}
-    assert sorted(by_task) == ["debug/707", "polish/1", "switch/5", "translate/13"]
-    return summary, by_task
-
-
-def test_bench_run_gold_and_unedited_answers_and_their_win_rate(tmp_path: Path, shared_data: Path, capsys) -> None:
-    check_gold(tmp_path, shared_data)
-    check_identity(tmp_path, shared_data)
+def test_bench_run_gold_and_unedited_answers_and_their_win_rate(ceb_runs: dict[str, CebRun], capsys) -> None:
+    """The gold and identity runs (`--limit 1`, through the real CLI, server and sandbox) are the session's
+    (tests/benchmark/conftest.py: the HTML report test reads the same two runs)."""
+    check_gold(*ceb_runs["gold"][1:])
+    check_identity(*ceb_runs["identity"][1:])
+    gold, identity = ceb_runs["gold"][0], ceb_runs["identity"][0]
     # Win Rate across the two runs: gold ranks first in debug, translate and switch
-    assert cli.main(["bench", "compare", str(tmp_path / "gold"), str(tmp_path / "identity"), "--format", "json"]) == 0
+    assert cli.main(["bench", "compare", str(gold), str(identity), "--format", "json"]) == 0
     out = json.loads(capsys.readouterr().out)
     rates = out["across"]["codeeditorbench"]["win_rate"]
     for label, expected in (("gold", 1.0), ("identity", 0.0)):
@@ -520,16 +482,17 @@ def test_bench_run_gold_and_unedited_answers_and_their_win_rate(tmp_path: Path, 
     # timing noise, so which one wins there is chance; in the margin mode the noise is exactly 0 (asserted
     # in check_identity): a tie, half a win each
     assert rates["gold"]["compared"]["polish"] == rates["identity"]["compared"]["polish"] == 2
-    summaries = {name: json.loads((tmp_path / name / "summary.json").read_text()) for name in ("gold", "identity")}
+    summaries = {
+        name: json.loads((run / "summary.json").read_text()) for name, run in (("gold", gold), ("identity", identity))
+    }
     margin = ceb.win_rate(summaries, {**ceb.CATEGORY_METRIC, "polish": "opt_score_margin"})
     assert margin["gold"].scores == {"debug": 1.0, "translate": 1.0, "polish": 0.5, "switch": 1.0}
     assert (margin["gold"].win_rate, margin["identity"].win_rate) == (0.875, 0.125)
-    assert cli.main(["bench", "compare", str(tmp_path / "gold"), str(tmp_path / "identity")]) == 0
+    assert cli.main(["bench", "compare", str(gold), str(identity)]) == 0
     assert "Win Rate" in capsys.readouterr().out
 
 
-def check_gold(tmp_path: Path, shared_data: Path) -> None:
-    summary, by_task = bench_run(tmp_path / "gold", shared_data, "gold")
+def check_gold(summary: dict, by_task: dict[str, SampleRecord]) -> None:
     for kind in ("debug", "translate", "switch"):
         assert summary["conditions"][kind]["pass@1"] == 1.0, (kind, summary["details"][kind])
     # polish/1's published efficient_code does not compile (`string t = '#';`): the gold fails there, and
@@ -539,8 +502,7 @@ def check_gold(tmp_path: Path, shared_data: Path) -> None:
     assert by_task["debug/707"].distance is not None and by_task["switch/5"].distance is not None
 
 
-def check_identity(tmp_path: Path, shared_data: Path) -> None:
-    summary, by_task = bench_run(tmp_path / "identity", shared_data, "identity")
+def check_identity(summary: dict, by_task: dict[str, SampleRecord]) -> None:
     assert by_task["debug/707"].exec_status == "runtime_error"  # the buggy program, unchanged
     # the Java source handed back for a Python translation
     assert by_task["translate/13"].exec_status == "compile_error" and by_task["translate/13"].metrics["wrong_language"]

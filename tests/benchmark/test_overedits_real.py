@@ -292,3 +292,36 @@ def test_the_module_reports_bad_input_without_a_traceback(tmp_path, capsys):
     assert run_script(lambda: main(["--data", str(tmp_path / "nothing")])) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "real_edits/labels.jsonl" in err and "EDIT_FIDELITY_DATA" in err
+
+
+# ---- with the tests -----------------------------------------------------------------------------
+
+
+def test_with_the_tests_an_unneeded_rewrite_is_flagged_and_the_fix_is_not(
+    tmp_path, capsys, canitedit_problems, shared_data
+):
+    """`--tests`: each proposal's necessity analysed by the server in the real sandbox (the `canitedit`
+    environment), the CanItEdit tests run as the suite's judge runs them."""
+    problem = next(p for p in canitedit_problems if p["id"] == 115)
+    entries = crafted(problem)
+    labels = tmp_path / "labels.jsonl"
+    labels.write_text("".join(json.dumps(e) + "\n" for e in entries))
+    rc, r = _run(capsys, str(labels), "--tests", "--max-runs", "16", "--data", str(shared_data))
+    assert rc == 0 and r.failed == 0 and r.tests is not None
+    assert r.tests.statuses == {"minimal": 3}  # every completion's tests found the fix needed
+    assert 0 < r.tests.runs <= 3 * 16
+    _, words = _run(capsys, str(labels))
+    assert words.warning == r.warning and words.any == r.any  # instruction only: the same figures either way
+    over = next(e for e in r.entries if e.key == "model-b/over#0")
+    # `//` for `int(... / ...)` in `permutation`: the tests pass without it and nothing asks for it
+    slash = next(u for u in over.units if u.lines == (4, 4))
+    assert not slash.flagged  # the words alone cannot tell it from the fix
+    assert r.tests.flagged_by_tests >= 1 and r.tests.warning.recall.num > r.warning.recall.num
+    missed = {(m.key, m.desc) for m in r.tests.misses}
+    assert ("model-b/over#0", "permutation divides with //") not in missed
+    assert ("model-b/over#0", "permutation divides with //") in {(m.key, m.desc) for m in r.misses}
+    # the fix is needed by the tests: never flagged, on either footing
+    assert not any("the fix" in f.meets[0] for f in r.tests.false_flags if f.meets)
+    text = render_text(r)
+    assert "with the tests (analyzeNecessity in the sandbox: minimal 3;" in text
+    assert "misses (with the tests)" in text and "with tests, warning+" in text

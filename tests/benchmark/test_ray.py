@@ -318,13 +318,21 @@ def local_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out
 
 
+@pytest.fixture(scope="module")
+def plain_cluster() -> Iterator[Cluster]:
+    """One cluster of the default shape for the tests that only run on it (no hold, no node killed)."""
+    if not RAY.exists():
+        pytest.skip("ray is not installed: pip install 'edit-fidelity[ray]'")
+    with cluster() as c:
+        yield c
+
+
 pytestmark = [*needs_data, pytest.mark.timeout(300)]
 
 
 @needs_ray
-def test_two_node_replay_equals_the_local_run(local_run, tmp_path):
-    with cluster() as c:
-        finished(bench(tmp_path / "ray", "--limit", "6", ray=c.address))
+def test_two_node_replay_equals_the_local_run(local_run, plain_cluster, tmp_path):
+    finished(bench(tmp_path / "ray", "--limit", "6", ray=plain_cluster.address))
     assert comparable(tmp_path / "ray") == comparable(local_run)
     assert (tmp_path / "ray" / "summary.json").read_bytes() == (local_run / "summary.json").read_bytes()
     log = [json.loads(line) for line in (tmp_path / "ray" / "ray.jsonl").read_text().splitlines()]
@@ -365,7 +373,7 @@ def test_a_node_killed_mid_run_loses_nothing(local_run, tmp_path):
 
 
 @needs_ray
-def test_resume_on_a_restarted_cluster(local_run, tmp_path):
+def test_resume_on_a_restarted_cluster(local_run, plain_cluster, tmp_path):
     out = tmp_path / "ray"
     with cluster() as c:
         proc = bench(out, "--limit", "6", ray=c.address)
@@ -377,8 +385,8 @@ def test_resume_on_a_restarted_cluster(local_run, tmp_path):
         proc.wait(30)
     kept = len((out / RESULTS).read_bytes().splitlines())
     assert 3 <= kept < 12
-    with cluster() as c:  # another cluster: other ports, other node ids
-        finished(bench(out, "--limit", "6", "--resume", ray=c.address))
+    assert plain_cluster.address != c.address  # another cluster: other ports, other node ids
+    finished(bench(out, "--limit", "6", "--resume", ray=plain_cluster.address))
     assert comparable(out) == comparable(local_run)
     assert (out / "summary.json").read_bytes() == (local_run / "summary.json").read_bytes()
 
@@ -527,11 +535,10 @@ def test_retries_that_run_out_are_sandbox_errors_and_resume_runs_them(local_run,
 
 
 @needs_ray
-def test_necessity_analysis_runs_on_the_cluster_and_equals_the_local_one(tmp_path):
+def test_necessity_analysis_runs_on_the_cluster_and_equals_the_local_one(plain_cluster, tmp_path):
     local = tmp_path / "local"
     finished(bench(local, "--limit", "2", "--necessity", "6"))
-    with cluster() as c:
-        finished(bench(tmp_path / "ray", "--limit", "2", "--necessity", "6", ray=c.address))
+    finished(bench(tmp_path / "ray", "--limit", "2", "--necessity", "6", ray=plain_cluster.address))
     assert comparable(tmp_path / "ray") == comparable(local)
     analysed = [r for r in comparable(local) if "necessity_status" in r["metrics"]]
     assert analysed  # the analysis ran (and its numbers are in both runs alike)

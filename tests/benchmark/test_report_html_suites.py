@@ -11,7 +11,7 @@ import pytest
 from benchmark import suites
 from benchmark.report_html.browser import sample_id
 from benchmark.store import RESULTS, read_records
-from tests.benchmark.cli_runs import bench, quiet_run
+from tests.benchmark.cli_runs import CebRun, bench, quiet_run
 from tools import headless
 
 pytestmark = pytest.mark.skipif(headless.chromium() is None, reason="chromium missing: scripts/setup installs it")
@@ -42,11 +42,9 @@ def test_canaicode_report_has_the_score_per_interview(canaicode_root: Path, tmp_
     assert "Questions that lost points (0)" in dom  # gold scores full points
 
 
-def test_codeeditorbench_report_and_win_rate(shared_data: Path, tmp_path: Path):
-    if not (shared_data / "codeeditorbench").is_dir():
-        pytest.skip("no CodeEditorBench data")
-    gold = make_run(tmp_path / "gold", "codeeditorbench", "gold", shared_data, "1")
-    identity = make_run(tmp_path / "identity", "codeeditorbench", "identity", shared_data, "1")
+def test_codeeditorbench_report_and_win_rate(ceb_runs: dict[str, CebRun], tmp_path: Path):
+    # the session's gold and identity runs (`--limit 1`), which test_codeeditorbench checks verdict by verdict
+    gold, identity = ceb_runs["gold"][0], ceb_runs["identity"][0]
     dom = headless.dump_dom(page_of(gold))
     assert "pass@1 per kind" in figures(dom) and "verdicts per condition" in figures(dom)
     code, html = bench("compare", str(gold), str(identity), "--format", "html")

@@ -125,6 +125,7 @@ async def test_needed_hunks_diagnostics_and_keep_action(lsp, backend, tmp_path):
     assert {tuple(r["hunks"]): r["passed"] for r in res["probes"]}[(0, 1, 2)] is True
     assert {tuple(r["hunks"]): r["passed"] for r in res["probes"]}[()] is False
     assert res["isolation"] in ("bwrap", "unshare", "docker")
+    assert res["unrequested"] == []  # the guard is flagged already; the reformat is nothing tests could need
     assert res["files"] == 4  # pkg/__init__, pkg/stats, tests/__init__, tests/test_stats; not .git
     assert res["testCommand"] == COMMAND.split()
     # D_min is the fix alone: one token; the reference-free excess is what the rest adds
@@ -351,6 +352,40 @@ async def test_necessity_over_units_separates_the_fix_from_the_rename_on_its_lin
     [keep] = [a for a in actions if "Keep only the needed hunks" in a["title"]]
     assert (await execute(lsp, keep["command"]["command"], keep["command"]["arguments"][0]))["applied"] is True
     assert editor.texts[uri] == AVG_FIX  # the fix alone: the rename on its line left out
+
+
+# the fix, and a rewrite of `double` that the tests pass without and "fix the filter" does not ask for
+REWRITTEN = MODULE.replace("if v < limit", "if v > limit").replace("return x * 2", "return x + x")
+
+
+async def test_an_unneeded_logic_change_nobody_asked_for_is_unrequested_on_the_tests_evidence(lsp, backend, tmp_path):
+    ws = workspace(tmp_path, {"test_stats.py": TESTS})
+    backend.scripts["rewrite"] = [Step(content=lambda req: fenced(REWRITTEN))]
+    settings = {"backends": [backend_entry(backend, "rewrite")], "testCommand": COMMAND}
+    editor = await start(lsp, ws, {**settings, "necessity": {"maxRuns": 16, "parallel": 2, "timeoutS": 30}})
+    uri = (ws / "pkg" / "stats.py").as_uri()
+    editor.open(uri, MODULE)
+    args = {"uri": uri, "version": 1, "instruction": "fix the filter"}
+    [p] = (await execute(lsp, "editFidelity.requestEdit", args))["proposals"]
+    hunks = p["report"]["hunks"]
+    assert [h["kinds"] for h in hunks] == [["logic"], ["logic"]] and p["flaggedHunks"] == []  # the words alone: no flag
+    res = await execute(lsp, "editFidelity.analyzeNecessity", {"id": p["id"]})
+    assert res["status"] == "minimal" and res["needed"] == [0] and res["unnecessary"] == [1], res["message"]
+    [flag] = res["unrequested"]
+    assert flag["hunk"] == 1 and flag["kinds"] == ["logic"] and flag["severity"] == 2
+    assert "the tests pass without it" in flag["message"]
+
+    diags = await wait_for(lambda: [d for d in lsp.diagnostics.get(uri, []) if d.code == "unrequested-for-tests"])
+    [diag] = diags
+    assert diag.severity == types.DiagnosticSeverity.Warning and diag.data["hunk"] == 1
+    assert diag.range.start.line == hunks[1]["startLine"] - 1 and "[rewrite]" in diag.message
+    assert not [d for d in lsp.diagnostics.get(uri, []) if d.code == "unnecessary-for-tests"]  # one diagnostic per unit
+
+    # a request that names `double`: the tests need no change of it, so they cannot tell its ask from an extra
+    args = {"uri": uri, "version": 1, "instruction": "fix the filter, and make `double` add x to itself"}
+    [asked] = (await execute(lsp, "editFidelity.requestEdit", args))["proposals"]
+    res = await execute(lsp, "editFidelity.analyzeNecessity", {"id": asked["id"]})
+    assert res["unnecessary"] == [1] and res["unrequested"] == []
 
 
 JS = """function average(numbers) {

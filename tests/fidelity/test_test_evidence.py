@@ -1,0 +1,91 @@
+"""Test-backed evidence (`server.fidelity.test_evidence`): a unit the tests pass without, that the
+instruction asks for neither by kind nor by name, is unrequested; everything else keeps the instruction's
+verdict."""
+
+from __future__ import annotations
+
+from server.fidelity import measure
+from server.fidelity.flags import judge_units
+from server.fidelity.test_evidence import REASON, evidence, judge_units_with_tests
+
+ORIGINAL = """def mean_above(values, limit):
+    chosen = [v for v in values if v < limit]
+    return sum(chosen) / len(chosen) if chosen else 0.0
+
+
+def step(x, grad):
+    for _ in range(10):
+        x = x - grad(x)
+    return x
+"""
+
+
+def _judge(edited: str, instruction: str, unneeded: set[int]) -> tuple[list, list]:
+    report = measure(ORIGINAL, edited)
+    verdicts = judge_units_with_tests(report, instruction, unneeded, original=ORIGINAL, edited=edited)
+    return report.hunks, verdicts
+
+
+def _unit(hunks, text: str) -> int:
+    """The index of the unit whose edits insert `text`."""
+    return next(i for i, h in enumerate(hunks) if any(text in e.new_text for e in h.edits))
+
+
+def test_evidence_needs_a_passing_subset_that_is_not_empty():
+    assert evidence("minimal", [0], [1, 2]) == {1, 2}
+    assert evidence("budget", [0, 1], [2]) == {2}
+    assert evidence("minimal", [], [0, 1]) == set()  # the tests pass on the original: they test nothing here
+    for status in ("full_fails", "unresolved", "no_hunks"):
+        assert evidence(status, [0], [1]) == set()
+
+
+def test_an_extra_break_the_tests_do_not_need_is_flagged_the_fix_is_not():
+    edited = ORIGINAL.replace("if v < limit", "if v > limit").replace(
+        "        x = x - grad(x)\n", "        x = x - grad(x)\n        if abs(grad(x)) < 1e-9:\n            break\n"
+    )
+    hunks, verdicts = _judge(edited, "Fix `mean_above`: it keeps the values below the limit.", set())
+    fix, extra = _unit(hunks, ">"), _unit(hunks, "break")
+    assert not verdicts[extra].flagged  # the words alone cannot tell an extra branch from the fix
+    hunks, verdicts = _judge(edited, "Fix `mean_above`: it keeps the values below the limit.", {extra})
+    assert verdicts[extra].flagged and verdicts[extra].reason == REASON and verdicts[extra].unrequested == ("logic",)
+    assert not verdicts[fix].flagged
+
+
+def test_what_the_instruction_asks_for_by_kind_or_by_name_is_not_flagged():
+    guard = ORIGINAL.replace(
+        "    chosen = [v for v",
+        '    if limit is None:\n        raise ValueError("limit is required")\n    chosen = [v for v',
+    )
+    # validation asked for (a kind): the tests need not exercise it
+    hunks, verdicts = _judge(guard, "Validate the input: raise a ValueError when the limit is None.", {0})
+    assert not verdicts[0].flagged
+    # a word the original lacks, which the instruction uses: asked for by name
+    tolerance = ORIGINAL.replace("    for _ in range(10):", "    tolerance = 1e-9\n    for _ in range(10):")
+    hunks, verdicts = _judge(tolerance, "Add a tolerance to the loop of step.", {0})
+    assert not verdicts[0].flagged
+    hunks, verdicts = _judge(tolerance, "Fix the filter of mean_above.", {0})
+    assert verdicts[0].flagged
+
+
+def test_no_test_can_need_a_docstring_or_a_layout_change():
+    documented = ORIGINAL.replace("def step(x, grad):\n", 'def step(x, grad):\n    """Ten gradient steps."""\n')
+    hunks, verdicts = _judge(documented, "Fix the filter of mean_above.", {0})
+    assert [h.kinds for h in hunks] == [["docstring"]]
+    assert verdicts == judge_units(measure(ORIGINAL, documented), "Fix the filter of mean_above.", original=ORIGINAL)
+
+
+def test_a_named_target_whose_changes_the_tests_need_none_of_is_no_evidence():
+    edited = ORIGINAL.replace("x = x - grad(x)", "x -= grad(x)")
+    # `step` named, and nothing in it needed: the tests do not test what was asked there
+    assert not _judge(edited, "Rewrite the update in `step`.", {0})[1][0].flagged
+    # another function named: the change in `step` is an extra the tests do not need
+    assert _judge(edited, "Fix the filter in `mean_above`.", {0})[1][0].flagged
+
+
+def test_no_instruction_or_no_evidence_changes_nothing():
+    edited = ORIGINAL.replace("x = x - grad(x)", "x -= grad(x)")
+    report = measure(ORIGINAL, edited)
+    plain = judge_units(report, None, original=ORIGINAL, edited=edited)
+    assert judge_units_with_tests(report, None, {0}, original=ORIGINAL, edited=edited) == plain
+    words = judge_units(report, "Fix the filter.", original=ORIGINAL, edited=edited)
+    assert judge_units_with_tests(report, "Fix the filter.", set(), original=ORIGINAL, edited=edited) == words
