@@ -180,7 +180,7 @@ runpy.run_path("_program.py", run_name="__main__")
 """
 
 
-class Judgment(msgspec.Struct, frozen=True):
+class EntryJudgment(msgspec.Struct, frozen=True):
     """One entry judged: on the instruction alone, and (`--tests`) with the necessity analysis' flags."""
 
     words: Judged
@@ -229,7 +229,7 @@ async def judge(
     log_file: Path | None = None,
     folders: Sequence[Path] = (),
     max_runs: int = 32,
-) -> list[Judgment]:
+) -> list[EntryJudgment]:
     """Every entry through the real server, `concurrency` requests in flight (one endpoint slot each, so
     that entries with the same `before` and instruction never take each other's answer). With `folders`
     (one workspace folder per entry, `workspaces`) each proposal's necessity is analysed too."""
@@ -247,7 +247,7 @@ async def judge(
             for i in range(concurrency):
                 slots.put_nowait(replay.slot(i))
 
-            async def one(i: int, e: Entry) -> Judgment:
+            async def one(i: int, e: Entry) -> EntryJudgment:
                 slot = await slots.get()
                 handle = replay.book.put(slot, e.before, e.instruction, e.after)
                 name = f"{e.problem_id}_{e.name}"
@@ -258,15 +258,15 @@ async def judge(
                     )
                     failed = _unusable(e, proposal)
                     if failed:
-                        return Judgment(Judged(e, [], error=failed))
+                        return EntryJudgment(Judged(e, [], error=failed))
                     words = Judged(e, units_of(proposal))
                     if not folders:
-                        return Judgment(words)
+                        return EntryJudgment(words)
                     rec = await session.execute(Command.ANALYZE_NECESSITY.value, {"id": proposal["id"]})
                     tests = Judged(e, with_test_flags(words.units, rec))
-                    return Judgment(words, tests, status=rec.get("status"), runs=int(rec.get("runs") or 0))
+                    return EntryJudgment(words, tests, status=rec.get("status"), runs=int(rec.get("runs") or 0))
                 except ServerError as exc:
-                    return Judgment(Judged(e, [], error=str(exc)))
+                    return EntryJudgment(Judged(e, [], error=str(exc)))
                 finally:
                     if uri is not None:
                         session.close(uri)
@@ -286,7 +286,7 @@ def _unusable(e: Entry, proposal: dict[str, Any]) -> str | None:
     return None
 
 
-def tests_figures(done: Sequence[Judgment]) -> TestsFigures | None:
+def tests_figures(done: Sequence[EntryJudgment]) -> TestsFigures | None:
     judged = [d.tests for d in done if d.tests is not None and d.words.error is None]
     if not judged:
         return None
@@ -311,7 +311,7 @@ def tests_figures(done: Sequence[Judgment]) -> TestsFigures | None:
     )
 
 
-def report(labels: Path, done: Sequence[Judgment]) -> RealReport:
+def report(labels: Path, done: Sequence[EntryJudgment]) -> RealReport:
     judged = [d.words for d in done]
     ok = [j for j in judged if j.error is None]
     return RealReport(

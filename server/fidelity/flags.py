@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 
-from server.fidelity.instruction import Verdict, judge_unit, parse_instruction
+from server.fidelity.instruction import Scope, UnitFacts, Verdict, judge_unit, parse_instruction
 from server.fidelity.report import HUNK_KINDS, UNREQUESTED_KINDS, FidelityReport, Hunk
 from server.fidelity.unit_facts import unit_facts
 
@@ -77,10 +77,22 @@ def judge_units(
 ) -> list[Verdict]:
     """A verdict per unit. `instruction` None (an observed change) or `aware` False: the core's view,
     every change of an unrequested kind counts."""
+    return judged_units(report, instruction, original=original, edited=edited, aware=aware)[2]
+
+
+def judged_units(
+    report: FidelityReport,
+    instruction: str | None,
+    *,
+    original: str | None = None,
+    edited: str | None = None,
+    aware: bool = True,
+) -> tuple[Scope | None, list[UnitFacts], list[Verdict]]:
+    """`judge_units` with what it weighed: the instruction's scope and each unit's facts."""
     scope = parse_instruction(instruction, original) if instruction is not None and aware else None
     facts = unit_facts(report, original, edited)
     verdicts = [judge_unit(scope, f, UNREQUESTED_KINDS) for f in facts]
-    return _follow_unrequested(report, facts, verdicts) if scope is not None else verdicts
+    return scope, facts, _follow_unrequested(report, facts, verdicts) if scope is not None else verdicts
 
 
 def _follow_unrequested(report: FidelityReport, facts: list, verdicts: list[Verdict]) -> list[Verdict]:

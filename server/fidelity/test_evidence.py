@@ -31,7 +31,7 @@ from collections.abc import Collection, Sequence
 
 from server.fidelity.added_code import unrequested_definitions
 from server.fidelity.analysis import split_lines
-from server.fidelity.flags import judge_units
+from server.fidelity.flags import judged_units
 from server.fidelity.instruction import (
     _SCOPED,
     NEVER_REQUESTED,
@@ -41,10 +41,8 @@ from server.fidelity.instruction import (
     _in_scope,
     _raises_as_asked,
     _rename_reason,
-    parse_instruction,
 )
 from server.fidelity.report import FidelityReport, Hunk
-from server.fidelity.unit_facts import unit_facts
 
 # Kinds no test can need: they change no behaviour.
 SILENT_KINDS = frozenset({"docstring", "comment_only", "comment_removed", "formatting_only"})
@@ -118,13 +116,11 @@ def introduced_names(hunk: Hunk, edited_lines: list[str], original_words: frozen
 def judge_units_with_tests(
     report: FidelityReport, instruction: str | None, unneeded: Collection[int], *, original: str, edited: str
 ) -> list[Verdict]:
-    """A verdict per unit: the instruction's (`flags.judge_units`), with the units in `unneeded` (the tests
+    """A verdict per unit: the instruction's (`flags.judged_units`), with the units in `unneeded` (the tests
     pass without them, `evidence`) judged by `judge_with_tests`."""
-    verdicts = judge_units(report, instruction, original=original, edited=edited)
-    if not unneeded or instruction is None:
+    scope, facts, verdicts = judged_units(report, instruction, original=original, edited=edited)
+    if not unneeded or scope is None:
         return verdicts
-    scope = parse_instruction(instruction, original)
-    facts = unit_facts(report, original, edited)
     lines, known = split_lines(edited), frozenset(n.lower() for n in _NAME.findall(original))
     tested = {f.function for i, f in enumerate(facts) if i not in unneeded}
     return [

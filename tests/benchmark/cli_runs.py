@@ -42,23 +42,9 @@ def ceb_run(out: Path, data: Path, backend: str) -> CebRun:
     """`bench run --suite codeeditorbench --limit 1` in a process of its own (the set env var unset)."""
     env = {**os.environ, "EDIT_FIDELITY_DATA": str(data)}
     env.pop(ceb.SET_ENV, None)
+    argv = ["bench", "run", "--suite", "codeeditorbench", "--backend", backend, "--out", str(out), "--limit", "1"]
     done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "server.cli",
-            "bench",
-            "run",
-            "--suite",
-            "codeeditorbench",
-            "--backend",
-            backend,
-            "--out",
-            str(out),
-            "--limit",
-            "1",
-            "--quiet",
-        ],
+        [sys.executable, "-m", "server.cli", *argv, "--quiet"],
         check=False,
         cwd=REPO,
         env=env,
