@@ -190,14 +190,30 @@ class EntryJudgment(msgspec.Struct, frozen=True):
 
 
 def with_test_flags(units: list[Unit], record: dict[str, Any]) -> list[Unit]:
-    """The proposal's units with the analysis' unrequested ones flagged too (its severity and message)."""
+    """The proposal's units with the analysis' unrequested ones flagged too (its severity and message),
+    then its unrequested statements inside needed units (`unrequestedParts`) as units of their own: their
+    lines of `after`, no line of `before` (the unit around them holds the requested change there)."""
     flags = {f["hunk"]: f for f in record.get("unrequested") or []}
-    return [
+    out = [
         msgspec.structs.replace(u, flagged=True, severity=flags[u.index]["severity"], message=flags[u.index]["message"])
         if u.index in flags and not u.flagged
         else u
         for u in units
     ]
+    for k, part in enumerate(record.get("unrequestedParts") or []):
+        at = units[part["hunk"]].lines[0]
+        out.append(
+            Unit(
+                index=len(units) + k,
+                lines=(at, at - 1),
+                new_lines=(part["startLine"], part["endLine"]),
+                kinds=list(part["kinds"]),
+                flagged=True,
+                severity=part["severity"],
+                message=part["message"],
+            )
+        )
+    return out
 
 
 def workspaces(root: Path, entries: Sequence[Entry], tests: dict[int, str]) -> list[Path]:
@@ -306,8 +322,9 @@ def tests_figures(done: Sequence[EntryJudgment]) -> TestsFigures | None:
             t.flagged and not w.flagged
             for d in done
             if d.tests is not None
-            for w, t in zip(d.words.units, d.tests.units, strict=True)
-        ),
+            for w, t in zip(d.words.units, d.tests.units[: len(d.words.units)], strict=True)
+        )
+        + sum(len(d.tests.units) - len(d.words.units) for d in done if d.tests is not None),
     )
 
 

@@ -250,6 +250,9 @@ export interface NecessityRecord {
   files: number;
   elapsedMs: number;
   unrequested: UnneededFlag[];
+  parts: number;
+  partRuns: number;
+  unrequestedParts: UnneededPart[];
 }
 
 /** editFidelity.necessity: the runs of `testCommand` in the sandbox for analyzeNecessity. */
@@ -442,6 +445,16 @@ export interface Thresholds {
 /** A unit the tests pass without that the instruction asks for neither by kind nor by name (`server.fidelity.test_evidence`): unrequested on the tests' evidence. */
 export interface UnneededFlag {
   hunk: number;
+  kinds: string[];
+  severity: number;
+  message: string;
+}
+
+/** A new statement inside a needed unit that the tests pass without and the instruction asks for neither by kind nor by name (`server.fidelity.parts`): an extra `break`, a value computed and never read. */
+export interface UnneededPart {
+  hunk: number;
+  startLine: number;
+  endLine: number;
   kinds: string[];
   severity: number;
   message: string;

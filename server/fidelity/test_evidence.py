@@ -27,7 +27,7 @@ Pure: strings, the report and the indices of the units the tests do not need.
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Iterator, Sequence
 
 from server.fidelity.added_code import unrequested_definitions
 from server.fidelity.analysis import split_lines
@@ -51,6 +51,23 @@ EVIDENT = frozenset({"minimal", "budget"})
 REASON = "not requested: the tests pass without it, and the instruction asks for it neither by kind nor by name"
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_STRING = re.compile(r"\"([^\"\n]*)\"|'([^'\n]*)'")
+
+
+class _EveryFunction(Collection[str | None]):
+    """`tested` for a statement inside a needed unit: its function is one the tests need, whatever it is."""
+
+    def __contains__(self, item: object) -> bool:
+        return True
+
+    def __iter__(self) -> Iterator[str | None]:
+        return iter(())
+
+    def __len__(self) -> int:
+        return 0
+
+
+EVERY_FUNCTION: Collection[str | None] = _EveryFunction()
 
 
 def evidence(status: str, needed: Sequence[int], unnecessary: Sequence[int]) -> frozenset[int]:
@@ -106,23 +123,49 @@ def judge_with_tests(
     return Verdict(True, REASON, tuple(k for k in facts.kinds if k not in SILENT_KINDS) or ("logic",))
 
 
-def introduced_names(hunk: Hunk, edited_lines: list[str], original_words: frozenset[str]) -> frozenset[str]:
-    """The words (names, and words inside strings) on the unit's edited lines that the original lacks
-    (compared in lower case)."""
+def _string_words(text: str) -> frozenset[str]:
+    return frozenset(w.lower() for m in _STRING.finditer(text) for w in _NAME.findall(m.group(1) or m.group(2) or ""))
+
+
+def known_words(original: str) -> tuple[frozenset[str], frozenset[str]]:
+    """The original's words (lower case), and those of them inside its string literals."""
+    return frozenset(n.lower() for n in _NAME.findall(original)), _string_words(original)
+
+
+def introduced_names(
+    hunk: Hunk, edited_lines: list[str], known: tuple[frozenset[str], frozenset[str]]
+) -> frozenset[str]:
+    """The words on the unit's edited lines that the original lacks, and the words inside its strings that
+    no string of the original holds (a new token `"for"` where the code already loops with `for`);
+    compared in lower case (`known`: `known_words(original)`)."""
     text = "".join(edited_lines[hunk.new_start_line - 1 : max(hunk.new_end_line, hunk.new_start_line - 1)])
-    return frozenset(n for n in _NAME.findall(text) if n.lower() not in original_words)
+    words, in_strings = known
+    names = {n for n in _NAME.findall(text) if n.lower() not in words}
+    strings = {m.group(1) or m.group(2) or "" for m in _STRING.finditer(text)}
+    names.update(w for s in strings for w in _NAME.findall(s) if w.lower() not in in_strings)
+    return frozenset(names)
 
 
 def judge_units_with_tests(
-    report: FidelityReport, instruction: str | None, unneeded: Collection[int], *, original: str, edited: str
+    report: FidelityReport,
+    instruction: str | None,
+    unneeded: Collection[int],
+    *,
+    original: str,
+    edited: str,
+    words_of: str | None = None,
+    tested: Collection[str | None] | None = None,
 ) -> list[Verdict]:
     """A verdict per unit: the instruction's (`flags.judged_units`), with the units in `unneeded` (the tests
-    pass without them, `evidence`) judged by `judge_with_tests`."""
+    pass without them, `evidence`) judged by `judge_with_tests`. `words_of`: the text whose words count as
+    known (default `original`); `tested`: the functions the tests need (default: those of the other units)."""
     scope, facts, verdicts = judged_units(report, instruction, original=original, edited=edited)
     if not unneeded or scope is None:
         return verdicts
-    lines, known = split_lines(edited), frozenset(n.lower() for n in _NAME.findall(original))
-    tested = {f.function for i, f in enumerate(facts) if i not in unneeded}
+    lines = split_lines(edited)
+    known = known_words(original if words_of is None else words_of)
+    if tested is None:
+        tested = {f.function for i, f in enumerate(facts) if i not in unneeded}
     return [
         judge_with_tests(scope, f, v, True, introduced_names(h, lines, known), tested) if i in unneeded else v
         for i, (h, f, v) in enumerate(zip(report.hunks, facts, verdicts, strict=True))

@@ -35,6 +35,7 @@ from lsprotocol import types
 from pygls import uris
 
 from server.fidelity import FidelityReport
+from server.fidelity.analysis import split_lines
 from server.fidelity.necessity import (
     NecessityResult,
     Probe,
@@ -43,14 +44,14 @@ from server.fidelity.necessity import (
     sub_edit,
 )
 from server.fidelity.report import Distance as CoreDistance
-from server.fidelity.test_evidence import evidence, judge_units_with_tests
+from server.fidelity.test_evidence import evidence
 from server.lsp import args as A
-from server.lsp.flagging import flagged_severity
 from server.lsp.necessity_env import EnvironmentProblem, ensure_environment, requirements, start_failure, start_hint
 from server.lsp.progress import WorkProgress
 from server.lsp.settings import NecessitySettings
 from server.lsp.state import DocState, Proposal, owned, same_content
-from server.protocol.commands import Distance, NecessityRecord, RunRecord, UnneededFlag
+from server.lsp.test_flags import test_flags, unneeded_parts
+from server.protocol.commands import Distance, NecessityRecord, RunRecord
 from server.protocol.names import Command
 
 if TYPE_CHECKING:
@@ -327,12 +328,17 @@ async def _analyze(
     boxes.add(box)
     results: dict[frozenset[int], ExecResult] = {}
 
-    async def check(keep: frozenset[int]) -> bool | None:
+    async def run(text: str) -> ExecResult:
         files: dict[str, str | bytes] = dict(base)
-        files[rel] = sub_edit(original, edits, keep)
-        res = await box.arun(files, rel, language="python", command=argv, suite=env, timeout_s=cfg.timeout_s)
-        results[keep] = res
-        return None if res.status == "error" else res.status == "ok"
+        files[rel] = text
+        return await box.arun(files, rel, language="python", command=argv, suite=env, timeout_s=cfg.timeout_s)
+
+    async def check(keep: frozenset[int]) -> bool | None:
+        res = results[keep] = await run(sub_edit(original, edits, keep))
+        return _passed(res)
+
+    async def check_text(text: str) -> bool | None:
+        return _passed(await run(text))
 
     def on_probe(probe: Probe, runs: int, max_runs: int) -> None:
         verdict = {True: "pass", False: "fail", None: "could not run"}[probe.passed]
@@ -344,6 +350,7 @@ async def _analyze(
         result = await find_needed_hunks(
             len(edits), check, max_runs=cfg.max_runs, parallel=cfg.parallel, on_probe=on_probe
         )
+        parts = await unneeded_parts(ls, p, sub_edit(original, edits, result.needed), result, check_text, cfg)
     except asyncio.CancelledError:
         progress.end("cancelled")
         await asyncio.shield(asyncio.to_thread(_stop_and_close, box, boxes))
@@ -361,7 +368,7 @@ async def _analyze(
     status, message = result.status, _describe(result, full, shown)
     cannot_start = start_failure(full, base) if status == "full_fails" else None
     unneeded = evidence(result.status, result.needed, result.unnecessary)
-    flags = await ls.compute(owned(p.uri, functools.partial(_test_flags, ls, p, unneeded))) if unneeded else []
+    flags = await ls.compute(owned(p.uri, functools.partial(test_flags, ls, p, unneeded))) if unneeded else []
     if cannot_start is not None:  # the command, not the proposal: nothing ran of the workspace
         status = "command_failed"
         message = (
@@ -389,6 +396,9 @@ async def _analyze(
         files=len(base),
         elapsed_ms=round((time.perf_counter() - started) * 1000.0, 1),
         unrequested=flags,
+        parts=parts.parts,
+        part_runs=parts.runs,
+        unrequested_parts=[] if cannot_start else parts.flags,
     )
     progress.end(record.message.splitlines()[0])
     st = _state(ls)
@@ -400,19 +410,8 @@ async def _analyze(
     return msgspec.to_builtins(record)
 
 
-def _test_flags(ls: EditFidelityServer, p: Proposal, unneeded: frozenset[int]) -> list[UnneededFlag]:
-    """The units the tests pass without that the instruction asks for neither by kind nor by name, and
-    that the proposal does not flag already (`server.fidelity.test_evidence`)."""
-    report, edited = p.report, p.edited
-    assert report is not None and edited is not None
-    verdicts = judge_units_with_tests(report, p.instruction, unneeded, original=p.original, edited=edited)
-    out = []
-    for i, v in enumerate(verdicts):
-        if v.flagged and i in unneeded and not (i < len(p.flagged) and p.flagged[i]):
-            hunk = report.hunks[i]
-            severity = flagged_severity(hunk, list(v.unrequested), ls.settings.thresholds)
-            out.append(UnneededFlag(hunk=i, kinds=list(v.unrequested), severity=severity, message=v.reason))
-    return out
+def _passed(res: ExecResult) -> bool | None:
+    return None if res.status == "error" else res.status == "ok"
 
 
 def _close(box: Sandbox, boxes: set[Sandbox]) -> None:
@@ -479,6 +478,25 @@ def necessity_diagnostics(ls: EditFidelityServer, state: DocState, lines: list[s
                     source=SOURCE,
                     code=UNREQUESTED_CODE if flag else CODE,
                     data={"kind": "necessity", "id": p.id, "hunk": i},
+                )
+            )
+        edited = split_lines(p.edited or "")
+        for part in a.record.unrequested_parts:  # shown on its unit: the document holds the original
+            first = edited[part.start_line - 1].strip() if part.start_line <= len(edited) else ""
+            out.append(
+                types.Diagnostic(
+                    range=hunk_range(lines, p.views[part.hunk]),
+                    message=f"`{first}` (line {part.start_line} of the proposal): {part.message} "
+                    f"(`{command}`, {a.record.runs + a.record.part_runs} runs) [{p.label}]",
+                    severity=types.DiagnosticSeverity(part.severity),
+                    source=SOURCE,
+                    code=UNREQUESTED_CODE,
+                    data={
+                        "kind": "necessity",
+                        "id": p.id,
+                        "hunk": part.hunk,
+                        "lines": [part.start_line, part.end_line],
+                    },
                 )
             )
     return out

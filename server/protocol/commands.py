@@ -282,6 +282,18 @@ class UnneededFlag(msgspec.Struct, rename="camel", frozen=True):
     message: str
 
 
+class UnneededPart(msgspec.Struct, rename="camel", frozen=True):
+    """A new statement inside a needed unit that the tests pass without and the instruction asks for
+    neither by kind nor by name (`server.fidelity.parts`): an extra `break`, a value computed and never read."""
+
+    hunk: int  # the unit it sits in
+    start_line: int  # 1-based inclusive lines of the proposal's edited text
+    end_line: int
+    kinds: list[str]
+    severity: int  # LSP DiagnosticSeverity
+    message: str
+
+
 class NecessityRecord(msgspec.Struct, rename="camel", frozen=True):
     """analyzeNecessity's result."""
 
@@ -309,6 +321,10 @@ class NecessityRecord(msgspec.Struct, rename="camel", frozen=True):
     elapsed_ms: float
     # the unnecessary units nothing in the instruction asks for (the proposal's own flags left out)
     unrequested: list[UnneededFlag] = []
+    # the second stage: new statements inside the needed units that the tests pass without
+    parts: int = 0  # statements searched
+    part_runs: int = 0  # test runs of that search (within max_runs)
+    unrequested_parts: list[UnneededPart] = []
 
 
 class BugAnswer(msgspec.Struct, rename="camel", kw_only=True):
