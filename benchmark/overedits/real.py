@@ -280,7 +280,12 @@ async def judge(
                         return EntryJudgment(words)
                     rec = await session.execute(Command.ANALYZE_NECESSITY.value, {"id": proposal["id"]})
                     tests = Judged(e, with_test_flags(words.units, rec))
-                    return EntryJudgment(words, tests, status=rec.get("status"), runs=int(rec.get("runs") or 0))
+                    return EntryJudgment(
+                        words,
+                        tests,
+                        status=rec.get("status"),
+                        runs=int(rec.get("runs") or 0) + int(rec.get("partRuns") or 0),
+                    )
                 except ServerError as exc:
                     return EntryJudgment(Judged(e, [], error=str(exc)))
                 finally:
