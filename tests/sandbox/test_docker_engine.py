@@ -19,7 +19,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
-from test_sandbox_canitedit import COVERAGE_TIMEOUT_S, MEMORY_MB, TIMEOUT_S, TIMING, _problems
+from test_sandbox_canitedit import MEMORY_MB, _problems, gold_check
 from test_sandbox_cpu_time import Watch, _marker, _starve, check_starved_twice
 from test_sandbox_hostile import (  # noqa: F401 - `host` is a fixture
     KINDS,
@@ -33,7 +33,7 @@ from test_sandbox_hostile import (  # noqa: F401 - `host` is a fixture
 )
 from test_sandbox_hostile import MEMORY_MB as HOSTILE_MB
 
-from sandbox import ExecResult, Limits, Sandbox
+from sandbox import Limits, Sandbox
 from sandbox.docker_backend import LABEL, OWNER_LABEL, USER, DockerBackend
 from sandbox.process import uid_processes
 
@@ -224,46 +224,5 @@ def test_canitedit_gold_check_at_the_docker_level() -> None:
     """As tests/sandbox/test_sandbox_canitedit.py does at bwrap: every gold `after + tests` passes
     with full coverage and every `before + tests` fails, here inside the image's suite environment."""
     problems = _problems()
-    timing = {p["full_name"] for p in problems if TIMING.search(p["tests"])}
-    jobs: list[tuple[str, str, str]] = []
-    for p in problems:
-        after, before = p["after"] + "\n" + p["tests"], p["before"] + "\n" + p["tests"]
-        jobs.append((p["full_name"], "coverage", after))
-        jobs += [(p["full_name"], "after", after), (p["full_name"], "before", before)]
     with Sandbox("docker", workers=2, limits=Limits(memory_mb=MEMORY_MB)) as box:
-
-        def run(job: tuple[str, str, str]) -> ExecResult:
-            _, kind, program = job
-            return box.run(
-                {"prog.py": program},
-                suite="canitedit",
-                memory_mb=MEMORY_MB,
-                timeout_s=COVERAGE_TIMEOUT_S if kind == "coverage" else TIMEOUT_S,
-                coverage=kind == "coverage",
-            )
-
-        parallel = [j for j in jobs if j[0] not in timing]
-        with ThreadPoolExecutor(2) as pool:
-            results = dict(zip(parallel, pool.map(run, parallel), strict=True))
-        for job in jobs:  # timing tests alone (10% margins); a verdict counts when 2 of 3 runs agree
-            if job[0] in timing:
-                tries = [run(job) for _ in range(2)]
-                if (tries[0].status == "ok") != (tries[1].status == "ok"):
-                    tries.append(run(job))
-                passed = sum(t.status == "ok" for t in tries) * 2 > len(tries)
-                results[job] = next(t for t in tries if (t.status == "ok") == passed)
-        for job, res in list(results.items()):  # a starved gold run gets one more try alone
-            if job[1] in ("after", "coverage") and res.status == "timeout":
-                results[job] = run(job)
-    failures = []
-    for (name, kind, _), res in results.items():
-        assert res.isolation == "docker"
-        detail = f"{res.status}: {(res.error or res.stderr)[-400:]}"
-        if kind == "coverage" and (res.coverage is None or res.coverage["prog.py"].missing):
-            failures.append(f"{name}: gold after not fully covered ({detail})")
-        elif kind == "after" and res.status != "ok":
-            failures.append(f"{name}: gold after + tests {detail}")
-        elif kind == "before" and res.status not in ("failed", "timeout"):
-            failures.append(f"{name}: before + tests gave {res.status} {res.error}")
-    assert failures == [], "\n".join(failures)
-    assert len(results) == 3 * len(problems) == 315
+        assert len(gold_check(box, problems, "docker")) == 3 * len(problems) == 315
