@@ -20,6 +20,8 @@ const WINDOW_MS = 3 * 60 * 1000;
 
 class QuietErrorHandler implements ErrorHandler {
   private restarts: number[] = [];
+  /** The server exited and a restart was asked for; cleared once the client runs again. */
+  crashed = false;
   constructor(private readonly spec: ClientSpec) {}
 
   error(): ErrorHandlerResult {
@@ -37,12 +39,15 @@ class QuietErrorHandler implements ErrorHandler {
       );
       return { action: CloseAction.DoNotRestart, handled: true };
     }
+    this.crashed = true;
+    this.spec.onCrashed();
     return { action: CloseAction.Restart, handled: true };
   }
 }
 
 export function languageClientFactory(output: vscode.OutputChannel, traceOutput: vscode.OutputChannel): ClientFactory {
   return (spec: ClientSpec): ClientLike => {
+    const errorHandler = new QuietErrorHandler(spec);
     const serverOptions: ServerOptions = {
       command: spec.server.command,
       args: spec.server.args,
@@ -57,7 +62,7 @@ export function languageClientFactory(output: vscode.OutputChannel, traceOutput:
       outputChannel: output,
       traceOutputChannel: traceOutput,
       revealOutputChannelOn: 4 /* RevealOutputChannelOn.Never */,
-      errorHandler: new QuietErrorHandler(spec),
+      errorHandler,
       initializationFailedHandler: (error) => {
         output.appendLine(`[edit-fidelity] initialize failed: ${error instanceof Error ? error.message : String(error)}`);
         return false;
@@ -76,12 +81,21 @@ export function languageClientFactory(output: vscode.OutputChannel, traceOutput:
       },
     };
     const client = new LanguageClient("editFidelity", "Edit Fidelity", serverOptions, clientOptions);
+    // closed() runs only for an exit nobody asked for (never for stop()); the restart it asks for
+    // ends in Running again
+    client.onDidChangeState((e) => {
+      if (errorHandler.crashed && e.newState === State.Running) {
+        errorHandler.crashed = false;
+        spec.onRecovered();
+      }
+    });
     return {
       start: () => client.start(),
       stop: (timeout?: number) => client.stop(timeout),
       sendRequest: <R>(method: string, params: unknown, token?: vscode.CancellationToken) =>
         token ? client.sendRequest<R>(method, params, token) : client.sendRequest<R>(method, params),
       isRunning: () => client.state === State.Running || client.state === State.Starting,
+      clearDiagnostics: () => client.diagnostics?.clear(),
       onWorkDoneProgress: (token, handler) =>
         client.onProgress(WorkDoneProgress.type, token, (value) => {
           if (value.kind === "end") return;

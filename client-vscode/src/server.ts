@@ -13,6 +13,8 @@ export interface ClientLike {
   stop(timeout?: number): Promise<void>;
   sendRequest<R>(method: string, params: unknown, token?: vscode.CancellationToken): Promise<R>;
   isRunning(): boolean;
+  /** Drop the diagnostics the server published (the client keeps them across its own restarts). */
+  clearDiagnostics?(): void;
   /** Listen to `$/progress` for a work-done token this client created. */
   onWorkDoneProgress?(token: string, handler: ProgressSink): vscode.Disposable;
 }
@@ -24,6 +26,10 @@ export interface ClientSpec {
   configuration(section: string | undefined, scopeUri: string | undefined): unknown;
   /** Called by the client's error handler when the server exits for good. */
   onGaveUp(message: string): void;
+  /** The server exited unexpectedly and the client is starting it again. */
+  onCrashed(): void;
+  /** The client is connected again after a crash. */
+  onRecovered(): void;
   /** A server command ran through VS Code's command system (a code lens or code action). */
   onServerCommand(command: string, args: unknown[], result: unknown): void;
 }
@@ -34,6 +40,7 @@ export const INSTALL_HELP = "How to Install";
 export const OPEN_SETTINGS = "Open Settings";
 export const SELECT_INTERPRETER = "Select Interpreter";
 export const SHOW_OUTPUT = "Show Output";
+export const CRASHED = "Edit Fidelity: the language server stopped unexpectedly and is being restarted.";
 
 export interface ManagerDeps {
   factory: ClientFactory;
@@ -162,7 +169,12 @@ export class ServerManager implements ServerApi, vscode.Disposable {
       server: discovery.server,
       initializationOptions: initializationOptions(cfg),
       configuration: (section, scopeUri) => this.configurationFor(section, scopeUri),
-      onGaveUp: (message) => this.tellOnce(message, "error", SHOW_OUTPUT),
+      onGaveUp: (message) => {
+        this.deps.onStateChange?.(false);
+        void this.tellOnce(message, "error", SHOW_OUTPUT);
+      },
+      onCrashed: () => this.crashed(client),
+      onRecovered: () => this.recovered(client),
       onServerCommand: (command, args, result) => this.deps.onServerCommand?.(command, args, result),
     });
     this.client = client;
@@ -188,6 +200,26 @@ export class ServerManager implements ServerApi, vscode.Disposable {
     }
     this.deps.onStateChange?.(true);
     return true;
+  }
+
+  /** The server died under the client, which restarts it: its proposals are gone; say so, once per crash. */
+  private crashed(client: ClientLike): void {
+    if (client !== this.client) return;
+    // what the dead server published belongs to proposals and observations that are gone with it
+    client.clearDiagnostics?.();
+    this.deps.onStateChange?.(false);
+    const message = `${CRASHED} The pending proposals are gone. See the output for its last messages.`;
+    this.deps.output.appendLine(`[edit-fidelity] ${message}`);
+    void vscode.window.showWarningMessage(message, SHOW_OUTPUT).then((choice) => {
+      if (choice === SHOW_OUTPUT) this.deps.output.show(true);
+    });
+  }
+
+  private recovered(client: ClientLike): void {
+    if (client !== this.client) return;
+    this.deps.output.appendLine("[edit-fidelity] the language server is running again");
+    this.deps.onStateChange?.(true);
+    vscode.window.setStatusBarMessage("Edit Fidelity: the language server is running again", 8000);
   }
 
   /** What the server gets for `workspace/configuration`: the mapped settings for section editFidelity. */

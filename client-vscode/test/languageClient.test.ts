@@ -26,6 +26,12 @@ vi.mock("vscode-languageclient/node", () => {
       this.sent.push(args);
       return Promise.resolve("ok");
     }
+    diagnostics = { cleared: 0, clear: () => this.diagnostics.cleared++ };
+    stateHandlers: ((e: { oldState: number; newState: number }) => void)[] = [];
+    onDidChangeState(handler: (e: { oldState: number; newState: number }) => void) {
+      this.stateHandlers.push(handler);
+      return new vscode.Disposable();
+    }
     onProgress(type: unknown, token: string, handler: (v: any) => void) {
       this.progress.push({ type, token, handler });
       return new vscode.Disposable();
@@ -45,6 +51,7 @@ const { languageClientFactory } = await import("../src/languageClient");
 function build() {
   const gaveUp: string[] = [];
   const commands: unknown[] = [];
+  const events: string[] = [];
   const output = vscode.window.createOutputChannel("o");
   const factory = languageClientFactory(output as any, output as any);
   const client = factory({
@@ -53,8 +60,10 @@ function build() {
     configuration: (section, scope) => ({ section, scope }),
     onGaveUp: (m) => gaveUp.push(m),
     onServerCommand: (...a) => commands.push(a),
+    onCrashed: () => events.push("crashed"),
+    onRecovered: () => events.push("recovered"),
   });
-  return { client, lc: created.at(-1), gaveUp, commands };
+  return { client, lc: created.at(-1), gaveUp, commands, events };
 }
 
 describe("the language client the extension creates", () => {
@@ -97,20 +106,36 @@ describe("the language client the extension creates", () => {
     expect(commands).toEqual([["editFidelity.applyProposal", [{ id: "p" }], { applied: true }]]);
   });
 
-  it("restarts a crashing server 4 times, then gives up with one message of its own", () => {
-    const { lc, gaveUp } = build();
+  it("restarts a crashing server 4 times, telling the manager each time, then gives up with one message of its own", () => {
+    const { lc, gaveUp, events } = build();
     const handler = lc.clientOptions.errorHandler;
-    const actions = [1, 2, 3, 4, 5].map(() => handler.closed());
+    const changeState = (newState: number) => lc.stateHandlers.forEach((h: any) => h({ oldState: 0, newState }));
+    changeState(2); // the first start: not a recovery
+    expect(events).toEqual([]);
+    handler.closed();
+    expect(events).toEqual(["crashed"]);
+    changeState(3);
+    changeState(2);
+    expect(events).toEqual(["crashed", "recovered"]);
+    changeState(2);
+    expect(events).toEqual(["crashed", "recovered"]);
+    const actions = [2, 3, 4, 5].map(() => handler.closed());
     expect(actions.map((a: any) => [a.action, a.handled])).toEqual([
-      [2, true],
       [2, true],
       [2, true],
       [2, true],
       [1, true],
     ]);
+    expect(events.filter((e) => e === "crashed")).toHaveLength(4);
     expect(gaveUp).toHaveLength(1);
     expect(gaveUp[0]).toMatch(/stopped 5 times in 3 minutes/);
     expect(handler.error(new Error("x"), undefined, 1)).toEqual({ action: 1, handled: true });
+  });
+
+  it("clears the diagnostics the client keeps across a restart", () => {
+    const { client, lc } = build();
+    client.clearDiagnostics!();
+    expect(lc.diagnostics.cleared).toBe(1);
   });
 
   it("passes the cancellation token to sendRequest and forwards progress reports but not the end", async () => {

@@ -6,6 +6,10 @@ import * as vscode from "./vscode.fake";
 class FakeClient implements ClientLike {
   running = false;
   stopped = 0;
+  diagnosticsCleared = 0;
+  clearDiagnostics(): void {
+    this.diagnosticsCleared++;
+  }
   requests: { method: string; params: any; token: any }[] = [];
   progress = new Map<string, (m: string | undefined, p: number | undefined) => void>();
   onWorkDoneProgress(token: string, handler: (m: string | undefined, p: number | undefined) => void) {
@@ -251,5 +255,46 @@ describe("restarting", () => {
     m.interpreterChanged();
     await vi.runAllTimersAsync();
     expect(clients).toHaveLength(2);
+  });
+
+  it("tells the user when the server crashed and the client restarts it, and when it runs again", async () => {
+    const states: boolean[] = [];
+    const probes: Probes = {
+      platform: "linux",
+      env: { PATH: "/usr/bin" },
+      isExecutable: async (f) => executables.includes(f),
+      pythonHasServer: async () => false,
+      activeInterpreter: async () => undefined,
+    };
+    const m = new ServerManager({
+      factory: (spec) => {
+        const c = new FakeClient(spec);
+        clients.push(c);
+        return c;
+      },
+      probes,
+      output,
+      openInstallHelp: async () => undefined,
+      hasPythonExtension: () => false,
+      onStateChange: (up) => states.push(up),
+    });
+    await m.start();
+    expect(states).toEqual([true]);
+    clients[0].spec.onCrashed();
+    expect(vscode.ui.messages).toHaveLength(1);
+    expect(vscode.ui.messages[0]).toMatchObject({ level: "warning", actions: ["Show Output"] });
+    expect(vscode.ui.messages[0].message).toContain("stopped unexpectedly and is being restarted");
+    expect(states).toEqual([true, false]);
+    expect(clients[0].diagnosticsCleared).toBe(1); // the dead server's proposals and observations are gone
+    clients[0].spec.onRecovered();
+    expect(states).toEqual([true, false, true]);
+    expect(vscode.ui.statusMessages.at(-1)).toContain("running again");
+    // a second crash is told again (each one loses the pending proposals)
+    clients[0].spec.onCrashed();
+    expect(vscode.ui.messages).toHaveLength(2);
+    // a client that was replaced (a restart) no longer speaks for the server
+    await m.restart();
+    clients[0].spec.onCrashed();
+    expect(vscode.ui.messages).toHaveLength(2);
   });
 });

@@ -22,6 +22,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from lsprotocol import types
+from rapidfuzz.distance import Indel
 
 from server.fidelity import TextEdit, common_affix
 from server.lsp.flagging import flag_hunks
@@ -37,19 +38,24 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 
-def changed_lines(prev: str, changes) -> int:
-    """How many lines one didChange replaces (the larger of removed and inserted, summed over changes)."""
-    total = 0
-    for c in changes:
-        if isinstance(c, types.TextDocumentContentChangePartial):
-            spans = c.range.end.line - c.range.start.line + 1
-            inserted = c.text.count("\n") + 1
-            total += max(spans, inserted) if (spans > 1 or inserted > 1) else 0
-        else:  # the whole document: compare line lists around the common prefix and suffix
-            a, b = split_lines(prev), split_lines(c.text)
-            i, j = common_affix(a, b)
-            total += max(len(a) - i - j, len(b) - i - j)
-    return total
+def changed_lines(prev: str, current: str, changes) -> int:
+    """How many lines one didChange changed: the larger of the lines removed and inserted. One partial
+    change is measured by itself (typing stays cheap); several, or the whole document, by the
+    document against the text before them: VS Code reports another extension's whole-file edit as
+    many small changes, each within a line, which together rewrite the file."""
+    if len(changes) == 1 and isinstance(changes[0], types.TextDocumentContentChangePartial):
+        c = changes[0]
+        spans = c.range.end.line - c.range.start.line + 1
+        inserted = c.text.count("\n") + 1
+        return max(spans, inserted) if (spans > 1 or inserted > 1) else 0
+    a, b = split_lines(prev), split_lines(current)
+    head, tail = common_affix(a, b)
+    a, b = a[head : len(a) - tail], b[head : len(b) - tail]
+    if not a or not b:
+        return len(a) + len(b)
+    # the lines both keep, in order (their longest common subsequence), are not changed
+    kept = (len(a) + len(b) - Indel.distance(a, b)) // 2
+    return max(len(a), len(b)) - kept
 
 
 def schedule(ls: EditFidelityServer, state: DocState, delay_s: float) -> None:

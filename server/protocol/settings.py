@@ -347,15 +347,19 @@ CLIENT_SETTINGS: dict[str, dict[str, Any]] = {
     "server.path": {
         "type": "string",
         "default": "",
-        "scope": "machine-overridable",
+        # window, not machine(-overridable): in a remote window (code-server, SSH, WSL, containers)
+        # VS Code drops machine-scoped values of the User settings, and code-server's only user
+        # settings are those; Remote settings still take precedence where there are both
+        "scope": "window",
         "markdownDescription": "Absolute path of the `edit-fidelity` executable. When empty, the extension looks for "
         "it next to `#editFidelity.server.pythonPath#`, then in the Python extension's active "
-        "environment, then on `PATH`.",
+        "environment, then on `PATH`. In a remote window (code-server, SSH, WSL, a container) it is a path on "
+        "the remote machine: User settings count there too, Remote settings take precedence.",
     },
     "server.pythonPath": {
         "type": "string",
         "default": "",
-        "scope": "machine-overridable",
+        "scope": "window",
         "markdownDescription": "Python interpreter that has the `edit-fidelity` package installed (the server runs as "
         "`python -m server.cli serve` when no `edit-fidelity` script sits next to it). When "
         "empty, the Python extension's active interpreter is used if it is installed.",

@@ -225,14 +225,21 @@ def test_revert_edit_and_change_size():
     typing = [
         types.TextDocumentContentChangePartial(range=types.Range(types.Position(1, 1), types.Position(1, 1)), text="x")
     ]
-    assert changed_lines(before, typing) == 0
+    assert changed_lines(before, "a = 1\nbx = 2\nc = 3\n", typing) == 0
     paste = [
         types.TextDocumentContentChangePartial(
             range=types.Range(types.Position(1, 0), types.Position(1, 0)), text="x\n" * 12
         )
     ]
-    assert changed_lines(before, paste) == 13
-    assert changed_lines(before, [types.TextDocumentContentChangeWholeDocument(text=after)]) == 3
+    assert changed_lines(before, "a = 1\n" + "x\n" * 12 + "b = 2\nc = 3\n", paste) == 13
+    # the whole document: the lines that differ (b changed, d added; c kept)
+    assert changed_lines(before, after, [types.TextDocumentContentChangeWholeDocument(text=after)]) == 2
+    # several small changes count as the document they leave, not one by one (0 lines each)
+    in_line = [
+        types.TextDocumentContentChangePartial(range=types.Range(types.Position(i, 0), types.Position(i, 1)), text="z")
+        for i in (2, 1, 0)
+    ]
+    assert changed_lines(before, "z = 1\nz = 2\nz = 3\n", in_line) == 3
 
 
 def test_instruction_words():

@@ -103,4 +103,8 @@ def register(ls) -> None:
             return _refuse("rejected", result.failure_reason or "the client did not apply the edit")
         if not carry:
             p.closed = True
+            # VS Code answers before it sends the edit's didChange, which then finds no pending
+            # proposal to clear: withdraw this one's diagnostics and lenses now
+            ls.publish(p.uri)
+            ls.refresh_code_lenses()
         return msgspec.to_builtins(ApplyResult(applied=True, hunks=chosen, version=p.version))
