@@ -27,6 +27,8 @@ Register = Callable[[argparse._SubParsersAction], None]
 BUILTIN: dict[str, str] = {
     "check": "server.check_cli",
     "serve": "server.serve_cli",
+    "model": "server.models.cli",
+    "demo": "server.demo_cli",
 }
 
 

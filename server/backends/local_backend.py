@@ -1,10 +1,12 @@
 """The embedded `local` backend: a small instruction-tuned code model on the CPU, no GPU, no API key.
 
-The model runs in a worker process (`local_worker`, transformers + torch) that this class starts on
-first use and talks to over pipes with asyncio, so the server's event loop never waits on the model.
-The worker generates one answer at a time (a CPU has no spare capacity for two); requests wait in a
-bounded queue (`max_concurrency` of the backend's settings is its size, running request included)
-and a request beyond it fails at once with kind `rate_limited`.
+The model runs in a worker process (`local_worker`: GGUF models on llama.cpp, transformers models on
+torch) that this class starts on first use and talks to over pipes with asyncio, so the server's
+event loop never waits on the model. One model per server process: the local backends of one event
+loop share one generation slot (a CPU has no spare capacity for two answers at once) and one worker
+per model; starting a worker for another model first stops the idle ones. Requests wait in a bounded
+queue (`max_concurrency` of the backend's settings is its size, running request included) and a
+request beyond it fails at once with kind `rate_limited`.
 
 Same contract as OpenAIBackend: `await complete(messages) -> Completion`, failures as BackendError:
   missing_dependency  torch/transformers are not installed (also raised when the backend is built)
@@ -29,6 +31,7 @@ import os
 import signal
 import sys
 import time
+import weakref
 from collections.abc import Callable
 
 import msgspec
@@ -57,10 +60,13 @@ from server.backends.local_spec import (
 )
 from server.backends.openai_backend import MAX_ANSWER_CHARS, BackendError, Completion
 from server.backends.prompts import ChatMessage
+from server.models.catalog import models_dir
 
 logger = logging.getLogger(__name__)
 
 PIPE_LIMIT = 64 * 1024 * 1024  # one event line may carry a whole answer
+IGNORE_EOS_ENV = "EDIT_FIDELITY_LOCAL_IGNORE_EOS"
+THREADS_ENV = "EDIT_FIDELITY_LOCAL_THREADS"
 HARD_GRACE_S = 30.0  # past timeout_s: the worker is stuck (e.g. in a huge prefill) and gets killed
 
 
@@ -84,6 +90,7 @@ class GenerationStats(msgspec.Struct, frozen=True):
     ttft_ms: float | None
     gen_ms: float
     queue_ms: float
+    cached_tokens: int = 0  # prompt tokens the KV cache already held (the same document as before)
 
 
 ProgressCallback = Callable[[LocalProgress], None]
@@ -97,22 +104,38 @@ def local_backend_config(model: str = "local", *, name: str = "local", **fields)
 def check_available(model: str) -> ModelSpec:
     """Validate a `local...` model string before building the backend: BackendError when the optional
     dependencies are missing (the message says what to pip install) or the spec is unusable."""
-    problem = dependency_problem()
+    try:
+        spec = parse_spec(model)
+    except LocalSpecError as exc:
+        problem = dependency_problem()
+        if problem:
+            raise BackendError("missing_dependency", problem) from None
+        raise BackendError("model_unavailable", str(exc)) from None
+    problem = dependency_problem(engine=spec.engine)
     if problem:
         raise BackendError("missing_dependency", problem)
-    try:
-        return parse_spec(model)
-    except LocalSpecError as exc:
-        raise BackendError("model_unavailable", str(exc)) from None
+    return spec
 
 
 def offline_from_env() -> bool:
     return os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in ("1", "true", "yes", "on")
 
 
+_IDS = itertools.count(1)  # job ids, unique across the backends that share a worker
+
+
 class _Job:
-    def __init__(self, job_id: int, on_progress: ProgressCallback | None, loop: asyncio.AbstractEventLoop):
+    def __init__(
+        self,
+        job_id: int,
+        on_progress: ProgressCallback | None,
+        loop: asyncio.AbstractEventLoop,
+        owner: LocalBackend,
+        slot: asyncio.Semaphore,
+    ):
         self.id = job_id
+        self.owner = owner
+        self.slot = slot
         self.on_progress = on_progress
         self.future: asyncio.Future[Finished] = loop.create_future()
         # a cancelled caller no longer awaits it: its late outcome must not be logged as unretrieved
@@ -130,6 +153,8 @@ class _Worker:
         self.ready.add_done_callback(lambda f: f.exception() if not f.cancelled() else None)
         self.stderr_tail: collections.deque[str] = collections.deque(maxlen=20)
         self.tasks: list[asyncio.Task] = []
+        self.jobs: dict[int, _Job] = {}  # sent to this worker and not finished, whichever backend sent them
+        self.loading_listener: ProgressCallback | None = None
 
     @property
     def alive(self) -> bool:
@@ -164,30 +189,36 @@ class LocalBackend:
         seed: int | None = None,
         progress_interval_s: float = 0.1,
         cancel_grace_s: float = 3.0,
+        cache_reuse: int = 0,
+        context: int = 8192,
+        ignore_eos: bool | None = None,
         python: str = sys.executable,
     ):
         self.config = config
         self.spec = check_available(config.model)
         # None: follow HF_HUB_OFFLINE, which `edit-fidelity serve --offline` sets
         self.offline = offline if offline is not None else offline_from_env()
-        self.threads = threads
+        # None: measured by the worker at start (llama.cpp); EDIT_FIDELITY_LOCAL_THREADS overrides
+        env_threads = os.environ.get(THREADS_ENV, "")
+        self.threads = threads if threads is not None else int(env_threads) if env_threads.isdigit() else None
         self.dtype = dtype
         self.top_p = top_p
         self.seed = seed
         self.progress_interval_s = progress_interval_s
         self.cancel_grace_s = cancel_grace_s
+        self.cache_reuse = cache_reuse
+        self.context = context
+        # decode to the token limit (benchmarks; tests that need a long generation): IGNORE_EOS_ENV=1
+        self.ignore_eos = ignore_eos if ignore_eos is not None else os.environ.get(IGNORE_EOS_ENV) == "1"
         self._python = python
         self._capacity = config.max_concurrency
         self._pending = 0  # requests inside complete(): waiting or running
-        self._slot: asyncio.Semaphore | None = None  # created in the running loop; held until the worker is idle
-        self._worker: _Worker | None = None
-        self._jobs: dict[int, _Job] = {}
-        self._ids = itertools.count(1)
-        self._loading_listener: ProgressCallback | None = None
+        self._measured_threads: int | None = None  # a restarted worker keeps what the first one measured
         self.last_stats: GenerationStats | None = None
         self.last_cancelled: Finished | None = None  # what a cancelled generation had produced
         self.ready_info: Ready | None = None
         self.restarts = 0
+        _OPEN.add(self)
 
     @property
     def name(self) -> str:
@@ -198,14 +229,30 @@ class LocalBackend:
         return self._pending
 
     # -- worker lifecycle ------------------------------------------------------------------------
-    async def _spawn(self) -> _Worker:
-        cfg = WorkerConfig(
+    def worker_config(self) -> WorkerConfig:
+        return WorkerConfig(
             source=self.spec.source,
             model=self.spec.model,
             offline=self.offline,
-            threads=self.threads,
+            threads=self.threads or self._measured_threads,
             dtype=self.dtype,
+            cache_reuse=self.cache_reuse,
+            context=self.context,
+            models_dir=str(models_dir()),
         )
+
+    def _key(self) -> bytes:
+        """Backends with the same key share a worker (the measured thread count is not part of it)."""
+        return encode(msgspec.structs.replace(self.worker_config(), threads=self.threads))
+
+    @property
+    def _worker(self) -> _Worker | None:
+        """This backend's model worker in the running loop, when one is started."""
+        shared = _shared_or_none()
+        return shared.workers.get(self._key()) if shared is not None else None
+
+    async def _spawn(self) -> _Worker:
+        cfg = self.worker_config()
         env = dict(os.environ)
         env.setdefault("TOKENIZERS_PARALLELISM", "false")  # the tokenizer's threads would fight torch's
         env.setdefault("TRANSFORMERS_VERBOSITY", "error")
@@ -229,35 +276,42 @@ class LocalBackend:
             asyncio.create_task(self._read_events(worker), name=f"local:{self.name}:events"),
             asyncio.create_task(self._read_stderr(worker), name=f"local:{self.name}:stderr"),
         ]
-        self.restarts += self._worker is not None
         logger.info("local backend %s: started worker pid %d for %s", self.name, proc.pid, self.spec.describe())
         return worker
 
-    async def _ensure_worker(self) -> _Worker:
-        worker = self._worker
+    async def _ensure_worker(self, on_progress: ProgressCallback | None) -> _Worker:
+        """The worker for this backend's model, started when needed. Called with the shared slot held,
+        so every other worker is idle: they are stopped first (one model per server process)."""
+        shared = _shared()
+        key = self._key()
+        worker = shared.workers.get(key)
         if worker is None or not worker.alive or (worker.ready.done() and worker.ready.exception() is not None):
             if worker is not None:
                 worker.kill()
-            worker = self._worker = await self._spawn()
-        self.ready_info = await asyncio.shield(worker.ready)
+                self.restarts += 1
+            for other_key, other in list(shared.workers.items()):
+                if other_key != key:
+                    del shared.workers[other_key]
+                    await _stop(other)
+            worker = shared.workers[key] = await self._spawn()
+        worker.loading_listener = on_progress
+        try:
+            self.ready_info = await asyncio.shield(worker.ready)
+        finally:
+            worker.loading_listener = None
+        if self.threads is None and self.ready_info.engine == "gguf":
+            self._measured_threads = self.ready_info.threads
         return worker
 
     async def start(self, on_progress: ProgressCallback | None = None) -> Ready:
         """Start the worker and load the model now (downloading it on first use); returns its facts."""
-        slot = self._get_slot()
-        async with slot:
-            self._loading_listener = on_progress
-            try:
-                await self._ensure_worker()
-            finally:
-                self._loading_listener = None
+        async with self._get_slot():
+            await self._ensure_worker(on_progress)
         assert self.ready_info is not None
         return self.ready_info
 
     def _get_slot(self) -> asyncio.Semaphore:
-        if self._slot is None:
-            self._slot = asyncio.Semaphore(1)
-        return self._slot
+        return _shared().slot
 
     async def _read_stderr(self, worker: _Worker) -> None:
         stream = worker.proc.stderr
@@ -295,13 +349,13 @@ class LocalBackend:
                 why += f": {worker.tail()}"
             if not worker.ready.done():
                 worker.ready.set_exception(BackendError("connection", f"backend {self.name!r}: {why}"))
-            for job in list(self._jobs.values()):
-                self._finish(job, BackendError("connection", f"backend {self.name!r}: {why}"))
+            for job in list(worker.jobs.values()):
+                job.owner._finish(worker, job, BackendError("connection", f"backend {job.owner.name!r}: {why}"))
 
     def _dispatch(self, worker: _Worker, event) -> None:
         if isinstance(event, Loading):
             self._notify(
-                self._loading_listener,
+                worker.loading_listener,
                 LocalProgress(
                     phase=event.phase, message=event.message, done_bytes=event.done_bytes, total_bytes=event.total_bytes
                 ),
@@ -320,30 +374,28 @@ class LocalBackend:
             if not worker.ready.done():
                 worker.ready.set_exception(BackendError(event.kind, f"backend {self.name!r}: {event.message}"))
         elif isinstance(event, Started):
-            job = self._jobs.get(event.id)
+            job = worker.jobs.get(event.id)
             if job is not None:
                 job.prompt_tokens, job.max_new_tokens = event.prompt_tokens, event.max_new_tokens
-                self._notify(
-                    job.on_progress,
-                    LocalProgress("generating", f"prompt of {event.prompt_tokens} tokens", 0, event.max_new_tokens),
-                )
+                what = f"prompt of {event.prompt_tokens} tokens" if event.prompt_tokens else "reading the prompt"
+                self._notify(job.on_progress, LocalProgress("generating", what, 0, event.max_new_tokens))
         elif isinstance(event, Tokens):
-            job = self._jobs.get(event.id)
+            job = worker.jobs.get(event.id)
             if job is not None:
                 self._notify(
                     job.on_progress,
                     LocalProgress("generating", f"{event.tokens} tokens", event.tokens, job.max_new_tokens),
                 )
         elif isinstance(event, Finished):
-            if event.finish_reason == "cancelled":
-                self.last_cancelled = event
-            job = self._jobs.get(event.id)
+            job = worker.jobs.get(event.id)
             if job is not None:
-                self._finish(job, event)
+                if event.finish_reason == "cancelled":
+                    job.owner.last_cancelled = event
+                job.owner._finish(worker, job, event)
         elif isinstance(event, Failed):
-            job = self._jobs.get(event.id)
+            job = worker.jobs.get(event.id)
             if job is not None:
-                self._finish(job, BackendError(event.kind, f"backend {self.name!r}: {event.message}"))
+                job.owner._finish(worker, job, BackendError(event.kind, f"backend {job.owner.name!r}: {event.message}"))
 
     def _notify(self, callback: ProgressCallback | None, progress: LocalProgress) -> None:
         if callback is None:
@@ -353,20 +405,19 @@ class LocalBackend:
         except Exception:  # a broken progress display must not fail the request
             logger.exception("local backend %s: progress callback failed", self.name)
 
-    def _finish(self, job: _Job, outcome: Finished | BackendError) -> None:
+    def _finish(self, worker: _Worker, job: _Job, outcome: Finished | BackendError) -> None:
         """The worker is done with `job` (answered, failed, or died): the slot is free again."""
-        if self._jobs.pop(job.id, None) is None:
+        if worker.jobs.pop(job.id, None) is None:
             return
         if not job.future.done():
             if isinstance(outcome, BackendError):
                 job.future.set_exception(outcome)
             else:
                 job.future.set_result(outcome)
-        if self._slot is not None:
-            self._slot.release()
+        job.slot.release()
 
     def _kill_if_running(self, worker: _Worker, job: _Job, why: str) -> None:
-        if job.id in self._jobs:
+        if job.id in worker.jobs:
             logger.warning("local backend %s: %s; killing worker %d", self.name, why, worker.proc.pid)
             worker.kill()
 
@@ -401,14 +452,10 @@ class LocalBackend:
             await slot.acquire()
             job: _Job | None = None
             try:
-                self._loading_listener = on_progress
-                try:
-                    worker = await self._ensure_worker()
-                finally:
-                    self._loading_listener = None
+                worker = await self._ensure_worker(on_progress)
                 loop = asyncio.get_running_loop()
-                job = _Job(next(self._ids), on_progress, loop)
-                self._jobs[job.id] = job  # from here on the slot is released by _finish
+                job = _Job(next(_IDS), on_progress, loop, self, slot)
+                worker.jobs[job.id] = job  # from here on the slot is released by _finish
                 queue_ms = (time.perf_counter() - started) * 1000.0
                 worker.send(
                     Generate(
@@ -420,10 +467,11 @@ class LocalBackend:
                         seed=self.seed,
                         timeout_s=timeout,
                         progress_interval_s=self.progress_interval_s,
+                        ignore_eos=self.ignore_eos,
                     )
                 )
             except BaseException:
-                if job is None or job.id not in self._jobs:
+                if job is None or job.id not in worker.jobs:
                     slot.release()
                 raise
             try:
@@ -433,7 +481,7 @@ class LocalBackend:
                 self._kill_if_running(worker, job, "generation did not stop at its deadline")
                 raise BackendError("timeout", f"backend {self.name!r} did not answer within {timeout:g} s") from None
             except asyncio.CancelledError:
-                if job.id in self._jobs:
+                if job.id in worker.jobs:
                     worker.send(Cancel(job.id))
                     asyncio.get_running_loop().call_later(
                         self.cancel_grace_s, self._kill_if_running, worker, job, "cancel not confirmed"
@@ -451,6 +499,7 @@ class LocalBackend:
             ttft_ms=result.ttft_ms,
             gen_ms=result.gen_ms,
             queue_ms=queue_ms,
+            cached_tokens=result.cached_tokens,
         )
         if result.finish_reason == "timeout":
             raise BackendError(
@@ -474,20 +523,55 @@ class LocalBackend:
         )
 
     async def aclose(self) -> None:
-        """Stop the worker: ask, then kill after a short wait."""
-        worker, self._worker = self._worker, None
-        if worker is None:
+        """Stop the worker, unless another open backend uses the same model: ask, then kill after a
+        short wait."""
+        _OPEN.discard(self)
+        shared = _shared_or_none()
+        key = self._key()
+        if shared is None or key not in shared.workers or any(b._key() == key for b in _OPEN):
             return
-        if worker.alive:
-            worker.send(Shutdown())
-            with contextlib.suppress(Exception):
-                if worker.proc.stdin is not None:
-                    worker.proc.stdin.close()
-            try:
-                await asyncio.wait_for(worker.proc.wait(), 3.0)
-            except TimeoutError:
-                worker.kill()
-                await worker.proc.wait()
-        for task in worker.tasks:
-            with contextlib.suppress(BaseException):
-                await asyncio.wait_for(task, 2.0)
+        await _stop(shared.workers.pop(key))
+
+
+class _Shared:
+    """What the local backends of one event loop share: the generation slot and the workers by model."""
+
+    def __init__(self) -> None:
+        self.slot = asyncio.Semaphore(1)  # held from a request's start until its worker is idle again
+        self.workers: dict[bytes, _Worker] = {}
+
+
+_SHARED: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Shared] = weakref.WeakKeyDictionary()
+_OPEN: weakref.WeakSet[LocalBackend] = weakref.WeakSet()  # backends not closed yet
+
+
+def _shared() -> _Shared:
+    loop = asyncio.get_running_loop()
+    shared = _SHARED.get(loop)
+    if shared is None:
+        shared = _SHARED[loop] = _Shared()
+    return shared
+
+
+def _shared_or_none() -> _Shared | None:
+    try:
+        return _SHARED.get(asyncio.get_running_loop())
+    except RuntimeError:  # no running loop: nothing was started
+        return None
+
+
+async def _stop(worker: _Worker) -> None:
+    """Ask the worker to exit, then kill it after a short wait."""
+    if worker.alive:
+        worker.send(Shutdown())
+        with contextlib.suppress(Exception):
+            if worker.proc.stdin is not None:
+                worker.proc.stdin.close()
+        try:
+            await asyncio.wait_for(worker.proc.wait(), 3.0)
+        except TimeoutError:
+            worker.kill()
+            await worker.proc.wait()
+    for task in worker.tasks:
+        with contextlib.suppress(BaseException):
+            await asyncio.wait_for(task, 2.0)

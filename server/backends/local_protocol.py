@@ -11,11 +11,20 @@ import msgspec
 
 
 class WorkerConfig(msgspec.Struct, frozen=True):
-    source: str  # hub | path
+    source: str  # default | named | file (GGUF, llama.cpp) | path | hub (transformers)
     model: str
     offline: bool = False
-    threads: int | None = None  # torch intra-op threads; None: OMP_NUM_THREADS, else half the CPUs
-    dtype: str = "float32"  # float32 is the fast path on most CPUs; bfloat16 halves memory
+    # llama.cpp: None measures 1 and 2 threads at start and keeps the faster; transformers: None is
+    # OMP_NUM_THREADS, else half the CPUs
+    threads: int | None = None
+    dtype: str = "float32"  # transformers: float32 is the fast path on most CPUs; bfloat16 halves memory
+    context: int = 8192  # llama.cpp: the KV cache's tokens (prompt and answer)
+    cache_reuse: int = 0  # llama.cpp: reuse cached chunks of at least this many tokens by shifting (0: off)
+    models_dir: str | None = None  # where named models are (None: catalog.models_dir())
+
+    @property
+    def engine(self) -> str:
+        return "hf" if self.source in ("path", "hub") else "gguf"
 
 
 # -- requests (server -> worker) -------------------------------------------------------------------
@@ -28,6 +37,7 @@ class Generate(msgspec.Struct, tag="generate", tag_field="op", frozen=True):
     seed: int | None = None
     timeout_s: float = 60.0
     progress_interval_s: float = 0.1
+    ignore_eos: bool = False  # llama.cpp: decode to the token limit (benchmarks, tests of cancellation)
 
 
 class Cancel(msgspec.Struct, tag="cancel", tag_field="op", frozen=True):
@@ -56,6 +66,9 @@ class Ready(msgspec.Struct, tag="ready", tag_field="ev", frozen=True):
     threads: int
     context: int | None  # max positions of the model, when it says
     dtype: str
+    engine: str = "hf"
+    threads_probe: dict[int, float] = {}  # decode tokens/s measured at start per thread count
+    bytes_per_token: int | None = None  # weight bytes a decoded token reads (GGUF)
 
 
 class LoadFailed(msgspec.Struct, tag="load_failed", tag_field="ev", frozen=True):
@@ -82,12 +95,17 @@ class Finished(msgspec.Struct, tag="finished", tag_field="ev", frozen=True):
     finish_reason: str  # stop | length | cancelled | timeout
     ttft_ms: float | None  # prompt processing + first token
     gen_ms: float
+    cached_tokens: int = 0  # prompt tokens taken from the KV cache (llama.cpp)
 
 
 class Failed(msgspec.Struct, tag="failed", tag_field="ev", frozen=True):
     id: int
     kind: str  # too_large | bad_response (an exception inside generation)
     message: str
+
+
+class ModelUnavailable(Exception):
+    """Inside the worker: the model cannot be found, fetched or loaded (sent as LoadFailed)."""
 
 
 Event = Loading | Ready | LoadFailed | Started | Tokens | Finished | Failed

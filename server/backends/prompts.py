@@ -52,6 +52,59 @@ MINIMAL_INSTRUCTION = (
     "concern."
 )
 
+# The minimal instruction's prohibitions and the kinds of change (server.fidelity.instruction) that ask
+# for each: an instruction that asks to rename, document or validate must not be told not to. An
+# instruction that asks for none of them gets MINIMAL_INSTRUCTION unchanged (the over-editing suite's
+# `explicit` condition is that text: its prompts stay as recorded).
+_VERBS = (("rename identifiers", "rename"), ("reformat", "formatting_only"), ("reorder", "reorder"))
+_OBJECTS = (
+    ("comments", "comments"),
+    ("docstrings", "docstring"),
+    ("type hints", "signature_change"),
+    ("imports", "import_change"),
+    ("input validation", "defensive"),
+)
+
+
+def minimal_instruction(instruction: str) -> str:
+    """MINIMAL_INSTRUCTION without the prohibitions that the instruction itself asks to break."""
+    from server.fidelity.instruction import allowed_kinds, parse_instruction
+
+    scope = parse_instruction(instruction)
+    asked = allowed_kinds(scope)
+    if scope.renames:
+        asked.add("rename")
+    if scope.asks_comments or "comment_removed" in asked:
+        asked.add("comments")
+    if scope.general_validation:
+        asked.add("defensive")
+    if scope.broad is not None:
+        asked.add("reorder")
+    verbs = [text for text, kind in _VERBS if kind not in asked]
+    objects = [text for text, kind in _OBJECTS if kind not in asked]
+    if len(verbs) == len(_VERBS) and len(objects) == len(_OBJECTS):
+        return MINIMAL_INSTRUCTION
+    if objects:
+        verbs.append("add or remove " + _join(objects))
+        if len(verbs) > 1:  # "reorder, or add or remove ...": the last item has its own "or"
+            return _minimal_text(", ".join(verbs[:-1]) + ", or " + verbs[-1])
+    return _minimal_text(_join(verbs) if verbs else None)
+
+
+def _minimal_text(prohibited: str | None) -> str:
+    head = (
+        "Keep as much of the original code as possible: make only the changes that the instruction "
+        "requires, and make all of them."
+    )
+    if prohibited is None:
+        return f"{head} Do not touch code that the instruction does not concern."
+    return f"{head} Beyond what it asks for, do not {prohibited}, and do not touch code that the instruction does not concern."
+
+
+def _join(items: list[str]) -> str:
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " or " + items[-1]
+
+
 SELECTION_START = "# >>> SELECTION START"
 SELECTION_END = "# <<< SELECTION END"
 
@@ -184,7 +237,7 @@ def build_messages(
     elif selection is None:
         parts.append(f"Edit the following {name} code.\n\nInstruction: {instruction}\n")
         if style == "minimal":
-            parts.append(MINIMAL_INSTRUCTION + "\n")
+            parts.append(minimal_instruction(instruction) + "\n")
         parts.append(_fence(text, tag))
         parts.append("\nReturn the complete edited code.")
     else:
@@ -206,7 +259,7 @@ def build_messages(
             f"`{start}` and `{end}`).\n\nInstruction: {instruction}\n"
         )
         if style == "minimal":
-            parts.append(MINIMAL_INSTRUCTION + "\n")
+            parts.append(minimal_instruction(instruction) + "\n")
         parts.append("The file, for context:\n" + _fence(marked, tag))
         parts.append("\nThe selected lines:\n" + _fence(selected, tag))
         parts.append(

@@ -219,12 +219,12 @@ async def test_hub_model_is_downloaded_once_with_progress_then_served_offline(ti
 async def test_offline_without_a_cached_model_says_so(tmp_path, monkeypatch):
     monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")  # never reach for the network from a test
-    b = LocalBackend(local_backend_config("local"), offline=True)
+    b = LocalBackend(local_backend_config("local:acme/not-cached"), offline=True, threads=1)
     try:
         with pytest.raises(BackendError) as err:
             await b.complete(MESSAGES)
         assert err.value.kind == "model_unavailable"
-        assert "Qwen/Qwen2.5-Coder-0.5B-Instruct" in err.value.message and "offline" in err.value.message
+        assert "acme/not-cached" in err.value.message and "offline" in err.value.message
     finally:
         await b.aclose()
 

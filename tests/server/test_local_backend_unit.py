@@ -1,4 +1,4 @@
-"""The `local` backend's model specs and dependency check (no torch needed)."""
+"""The `local` backend's model specs and dependency check (no model is run)."""
 
 from __future__ import annotations
 
@@ -22,10 +22,12 @@ from server.backends.local_spec import (
 )
 
 
-def test_default_model_is_a_small_coder_instruct_model():
+def test_default_model_is_chosen_by_the_worker_and_names_are_catalogued():
     spec = parse_spec("local")
-    assert (spec.source, spec.model) == ("hub", DEFAULT_MODEL)
+    assert (spec.source, spec.model, spec.engine) == ("default", DEFAULT_MODEL, "gguf")
     assert parse_spec("local:") == spec
+    assert parse_spec("local:Qwen2.5-Coder-1.5B") == parse_spec("local:qwen2.5-coder-1.5b")
+    assert parse_spec("local:qwen2.5-coder-1.5b").source == "named"
 
 
 def test_hub_ids_and_paths(tmp_path, monkeypatch):
@@ -44,7 +46,8 @@ def test_hub_ids_and_paths(tmp_path, monkeypatch):
     [
         ("local:/no/such/dir", "does not exist"),
         ("local:./nowhere", "does not exist"),
-        ("local:not a model!", "neither a directory nor a Hugging Face model id"),
+        ("local:not a model!", "neither a model name"),
+        ("local:/no/such/model.gguf", "does not exist"),
         ("gpt-4o", "not a local model spec"),
     ],
 )
@@ -62,15 +65,21 @@ def test_is_local_spec():
     assert is_local_spec("local") and is_local_spec("local:/x") and not is_local_spec("localhost-model")
 
 
-def test_missing_dependencies_name_the_extra(monkeypatch):
+def test_missing_dependencies_name_the_extra(monkeypatch, tmp_path):
     monkeypatch.setitem(sys.modules, "torch", None)  # find_spec answers None for a blocked module
-    problem = dependency_problem()
+    monkeypatch.setitem(sys.modules, "xllamacpp", None)
+    problem = dependency_problem(engine="hf")
     assert problem is not None and "torch" in problem and INSTALL_HINT in problem
+    problem = dependency_problem()  # the default engine: GGUF on llama.cpp
+    assert problem is not None and "xllamacpp" in problem and INSTALL_HINT in problem
     with pytest.raises(BackendError) as err:
         check_available("local")
     assert err.value.kind == "missing_dependency" and "pip install 'edit-fidelity[local]'" in err.value.message
     with pytest.raises(BackendError, match=r"edit-fidelity\[local\]"):
         LocalBackend(local_backend_config("local"))
+    (tmp_path / "config.json").write_text("{}")  # a transformers directory needs torch, not llama.cpp
+    with pytest.raises(BackendError, match="torch"):
+        check_available(f"local:{tmp_path}")
 
 
 def test_unusable_spec_is_a_backend_error(monkeypatch):

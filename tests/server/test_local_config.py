@@ -39,7 +39,7 @@ def test_a_missing_local_model_is_a_config_problem():
 
 
 def test_without_the_extra_selecting_local_says_what_to_install(monkeypatch):
-    monkeypatch.setitem(sys.modules, "torch", None)
+    monkeypatch.setitem(sys.modules, "xllamacpp", None)
     with pytest.raises(ConfigError, match=r"pip install 'edit-fidelity\[local\]'"):
         parse_backend({"name": "cpu", "model": "local"})
     # and there is no default backend, silently

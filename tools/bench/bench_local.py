@@ -1,164 +1,163 @@
-"""Speed of the embedded `local` backend: model load, time to first token, decode tokens per second.
+"""Speed of the embedded `local` backend against the memory-bandwidth limit, llama.cpp and transformers
+in one run.
 
-    .venv/bin/python -m tools.bench.bench_local                       # the tiny random model (built here)
-    .venv/bin/python -m tools.bench.bench_local --model local         # the default model (downloads ~1 GB once)
-    .venv/bin/python -m tools.bench.bench_local --model local:/path/to/model --threads 1,2,4
+    .venv/bin/python -m tools.bench.bench_local                      # the catalogued GGUF models that are fetched
+    .venv/bin/python -m tools.bench.bench_local --models smollm2-135m --threads 1 --tokens 32
+    .venv/bin/python -m tools.bench.bench_local --cache-reuse 256     # also: warm after a change, KV shifting on
 
-Each request goes through LocalBackend exactly as the server sends it (worker process, pipe protocol),
-with a realistic edit prompt (build_messages on a ~40-line function, style `minimal`), greedy decoding
-and a fixed token count. Figures per thread count:
-  load      worker start + import + model load (+ download on first use), seconds
-  TTFT      request received by the worker -> first generated token (tokenise + prefill + 1 step), ms
-  decode    tokens per second after the first token
-  overhead  end-to-end latency seen by the caller minus the worker's own generation time (IPC, queue), ms
-
-Measured on the development machine (2 cores, no GPU, shared with other test runs), tiny random model
-(2 layers, hidden 32, vocab 600; its toy tokenizer makes the prompt 873 tokens), 200 new tokens:
-  load avg 1.1   threads 1: load 3.0 s, TTFT 9 ms,  919 tok/s, overhead 1.1 ms
-                 threads 2: load 3.2 s, TTFT 50 ms, 160 tok/s, overhead 1.4 ms
-  load avg 4-7   threads 1: load 4.9 s, TTFT 14 ms, 566 tok/s, overhead 0.8 ms
-                 threads 2: load 4.9 s, TTFT 18 ms,  76 tok/s, overhead 1.3 ms
-The tiny model is bound by transformers' per-step Python work (~1-2 ms a token), and two OpenMP threads
-on two shared cores spin against each other: for tiny models use one thread (OMP_NUM_THREADS=1).
-`load` is mostly importing torch + transformers in the worker (~3 s here); the pipe adds ~1 ms a request.
-
-The default model Qwen/Qwen2.5-Coder-0.5B-Instruct (494 M parameters, float32, ~2 GB in memory) cannot
-be downloaded here; `--default-shape` builds random weights in exactly its shape (24 layers, hidden 896,
-14/2 heads, MLP 4864, vocabulary 151,936, tied head), which cost the same per token as the real ones.
-Measured so (`--default-shape --threads 1,2 --tokens 32 --rounds 2`, 2 cores, load avg 2-10):
-  threads 1: load 3.2-5.1 s, TTFT 5.0-5.2 s (873-token prompt), decode 6 tok/s
-  threads 2: load 4.2-5.4 s, TTFT 4.9-12.6 s, decode 1-5 tok/s (worse than one thread on a busy machine)
-Qwen's real tokenizer needs about half as many tokens for the same prompt, so expect TTFT ~2.5 s and
-~70 s for a 400-token answer on such a machine. Expected elsewhere (to be measured with `--model local`
-where the hub is reachable): decode is memory-bandwidth bound (all 2 GB of weights are read per token),
-~15-30 tok/s on a recent 8-core laptop; prefill is compute bound (~0.5 TFLOP for a 500-token prompt),
-TTFT ~1-2 s there. `--dtype bfloat16` halves memory; it is faster only on CPUs with native bf16
-(AVX512-BF16/AMX). The worker uses half the CPUs by default (OMP_NUM_THREADS or
-LocalBackend(threads=...) override it).
+Every figure goes through LocalBackend exactly as the server uses it (worker process, pipe protocol),
+on a 200-line document in the editor's `minimal` style, greedy, a fixed number of new tokens. Per
+engine, model and thread count:
+  load      worker start + model load (+ the thread probe when threads are not given), seconds
+  cold      first token of the first request (the whole prompt computed), seconds
+  warm      first token after one line in the middle of the document changed (same instruction): the
+            prefix before the change comes from the KV cache; with --cache-reuse N the chunks after it
+            too, shifted (approximate: their attention saw the old line)
+  end       first token after the last line changed: everything before it is cached
+  decode    tokens/s after the first token
+  RSS       the worker's peak resident memory (VmHWM), MB
+  bound     copy bandwidth / bytes a token reads: the speed memory allows; `of bound` is decode / bound
+The transformers rows use random weights in Qwen2.5-Coder-0.5B's exact shape (fp32; the same cost per
+token as the real weights, which are not on these machines in transformers' format).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import statistics
+import os
 import tempfile
 import time
+from pathlib import Path
 
 from server.backends.local_backend import LocalBackend, local_backend_config
 from server.backends.prompts import build_messages
+from server.models.bandwidth import copy_bandwidth, read_bandwidth
+from server.models.catalog import CATALOG, is_fetched, model_path
+from server.models.gguf import read_gguf
 
-FUNCTION = '''def summarize(records, key, limit=None):
-    """Group records by key and return count, mean and the largest values per group."""
-    groups = {}
-    for record in records:
-        value = record.get(key)
-        if value is None:
-            continue
-        groups.setdefault(value, []).append(record)
-    result = []
-    for name, items in sorted(groups.items()):
-        amounts = [item["amount"] for item in items if "amount" in item]
-        if not amounts:
-            result.append({"name": name, "count": len(items), "mean": 0.0, "top": []})
-            continue
-        mean = sum(amounts) / len(amounts)
-        top = sorted(amounts, reverse=True)
-        if limit is not None:
-            top = top[:limit]
-        result.append({"name": name, "count": len(items), "mean": mean, "top": top})
-    return result
+INSTRUCTION = "rename `limit` to `max_values` in summarize_3"
 
 
-def render(summary):
-    lines = []
-    for row in summary:
-        lines.append(f"{row['name']}: {row['count']} items, mean {row['mean']:.2f}")
-        for value in row["top"]:
-            lines.append(f"  - {value}")
-    return "\\n".join(lines)
+def document(lines: int = 200) -> str:
+    """A realistic module of `lines` lines: small functions with a docstring, a loop and a condition."""
+    out: list[str] = []
+    i = 0
+    while len(out) < lines:
+        out += [
+            f"def summarize_{i}(records, key, limit=None):",
+            f'    """Group records by key and return the largest values of group {i}."""',
+            "    groups = {}",
+            "    for record in records:",
+            "        value = record.get(key)",
+            "        if value is None:",
+            "            continue",
+            "        groups.setdefault(value, []).append(record)",
+            f"    return sorted(groups.items())[: limit or {i + 3}]",
+            "",
+        ]
+        i += 1
+    return "\n".join(out[:lines]) + "\n"
 
 
-def main(records):
-    summary = summarize(records, "category", limit=3)
-    print(render(summary))
-    return summary
-'''
+def peak_rss_mb(pid: int) -> float | None:
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        return None
+    return None
 
 
-async def measure(model: str, threads: int | None, tokens: int, rounds: int, dtype: str) -> dict:
+async def measure(spec: str, threads: int, tokens: int, cache_reuse: int) -> dict:
     backend = LocalBackend(
-        local_backend_config(model, max_tokens=tokens, timeout_s=3600.0), threads=threads, dtype=dtype
+        local_backend_config(spec, max_tokens=tokens, timeout_s=3600.0),
+        threads=threads,
+        cache_reuse=cache_reuse,
+        ignore_eos=True,
+        progress_interval_s=1.0,
     )
-    messages = build_messages("rename `limit` to `max_values`", FUNCTION, style="minimal")
+    doc = document()
+    lines = doc.splitlines(keepends=True)
+    middle = "".join(lines[:100] + ["    # changed\n"] + lines[101:])
+    end = middle.rstrip("\n") + "  # changed too\n"
+    row: dict = {"spec": spec, "threads": threads}
     try:
         t = time.perf_counter()
-        ready = await backend.start(lambda p: print(f"  [{p.phase}] {p.message}", flush=True))
-        load_s = time.perf_counter() - t
-        await backend.complete(messages, max_tokens=4)  # warm-up: first-call allocations
-        ttft, decode, overhead, prompt, produced = [], [], [], 0, []
-        for _ in range(rounds):
-            done = await backend.complete(messages)
+        ready = await backend.start()
+        row["load_s"] = time.perf_counter() - t
+        row["engine"] = ready.engine
+        for label, text in (("cold", doc), ("warm", middle), ("end", end)):
+            await backend.complete(build_messages(INSTRUCTION, text, style="minimal"))
             st = backend.last_stats
             assert st is not None and st.ttft_ms is not None
-            prompt = st.prompt_tokens
-            produced.append(st.completion_tokens)
-            ttft.append(st.ttft_ms)
-            if st.completion_tokens > 1:
-                decode.append((st.completion_tokens - 1) / ((st.gen_ms - st.ttft_ms) / 1000.0))
-            overhead.append(done.latency_ms - st.gen_ms)
-        return {
-            "threads": ready.threads,
-            "load_s": load_s,
-            "prompt": prompt,
-            "tokens": statistics.median(produced),
-            "ttft_ms": statistics.median(ttft),
-            "tok_s": statistics.median(decode) if decode else float("nan"),
-            "overhead_ms": statistics.median(overhead),
-        }
+            row[label] = st.ttft_ms / 1000.0
+            row[f"{label}_cached"] = st.cached_tokens
+            row["prompt"] = st.prompt_tokens
+            if label == "cold":
+                row["decode"] = (st.completion_tokens - 1) / ((st.gen_ms - st.ttft_ms) / 1000.0)
+            if ready.engine != "gguf":
+                break  # no prompt cache in the transformers engine: warm is cold
+        worker = backend._worker
+        row["rss_mb"] = peak_rss_mb(worker.proc.pid) if worker is not None else None
     finally:
         await backend.aclose()
+    return row
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--model", help="local, local:HUB_ID or local:PATH (default: build the tiny test model)")
-    ap.add_argument("--threads", default="1,2", help="comma-separated torch thread counts (0: torch's default)")
-    ap.add_argument("--tokens", type=int, default=200, help="new tokens per request (greedy, runs to the limit)")
-    ap.add_argument("--rounds", type=int, default=3)
-    ap.add_argument("--dtype", default="float32", choices=["float32", "bfloat16"])
-    ap.add_argument(
-        "--default-shape",
-        action="store_true",
-        help="random weights in the default model's shape (Qwen2.5-Coder-0.5B): its real speed, no hub",
-    )
+    ap = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
+    ap.add_argument("--models", default="", help="comma-separated catalog names (default: every fetched one)")
+    ap.add_argument("--threads", default="1,2")
+    ap.add_argument("--tokens", type=int, default=64, help="new tokens per request (decoded to the limit)")
+    ap.add_argument("--cache-reuse", type=int, default=0, help="llama.cpp KV shifting chunk (0: exact prefix only)")
+    ap.add_argument("--no-transformers", action="store_true", help="skip the transformers rows")
     args = ap.parse_args()
+    names = [n for n in args.models.split(",") if n] or [n for n, e in CATALOG.items() if is_fetched(e)]
+    threads = [int(x) for x in args.threads.split(",")]
+    copy_bw, read_bw = copy_bandwidth(), read_bandwidth()
+    print(f"machine: {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}")
+    print(
+        f"memory bandwidth, one thread: copy {copy_bw / 1e9:.1f} GB/s (bytes copied), "
+        + (f"read {read_bw / 1e9:.1f} GB/s" if read_bw else "read: numpy missing")
+    )
+    runs: list[tuple[str, str, int]] = []  # (label, spec, bytes per token)
+    for name in names:
+        entry = CATALOG[name]
+        if not is_fetched(entry):
+            print(f"{name}: not fetched (edit-fidelity model fetch {name}); skipped")
+            continue
+        runs.append((f"llama.cpp {name}", f"local:{name}", read_gguf(model_path(entry)).bytes_per_token()))
+    tmp = tempfile.TemporaryDirectory(prefix="bench-local-hf-")
+    if not args.no_transformers:
+        from tools.doubles.local_tiny import DEFAULT_MODEL_SHAPE, build_tiny_model
 
-    with tempfile.TemporaryDirectory(prefix="tiny-model-") as tmp:
-        model = args.model
-        if model is None and args.default_shape:
-            from tools.doubles.local_tiny import DEFAULT_MODEL_SHAPE, build_tiny_model
-
-            t = time.perf_counter()
-            model = f"local:{build_tiny_model(tmp, **DEFAULT_MODEL_SHAPE)}"  # type: ignore[arg-type]
-            print(f"model: random weights in Qwen2.5-Coder-0.5B's shape, built in {time.perf_counter() - t:.0f} s")
-        elif model is None:
-            from tools.doubles.local_tiny import build_tiny_model
-
-            model = f"local:{build_tiny_model(tmp)}"
-            print("model: tiny random Qwen2 (2 layers, hidden 32, vocab 600), built in", tmp)
-        else:
-            print("model:", model)
-        print(
-            f"{'threads':>7} {'load s':>7} {'prompt':>6} {'tokens':>6} {'TTFT ms':>8} {'tok/s':>7} {'overhead ms':>11}"
-        )
-        for n in [int(x) for x in args.threads.split(",")]:
-            r = asyncio.run(measure(model, n or None, args.tokens, args.rounds, args.dtype))
+        path = build_tiny_model(tmp.name, **DEFAULT_MODEL_SHAPE)  # type: ignore[arg-type]
+        params = sum(f.stat().st_size for f in Path(path).glob("*.safetensors"))  # fp32: 4 bytes a weight
+        runs.append(("transformers 0.5B-shape fp32", f"local:{path}", params))
+    header = (
+        f"{'engine and model':<32} {'thr':>3} {'load s':>6} {'prompt':>6} {'cold s':>6} {'warm s':>6} "
+        f"{'end s':>6} {'tok/s':>6} {'RSS MB':>7} {'B/token':>8} {'bound':>6} {'of bound':>8}"
+    )
+    print(header)
+    for label, spec, per_token in runs:
+        for n in threads:
+            r = asyncio.run(measure(spec, n, args.tokens, args.cache_reuse))
+            bound = copy_bw / per_token
+            gguf = r["engine"] == "gguf"
+            warm = f"{r['warm']:.2f}" if gguf else "-"
+            end = f"{r['end']:.2f}" if gguf else "-"
             print(
-                f"{r['threads']:>7} {r['load_s']:>7.1f} {r['prompt']:>6} {r['tokens']:>6.0f} {r['ttft_ms']:>8.1f} "
-                f"{r['tok_s']:>7.0f} {r['overhead_ms']:>11.1f}",
+                f"{label:<32} {n:>3} {r['load_s']:>6.1f} {r['prompt']:>6} {r['cold']:>6.2f} "
+                f"{warm:>6} {end:>6} "
+                f"{r['decode']:>6.1f} {r['rss_mb'] or 0:>7.0f} {per_token / 1e6:>7.0f}M {bound:>6.1f} "
+                f"{r['decode'] / bound:>8.0%}",
                 flush=True,
             )
+            if gguf:
+                print(f"{'':<32}     cached tokens: warm {r['warm_cached']} of {r['prompt']}, end {r['end_cached']}")
+    tmp.cleanup()
     return 0
 
 

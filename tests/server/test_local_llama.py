@@ -1,0 +1,111 @@
+"""The `local` backend on llama.cpp with a real model (SmolLM2-135M-Instruct, GGUF): threads measured
+at start, the model's chat template, token progress, the prompt prefix taken from the KV cache on
+the next request, cancellation that stops the computation, one model per server process.
+Assertions are on behaviour (counts, states, pids), never on timings or on the small model's text."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+
+import pytest
+import pytest_asyncio
+from local_model import SPEC, fetch_test_model
+from test_lsp_local import asleep_throughout
+
+from server.backends import BackendError
+from server.backends.local_backend import LocalBackend, LocalProgress, local_backend_config
+from server.backends.prompts import build_messages
+
+pytest.importorskip("xllamacpp")
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+
+DOC = "".join(f"def f{i}(x):\n    return x + {i}\n\n\n" for i in range(30))
+MESSAGES = build_messages("fix the bug in f3", DOC, style="minimal")
+
+
+@pytest.fixture(scope="module")
+def model():
+    return fetch_test_model()
+
+
+def make(spec: str = SPEC, **kw) -> LocalBackend:
+    fields = {"max_tokens": 24, "timeout_s": 120.0, **kw.pop("config", {})}
+    return LocalBackend(local_backend_config(spec, **fields), progress_interval_s=0.0, **kw)
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def backend(model):
+    b = make()  # threads measured at start
+    loading: list[LocalProgress] = []
+    ready = await b.start(loading.append)
+    assert ready.engine == "gguf" and ready.path == str(model) and ready.threads in (1, 2)
+    assert 1 in ready.threads_probe and ready.threads_probe[1] > 0
+    if len(os.sched_getaffinity(0)) >= 2:  # both measured; the faster (one unless two clearly win) kept
+        assert set(ready.threads_probe) == {1, 2}
+        assert ready.threads == (2 if ready.threads_probe[2] > ready.threads_probe[1] * 1.15 else 1)
+    assert any("decode:" in p.message for p in loading) or len(ready.threads_probe) == 1
+    assert ready.bytes_per_token and ready.bytes_per_token > 50_000_000
+    yield b
+    await b.aclose()
+
+
+async def test_answers_with_token_progress_and_reuses_the_prompt_prefix(backend):
+    events: list[LocalProgress] = []
+    first = await backend.complete(MESSAGES, on_progress=events.append)
+    assert first.text.strip() and first.prompt_tokens > 300 and 0 < first.completion_tokens <= 24
+    counts = [e.tokens for e in events if e.tokens]
+    assert counts and counts == sorted(counts) and counts[-1] <= first.completion_tokens
+    # the same document again (another instruction would differ only after the system prompt and
+    # the first words): the prompt comes from the KV cache, all but its last token
+    again = await backend.complete(MESSAGES)
+    stats = backend.last_stats
+    assert stats is not None and stats.cached_tokens >= first.prompt_tokens - 1
+    assert again.text == first.text  # greedy, and the cache changes nothing
+    other = build_messages("fix the bug in f3", DOC.replace("x + 29", "x + 290"), style="minimal")
+    await backend.complete(other)  # one line changed near the end: the prefix before it is reused
+    stats = backend.last_stats
+    assert stats is not None and first.prompt_tokens * 0.8 < stats.cached_tokens < first.prompt_tokens
+
+
+async def test_a_prompt_over_the_context_is_too_large(model):
+    small = make(config={"max_tokens": 8}, context=256, threads=1)
+    big = build_messages("x", DOC * 4, style="minimal")
+    with pytest.raises(BackendError) as err:
+        await small.complete(big)
+    assert err.value.kind == "too_large" and "context" in err.value.message
+    await small.aclose()
+
+
+async def test_cancelling_stops_the_generation_and_keeps_the_model(backend):
+    long = make(config={"max_tokens": 100_000 // 40}, ignore_eos=True)  # the same model: the same worker
+    seen: list[int] = []
+    task = asyncio.ensure_future(long.complete(MESSAGES, on_progress=lambda p: seen.append(p.tokens)))
+    deadline = asyncio.get_running_loop().time() + 120
+    while not any(seen) and asyncio.get_running_loop().time() < deadline:
+        await asyncio.sleep(0.02)
+    assert any(seen), "no token within the safety timeout"
+    worker = backend._worker
+    assert worker is not None and long._worker is worker  # one model, one worker
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    await asleep_throughout(worker.proc.pid)  # nothing computes any more
+    assert worker.alive and long.last_cancelled is not None and long.last_cancelled.finish_reason == "cancelled"
+    assert 0 < long.last_cancelled.completion_tokens < 2500
+    done = await backend.complete(MESSAGES)  # the same worker answers the next request
+    assert done.text.strip() and backend._worker is worker
+
+
+async def test_one_model_per_server_process(backend, tmp_path, model):
+    worker = backend._worker
+    assert worker is not None
+    copy = tmp_path / "copy.gguf"
+    os.link(model, copy) if os.stat(model).st_dev == os.stat(tmp_path).st_dev else copy.write_bytes(model.read_bytes())
+    other = make(f"local:{copy}", threads=1)  # another model file
+    await other.complete(MESSAGES, max_tokens=2)
+    assert not worker.alive  # the first model's worker was stopped before the second loaded
+    assert other._worker is not None and other._worker is not worker and backend._worker is None
+    await other.aclose()
+    await backend.complete(MESSAGES, max_tokens=2)  # and back: loaded again on first use
+    assert backend._worker is not None and backend.restarts == 0
