@@ -34,10 +34,12 @@ test: setup lint
 	$(BIN)/python -m pytest -q
 	@scripts/ci-docker
 	@if [ -x scripts/test-vscode ]; then scripts/test-vscode; fi
+	@scripts/test-vscode-real-gate
 
 bench: setup
 	$(BIN)/python -m tools.bench.bench_fidelity
 	$(BIN)/python -m tools.bench.bench_lsp
+	$(BIN)/python -m tools.bench.bench_local  # the embedded model: llama.cpp and transformers against the memory bandwidth (issue 30)
 	$(BIN)/python -m tools.bench.bench_sandbox
 	$(BIN)/python -m tools.bench.bench_lang --targets
 	$(BIN)/python -m tools.bench.bench_ray

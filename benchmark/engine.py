@@ -23,6 +23,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections import Counter
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
@@ -38,7 +39,7 @@ from benchmark.session import ServerError
 from benchmark.store import ResultsStore, retryable
 from benchmark.suite import Answer, Suite, Task, Verdict
 from sandbox.singleflight import SingleFlight
-from server.fidelity.flags import split_flags
+from server.fidelity.flags import WARNING, is_warning, split_flags
 
 logger = logging.getLogger(__name__)
 
@@ -148,13 +149,36 @@ def plan(
 
 def flag_counts(proposal: dict[str, Any]) -> tuple[int, int | None, int | None]:
     """(flagged units, of them at warning severity, at hint severity) as the server judged them: its
-    `flaggedHunks` and `hunkSeverities` (None, None without severities: an older server's answer)."""
+    `flaggedHunks` and `hunkSeverities`, and each of its `flaggedStatements` (an unrequested statement
+    inside a unit that holds a requested change) as a unit of its own (None, None without severities: an
+    older server's answer)."""
     flagged = set(proposal.get("flaggedHunks") or [])
+    statements = [s.get("severity", 2) for s in proposal.get("flaggedStatements") or [] if isinstance(s, dict)]
     severities = proposal.get("hunkSeverities")
     if not isinstance(severities, list) or not severities and flagged:
-        return len(flagged), None, None
-    warn, hint = split_flags((i in flagged for i in range(len(severities))), severities)
-    return len(flagged), warn, hint
+        return len(flagged) + len(statements), None, None
+    warn, hint = split_flags(
+        [*(i in flagged for i in range(len(severities))), *(True for _ in statements)], [*severities, *statements]
+    )
+    return len(flagged) + len(statements), warn, hint
+
+
+def flag_kinds(proposal: dict[str, Any]) -> dict[str, int] | None:
+    """Flagged units at warning severity per unrequested kind, as the server judged them: each flagged hunk
+    under the kinds of its `hunkUnrequested`, each of its `flaggedStatements` under its own kinds (a unit of
+    two kinds counts under both); None without `hunkUnrequested` (an older server's answer)."""
+    kinds = proposal.get("hunkUnrequested")
+    severities = proposal.get("hunkSeverities")
+    if not isinstance(kinds, list) or not isinstance(severities, list):
+        return None
+    out: Counter[str] = Counter()
+    for i in set(proposal.get("flaggedHunks") or []):
+        if i < len(kinds) and is_warning(severities[i] if i < len(severities) else WARNING):
+            out.update(set(kinds[i]))
+    for s in proposal.get("flaggedStatements") or []:
+        if isinstance(s, dict) and is_warning(s.get("severity", WARNING)):
+            out.update(set(s.get("kinds") or []))
+    return dict(sorted(out.items()))
 
 
 def score(suite_name: str, job: Job, sample: int, answer: Answer, backend_name: str) -> SampleRecord:
@@ -193,6 +217,7 @@ def score(suite_name: str, job: Job, sample: int, answer: Answer, backend_name: 
         rec.added_cc = paper["after"] - gold_after
     rec.hunks = len(report.get("hunks") or [])
     rec.flagged_hunks, rec.flagged_warning, rec.flagged_hint = flag_counts(proposal)
+    rec.flagged_warning_kinds = flag_kinds(proposal)
     rec.units = unit_views(proposal)  # what the report's sample browser shows
     rec.identical = bool(report.get("identical"))
     return rec

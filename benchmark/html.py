@@ -42,14 +42,22 @@ def histogram(title: str, values: Sequence[float], bins: int = 12, xlabel: str =
 
 
 def flagged_kinds(records: list[SampleRecord], conds: list[str]) -> tuple[list[str], dict[str, list[float | None]]]:
-    """Flagged units per kind and condition, per passing completion (the server's own judgement)."""
+    """Flagged units per kind and condition, per passing completion (the server's own judgement): units at
+    warning severity by the kind they are flagged for where the records say it (`flagged_warning_kinds`),
+    else (older records) flagged units by their first kind."""
     counts: dict[str, Counter[str]] = {c: Counter() for c in conds}
     passing: Counter[str] = Counter()
+    by_kind = any(r.flagged_warning_kinds is not None for r in records)
     for r in records:
-        if r.passed and r.condition in counts and r.units is not None:
+        if not r.passed or r.condition not in counts:
+            continue
+        if by_kind and r.flagged_warning_kinds is not None:
+            passing[r.condition] += 1
+            counts[r.condition].update(r.flagged_warning_kinds)
+        elif not by_kind and r.units is not None:
             passing[r.condition] += 1
             counts[r.condition].update(k for u in r.units if u.flagged for k in u.kinds[:1])
-    kinds = sorted({k for c in counts.values() for k in c})
+    kinds = sorted(k for k in {k for c in counts.values() for k in c} if any(c[k] for c in counts.values()))
     return kinds, {c: [counts[c][k] / passing[c] if passing[c] else None for k in kinds] for c in conds}
 
 
@@ -57,7 +65,11 @@ def flagged_kinds_chart(records: list[SampleRecord], conds: list[str]) -> str:
     """Flagged units per passing completion by kind, one bar colour per condition (or why not)."""
     from benchmark.report_html import charts
 
-    title = "flagged change units per passing completion, by kind"
+    title = (
+        "unrequested units at warning severity per passing completion, by kind"
+        if any(r.flagged_warning_kinds is not None for r in records)
+        else "flagged change units per passing completion, by kind"
+    )
     kinds, per_kind = flagged_kinds(records, conds)
     if kinds:
         return charts.grouped_bars(title, kinds, per_kind, "units per completion", fmt="{:.2f}")
@@ -70,12 +82,21 @@ def page(summary: dict, body: str, browser: str = "") -> str:
     """A whole report page around a suite's sections (and the sample browser)."""
     from markupsafe import Markup
 
-    from benchmark.report_html import env
+    from benchmark.report_html import env, kinds
 
+    columns, rows = kinds.kind_table([(None, summary)])
     return (
         env()
         .get_template("report.html.j2")
-        .render(summary=summary, banner=Markup(state_banner(summary)), body=Markup(body), browser=Markup(browser))
+        .render(
+            summary=summary,
+            banner=Markup(state_banner(summary)),
+            body=Markup(body),
+            browser=Markup(browser),
+            kinds_columns=columns,
+            kinds_rows=rows,
+            kinds_note=kinds.NOTE,
+        )
     )
 
 

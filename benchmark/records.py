@@ -96,7 +96,9 @@ _SEVERITY = {1: "error", 2: "warning", 3: "information", 4: "hint"}  # LSP Diagn
 
 
 def unit_views(proposal: dict[str, Any]) -> list[UnitView]:
-    """The proposal's change units (its report's `hunks`, `flaggedHunks`, `hunkSeverities`), compactly."""
+    """The proposal's change units (its report's `hunks`, `flaggedHunks`, `hunkSeverities`), compactly, then
+    each of its `flaggedStatements` (an unrequested statement inside a unit that is not flagged) as a unit of
+    its own: its lines of the edited side, an insertion point at its unit's first original line."""
     hunks = (proposal.get("report") or {}).get("hunks") or []
     flagged = set(proposal.get("flaggedHunks") or [])
     sev = proposal.get("hunkSeverities")
@@ -110,6 +112,18 @@ def unit_views(proposal: dict[str, Any]) -> list[UnitView]:
                 flagged=i in flagged,
                 severity=s,
                 message=(h.get("message") or "")[:300],
+            )
+        )
+    for st in proposal.get("flaggedStatements") or []:
+        unit = st.get("hunk")
+        at = hunks[unit]["start_line"] if isinstance(unit, int) and 0 <= unit < len(hunks) else 1
+        out.append(
+            UnitView(
+                lines=(at, at - 1, int(st["startLine"]), int(st["endLine"])),
+                kinds=list(st.get("kinds") or []),
+                flagged=True,
+                severity=_SEVERITY.get(st.get("severity", 2)),
+                message=(st.get("message") or "")[:300],
             )
         )
     return out
@@ -150,6 +164,9 @@ class SampleRecord(msgspec.Struct, kw_only=True):
     # proposal's `hunkSeverities`; None: a record from before the server sent severities
     flagged_warning: int | None = None
     flagged_hint: int | None = None
+    # ... at warning severity per unrequested kind they are flagged for (`hunkUnrequested`, a statement's
+    # kinds; a unit flagged for two kinds counts under both); None: a record from before the server said
+    flagged_warning_kinds: dict[str, int] | None = None
     identical: bool = False
     units: list[UnitView] | None = None  # the change units for the sample browser; None: an older record
     # a recorded run's own verdict, when replaying one

@@ -101,7 +101,10 @@ def flag_details(passing: list[SampleRecord], prefix: str = "flagged", *, normal
     `hunkSeverities`): the mean number at warning severity and at hint severity, and the flagged-unit rate,
     the share of completions with at least one unit at warning severity. Over the records that carry
     severities (`n_flag_counted`; older records have none). `normalised`: the over-editing suite's counts
-    on the paper's footing (`flagged_warning_normalised`, from the record's metrics)."""
+    on the paper's footing (`flagged_warning_normalised`, from the record's metrics). On the server's
+    footing also the units at warning severity per completion by the unrequested kind they are flagged for
+    (`{prefix}_warning_kinds`, kinds sorted; a unit of two kinds counts under both), over the records that
+    carry them (`n_kind_counted`)."""
 
     def counts(r: SampleRecord) -> tuple[int, int] | None:
         if normalised:
@@ -112,12 +115,62 @@ def flag_details(passing: list[SampleRecord], prefix: str = "flagged", *, normal
 
     got = [c for c in map(counts, passing) if c is not None]
     tag = "_normalised" if normalised else ""
-    return {
+    out: dict[str, Any] = {
         f"{prefix}_warning{tag}_mean": metrics.mean([float(w) for w, _ in got]),
         f"{prefix}_hint{tag}_mean": metrics.mean([float(h) for _, h in got]),
         f"{prefix}_warning{tag}_rate": metrics.mean([1.0 if w else 0.0 for w, _ in got]),
         f"n_flag_counted{tag}": len(got),
     }
+    if not normalised:
+        per = [r.flagged_warning_kinds for r in passing if r.flagged_warning_kinds is not None]
+        out[f"{prefix}_warning_kinds"] = {
+            k: metrics.mean([float(d.get(k, 0)) for d in per]) for k in sorted({k for d in per for k in d})
+        }
+        out["n_kind_counted"] = len(per)
+    return out
+
+
+KINDS_KEY = "flagged_warning_kinds"
+
+
+def kind_figures(summary: dict, cond: str) -> dict | None:
+    """A condition's flag details that hold the per-kind figures, wherever its suite keeps them (CanItEdit
+    under `details`, CodeEditorBench under `details[...]["fidelity"]`, the over-editing suite in the
+    condition's own row); None: the run has none (a suite without edits, a summary from before them)."""
+    details = (summary.get("details") or {}).get(cond) or {}
+    for place in (details, details.get("fidelity") or {}, (summary.get("conditions") or {}).get(cond) or {}):
+        if isinstance(place, dict) and isinstance(place.get(KINDS_KEY), dict):
+            return place
+    return None
+
+
+def kinds_table(summaries: list[dict], *, runs: bool) -> list[str]:
+    """Unrequested units at warning severity per passing completion by kind, one row per (run, condition)
+    that has the figures (`runs`: a column naming the run); [] when no row has them."""
+    rows = [(s, cond, f) for s in summaries for cond in s.get("conditions") or {} if (f := kind_figures(s, cond))]
+    if not rows:
+        return []
+    kinds = sorted({k for _, _, f in rows for k in f[KINDS_KEY]})
+    width = {k: max(len(k), 6) for k in kinds}
+    head = (f"{'backend':<48} " if runs else "") + f"{'condition':<12} {'n':>6} {'warned':>7} {'warn':>6}"
+    head += "".join(f" {k:>{width[k]}}" for k in kinds)
+    lines = [
+        "unrequested units at warning severity per passing completion, by the kind they are flagged for:",
+        head,
+        "-" * len(head),
+    ]
+    for s, cond, f in rows:
+        n = f.get("n_kind_counted") or 0
+        line = (f"{run_name(s):<48} " if runs else "") + f"{cond:<12} {n:>6} "
+        line += f"{pct(f.get('flagged_warning_rate')):>7} {fmt(f.get('flagged_warning_mean')):>6}"
+        line += "".join(f" {(fmt(f[KINDS_KEY].get(k, 0.0)) if n else '-'):>{width[k]}}" for k in kinds)
+        lines.append(line)
+    lines.append(
+        "n: passing completions whose record says the kinds (older records do not: run again); warned: share "
+        "with >= 1 unit at warning severity; warn: such units per completion; a unit flagged for two kinds "
+        "counts under both, a flagged statement inside a requested unit is a unit of its own."
+    )
+    return lines
 
 
 def ref_free_details(passing: list[SampleRecord]) -> dict:
@@ -168,6 +221,9 @@ def render_text(summary: dict) -> str:
     own = suites.get(summary["suite"]).render_text(summary)
     if own is None:
         own = render_generic(summary)
+    kinds = kinds_table([summary], runs=False)
+    if kinds:
+        own += "\n\n" + "\n".join(kinds)
     footer = state_lines(summary)
     return own + ("\n\n" + "\n".join(footer) if footer else "")
 
@@ -202,7 +258,7 @@ def render_generic(summary: dict) -> str:
     conds = summary.get("conditions") or {}
     names: list[str] = []
     for m in conds.values():
-        names += [k for k in m if k not in names]
+        names += [k for k in m if k not in names and not isinstance(m[k], (dict, list))]
     lines = [f"suite {summary['suite']}   backend {summary['backend']}", ""]
     head = f"{'condition':<14}" + "".join(f" {n:>12}" for n in names)
     lines += [head, "-" * len(head)]
@@ -232,6 +288,9 @@ def render_compare(summaries: list[dict]) -> str:
     for suite, group in _by_suite(summaries).items():
         own = suites.get(suite).compare_table(group) if suite in suites.SUITES else None
         out.append(own if own is not None else _compare_generic(suite, group))
+        kinds = kinds_table(group, runs=True)
+        if kinds:
+            out.append("\n".join(kinds))
         extra = _suite_compare(suite, group)
         if extra is not None:
             out.append(extra[1])
@@ -285,7 +344,7 @@ def _compare_generic(suite: str, summaries: list[dict]) -> str:
     names: list[str] = []
     for s in summaries:
         for m in s["conditions"].values():
-            names += [k for k in m if k not in names]
+            names += [k for k in m if k not in names and not isinstance(m[k], (dict, list))]
     widths = {n: max(12, len(n)) for n in names}  # a column as wide as its header: never cut or shifted
     head = f"{'backend':<48} {'condition':<12}" + "".join(f" {n:>{widths[n]}}" for n in names) + f" {'run errors':>10}"
     lines = [f"suite {suite}", head, "-" * len(head)]

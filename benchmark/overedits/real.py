@@ -68,8 +68,8 @@ from typing import Any
 
 import msgspec
 
-from benchmark.backends import Replay
 from benchmark.datadir import data_dir, require, run_script
+from benchmark.overedits.real_refs import HELDOUT, References
 from benchmark.overedits.real_score import (
     Entry,
     FalseFlag,
@@ -90,9 +90,9 @@ from benchmark.overedits.real_score import (
     load_labels,
     misses,
 )
-from benchmark.session import ServerError, ServerSession
+from benchmark.overedits.replay import replaying
+from benchmark.session import ServerError
 from benchmark.suite import edits_of
-from server.errors import UserError
 from server.fidelity import apply_text_edits
 from server.protocol.names import Command
 
@@ -100,10 +100,6 @@ RULE = (
     "a unit meets a labelled change when they share a line of `after` (new_start_line..new_end_line against "
     "new_lines) or of `before` (start_line..end_line against lines); an empty range [k, k-1] holds no line"
 )
-
-
-class ServerStartError(UserError):
-    pass
 
 
 class EntryUnits(msgspec.Struct, frozen=True):
@@ -149,12 +145,13 @@ class RealReport(msgspec.Struct, frozen=True):
 
 
 def units_of(proposal: dict[str, Any]) -> list[Unit]:
-    """The proposal's change units (its report's hunks) with the server's flags, severities and messages."""
+    """The proposal's change units (its report's hunks) with the server's flags, severities and messages,
+    then its flagged statements (`flaggedStatements`) as units of their own."""
     hunks = (proposal.get("report") or {}).get("hunks") or []
     flagged = set(proposal.get("flaggedHunks") or [])
     severities = proposal.get("hunkSeverities") or []
     messages = proposal.get("hunkMessages") or []
-    return [
+    units = [
         Unit(
             index=i,
             lines=(h["start_line"], h["end_line"]),
@@ -166,6 +163,27 @@ def units_of(proposal: dict[str, Any]) -> list[Unit]:
         )
         for i, h in enumerate(hunks)
     ]
+    return statement_units(units, proposal.get("flaggedStatements") or [])
+
+
+def statement_units(units: list[Unit], statements: list[dict[str, Any]]) -> list[Unit]:
+    """`units` and, after them, each flagged statement as a unit of its own: its lines of `after`, no line of
+    `before` (the unit around it holds the requested change there)."""
+    out = list(units)
+    for s in statements:
+        at = units[s["hunk"]].lines[0]
+        out.append(
+            Unit(
+                index=len(out),
+                lines=(at, at - 1),
+                new_lines=(s["startLine"], s["endLine"]),
+                kinds=list(s["kinds"]),
+                flagged=True,
+                severity=s["severity"],
+                message=s["message"],
+            )
+        )
+    return out
 
 
 RUNNER = "run_canitedit_tests.py"
@@ -191,8 +209,7 @@ class EntryJudgment(msgspec.Struct, frozen=True):
 
 def with_test_flags(units: list[Unit], record: dict[str, Any]) -> list[Unit]:
     """The proposal's units with the analysis' unrequested ones flagged too (its severity and message),
-    then its unrequested statements inside needed units (`unrequestedParts`) as units of their own: their
-    lines of `after`, no line of `before` (the unit around them holds the requested change there)."""
+    then its unrequested statements inside needed units (`unrequestedParts`) as units of their own."""
     flags = {f["hunk"]: f for f in record.get("unrequested") or []}
     out = [
         msgspec.structs.replace(u, flagged=True, severity=flags[u.index]["severity"], message=flags[u.index]["message"])
@@ -200,20 +217,7 @@ def with_test_flags(units: list[Unit], record: dict[str, Any]) -> list[Unit]:
         else u
         for u in units
     ]
-    for k, part in enumerate(record.get("unrequestedParts") or []):
-        at = units[part["hunk"]].lines[0]
-        out.append(
-            Unit(
-                index=len(units) + k,
-                lines=(at, at - 1),
-                new_lines=(part["startLine"], part["endLine"]),
-                kinds=list(part["kinds"]),
-                flagged=True,
-                severity=part["severity"],
-                message=part["message"],
-            )
-        )
-    return out
+    return statement_units(out, record.get("unrequestedParts") or [])
 
 
 def workspaces(root: Path, entries: Sequence[Entry], tests: dict[int, str]) -> list[Path]:
@@ -249,36 +253,22 @@ async def judge(
     """Every entry through the real server, `concurrency` requests in flight (one endpoint slot each, so
     that entries with the same `before` and instruction never take each other's answer). With `folders`
     (one workspace folder per entry, `workspaces`) each proposal's necessity is analysed too."""
-    replay = Replay(kind="recorded")
     settings = necessity_settings(max_runs) if folders else None
-    with replay.serving(concurrency, concurrency, "") as backends:
-        try:
-            session = await ServerSession(
-                backends, log_file=log_file, settings=settings, workspace_folders=folders
-            ).__aenter__()
-        except (ServerError, OSError) as exc:
-            raise ServerStartError(f"the language server did not start: {exc}") from exc
-        try:
-            slots: asyncio.Queue[str] = asyncio.Queue()
-            for i in range(concurrency):
-                slots.put_nowait(replay.slot(i))
+    async with replaying(concurrency, log_file=log_file, settings=settings, workspace_folders=folders) as servers:
 
-            async def one(i: int, e: Entry) -> EntryJudgment:
-                slot = await slots.get()
-                handle = replay.book.put(slot, e.before, e.instruction, e.after)
+        async def one(i: int, e: Entry) -> EntryJudgment:
+            async with servers.turn() as turn:
                 name = f"{e.problem_id}_{e.name}"
-                uri = session.open(e.before, name=name, path=folders[i] / "program.py") if folders else None
+                uri = turn.session.open(e.before, name=name, path=folders[i] / "program.py") if folders else None
                 try:
-                    proposal = await session.request_edit(
-                        e.before, e.instruction, slot, name=name, gold=e.gold, uri=uri
-                    )
+                    proposal = await turn.propose(e.before, e.instruction, e.after, name=name, gold=e.gold, uri=uri)
                     failed = _unusable(e, proposal)
                     if failed:
                         return EntryJudgment(Judged(e, [], error=failed))
                     words = Judged(e, units_of(proposal))
                     if not folders:
                         return EntryJudgment(words)
-                    rec = await session.execute(Command.ANALYZE_NECESSITY.value, {"id": proposal["id"]})
+                    rec = await turn.session.execute(Command.ANALYZE_NECESSITY.value, {"id": proposal["id"]})
                     tests = Judged(e, with_test_flags(words.units, rec))
                     return EntryJudgment(
                         words,
@@ -290,13 +280,9 @@ async def judge(
                     return EntryJudgment(Judged(e, [], error=str(exc)))
                 finally:
                     if uri is not None:
-                        session.close(uri)
-                    replay.book.drop(slot, handle)
-                    slots.put_nowait(slot)
+                        turn.session.close(uri)
 
-            return list(await asyncio.gather(*(one(i, e) for i, e in enumerate(entries))))
-        finally:
-            await session.__aexit__(None, None, None)
+        return list(await asyncio.gather(*(one(i, e) for i, e in enumerate(entries))))
 
 
 def _unusable(e: Entry, proposal: dict[str, Any]) -> str | None:
@@ -489,7 +475,13 @@ def _misses_and_false_flags(missed: Sequence[Miss], flags: Sequence[FalseFlag], 
 
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m benchmark.overedits.real", description=__doc__.splitlines()[0])
-    ap.add_argument("labels", nargs="?", type=Path, help="labels.jsonl (default: DATA/real_edits/labels.jsonl)")
+    ap.add_argument(
+        "labels",
+        nargs="?",
+        type=Path,
+        help="labels.jsonl (default: DATA/real_edits/labels.jsonl); entries may refer to their texts in the "
+        f"data directory instead of holding them, as the project's held-out set does ({HELDOUT.name})",
+    )
     ap.add_argument("--data", help="the benchmark data directory (default: EDIT_FIDELITY_DATA, else the cache)")
     ap.add_argument("--format", choices=("text", "json"), default="text")
     ap.add_argument(
@@ -508,7 +500,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.concurrency < 1 or args.max_runs < 1:
         ap.error("--concurrency and --max-runs must be at least 1")
     labels = args.labels or require(data_dir(args.data) / "real_edits" / "labels.jsonl", "the real-edits labels")
-    entries = load_labels(labels)
+    entries = load_labels(labels, fill=References(data_dir(args.data)))
     with tempfile.TemporaryDirectory(prefix="edit-fidelity-real-") as tmp:
         folders: list[Path] = []
         if args.tests:

@@ -12,9 +12,9 @@ same place of `before` do not meet unless they add a common line.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 import msgspec
 
@@ -96,8 +96,6 @@ def meets(unit: Unit, change: Change) -> bool:
 
 # ---- reading the labels ------------------------------------------------------------------------
 
-_DECODER = msgspec.json.Decoder(Entry)
-
 
 def _line_count(text: str) -> int:
     return len(text.splitlines())
@@ -128,8 +126,9 @@ def _check(entry: Entry) -> str | None:
     return None
 
 
-def load_labels(path: Path) -> list[Entry]:
-    """Every entry of a labels.jsonl; LabelsError (one line: file, line, what is wrong) otherwise."""
+def load_labels(path: Path, fill: Callable[[dict[str, Any]], dict[str, Any]] | None = None) -> list[Entry]:
+    """Every entry of a labels.jsonl; LabelsError (one line: file, line, what is wrong) otherwise. `fill`
+    completes an entry that refers to its texts instead of holding them (`benchmark.overedits.real_refs`)."""
     try:
         raw = path.read_bytes()
     except OSError as exc:
@@ -139,8 +138,11 @@ def load_labels(path: Path) -> list[Entry]:
         if not line.strip():
             continue
         try:
-            entry = _DECODER.decode(line)
-        except msgspec.DecodeError as exc:  # ValidationError too
+            doc = msgspec.json.decode(line)
+            if fill is not None and isinstance(doc, dict) and "after" not in doc and "member" in doc:
+                doc = fill(doc)
+            entry = msgspec.convert(doc, Entry)
+        except (msgspec.DecodeError, msgspec.ValidationError, LabelsError) as exc:
             raise LabelsError(f"{path} line {n}: not a labelled completion: {exc}") from exc
         problem = _check(entry)
         if problem:

@@ -14,7 +14,7 @@ from typing import Any
 from markupsafe import Markup
 
 from benchmark.records import SampleRecord, is_error
-from benchmark.report_html import charts, env
+from benchmark.report_html import charts, env, kinds
 
 # each suite's headline numbers, in its papers' terms (from the summary's per-condition metrics)
 HEADLINE = {
@@ -204,6 +204,7 @@ def render_compare_html(run_dirs: Sequence[Path], summaries: Sequence[dict[str, 
     )
     labels, diffs = task_differences(runs)
     reports = {r.label: (r.dir / "report.html").resolve().as_uri() for r in runs if (r.dir / "report.html").exists()}
+    kinds_columns, kinds_rows = kinds.kind_table([(r.label, r.summary) for r in runs])
     return (
         env()
         .get_template("compare.html.j2")
@@ -218,5 +219,8 @@ def render_compare_html(run_dirs: Sequence[Path], summaries: Sequence[dict[str, 
             minimal=MINIMAL,
             runs=runs,
             across=across_runs(runs),
+            kinds_columns=kinds_columns,
+            kinds_rows=kinds_rows,
+            kinds_note=kinds.NOTE,
         )
     )

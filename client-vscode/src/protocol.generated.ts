@@ -189,6 +189,7 @@ export interface CompareRow {
   error: string | null;
   tests: Record<string, unknown> | null;
   heavy: boolean;
+  flaggedStatements: number;
 }
 
 export interface DismissResult {
@@ -198,6 +199,16 @@ export interface DismissResult {
 export interface Distance {
   tokens: number;
   normalized: number;
+}
+
+/** A new statement nobody asked for inside a unit that is not flagged itself (the unit holds a requested change too): an extra `break`, a value computed and never read. In a proposal, judged on the instruction (`server.fidelity.statements`); in `analyzeNecessity`'s record, one the tests pass without that the instruction asks for neither by kind nor by name (`server.fidelity.parts`). */
+export interface FlaggedStatement {
+  hunk: number;
+  startLine: number;
+  endLine: number;
+  kinds: string[];
+  severity: number;
+  message: string;
 }
 
 /** rejectProposal, analyzeNecessity. */
@@ -252,7 +263,7 @@ export interface NecessityRecord {
   unrequested: UnneededFlag[];
   parts: number;
   partRuns: number;
-  unrequestedParts: UnneededPart[];
+  unrequestedParts: FlaggedStatement[];
 }
 
 /** editFidelity.necessity: the runs of `testCommand` in the sandbox for analyzeNecessity. */
@@ -299,6 +310,8 @@ export interface ProposalRecord {
   flaggedHunks: number[];
   hunkMessages: string[];
   hunkSeverities: number[];
+  flaggedStatements: FlaggedStatement[];
+  hunkUnrequested: string[][];
   usage: Usage | null;
   attempts: number;
   truncated: boolean;
@@ -445,16 +458,6 @@ export interface Thresholds {
 /** A unit the tests pass without that the instruction asks for neither by kind nor by name (`server.fidelity.test_evidence`): unrequested on the tests' evidence. */
 export interface UnneededFlag {
   hunk: number;
-  kinds: string[];
-  severity: number;
-  message: string;
-}
-
-/** A new statement inside a needed unit that the tests pass without and the instruction asks for neither by kind nor by name (`server.fidelity.parts`): an extra `break`, a value computed and never read. */
-export interface UnneededPart {
-  hunk: number;
-  startLine: number;
-  endLine: number;
   kinds: string[];
   severity: number;
   message: string;

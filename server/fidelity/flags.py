@@ -13,6 +13,7 @@ from collections.abc import Iterable, Mapping, Sequence
 
 from server.fidelity.instruction import Scope, UnitFacts, Verdict, judge_unit, parse_instruction
 from server.fidelity.report import HUNK_KINDS, UNREQUESTED_KINDS, FidelityReport, Hunk
+from server.fidelity.statements import StatementFlag, statement_flags
 from server.fidelity.unit_facts import unit_facts
 
 WARNING = 2  # LSP DiagnosticSeverity: 1 error and 2 warning are warnings; 3 information and 4 hint are hints
@@ -116,13 +117,29 @@ def unrequested_of(verdict: Verdict, hunk: Hunk) -> list[str]:
     return list(verdict.unrequested) if verdict.unrequested else [k for k in hunk.kinds if k in UNREQUESTED_KINDS]
 
 
+def judge_statements(
+    report: FidelityReport,
+    scope: Scope | None,
+    verdicts: Sequence[Verdict],
+    *,
+    original: str | None,
+    edited: str | None,
+) -> list[StatementFlag]:
+    """The unrequested statements inside the units `verdicts` leave unflagged (`server.fidelity.statements`)."""
+    return statement_flags(report, scope, original=original, edited=edited, flagged=[v.flagged for v in verdicts])
+
+
 def count_unit_flags(report: FidelityReport, instruction: str | None, *, original: str, edited: str) -> tuple[int, int]:
     """(warning, hint) flagged units of `report` judged against `instruction` at the default severity
-    settings, as a proposal of the same texts would carry them. (Only a flagged unit's loudness matters
-    here: the server's size and complexity rules make a warning an error, never a hint.)"""
-    verdicts = judge_units(report, instruction, original=original, edited=edited)
+    settings, as a proposal of the same texts would carry them, its flagged statements counted as units of
+    their own. (Only a flagged unit's loudness matters here: the server's size and complexity rules make a
+    warning an error, never a hint.)"""
+    scope, _, verdicts = judged_units(report, instruction, original=original, edited=edited)
     severities = [
         flagged_severity(h, unrequested_of(v, h)) if v.flagged else 4
         for h, v in zip(report.hunks, verdicts, strict=False)
     ]
-    return split_flags((v.flagged for v in verdicts), severities)
+    statements = judge_statements(report, scope, verdicts, original=original, edited=edited)
+    flagged = [*(v.flagged for v in verdicts), *(True for _ in statements)]
+    severities += [flagged_severity(report.hunks[s.unit], s.kinds) for s in statements]
+    return split_flags(flagged, severities)

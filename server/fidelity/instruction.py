@@ -394,6 +394,8 @@ class UnitFacts(msgspec.Struct, frozen=True):
     raises: frozenset[str] = frozenset()  # a guard unit's `raise`/`assert`, and the exception classes it names
     import_unused: frozenset[str] = frozenset()  # names an import unit adds that no changed code uses
     guard_tests: frozenset[str] = frozenset()  # a guard unit's tested cases (`guard_tests`)
+    exits_only: bool = False  # a guard unit whose guards only leave (`return`/`continue`/`break`): no raise,
+    # assert or try, and no input check by attributes (`hasattr`, `callable`)
     tokens_changed: int = 0
     defines: tuple[str, ...] = ()  # definitions (`def`, `class`) a unit of inserted statements adds
     defines_used: tuple[str, ...] = ()  # those of them the rest of the edited code refers to
@@ -484,6 +486,8 @@ def _evidence(kind: str, scope: Scope, facts: UnitFacts) -> str | None:
         return why
     if kind == "defensive" and facts.same_statements:
         return "changes an existing condition (logic), adds no guard"
+    if kind == "defensive" and facts.exits_only and not facts.guard_tests:
+        return "an exit on the code's own condition (logic), not an input check"
     if kind in ("defensive", "docstring") and facts.new_code:
         return f"part of the new code{f' of `{fn}`' if fn else ''}"
     if kind == "docstring" and facts.docstring_kept and "logic" in facts.kinds:

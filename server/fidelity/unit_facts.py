@@ -70,6 +70,17 @@ def _raises(new: str, old: str | None) -> frozenset[str]:
     return frozenset(found)
 
 
+_NOT_AN_EXIT = re.compile(r"\b(?:raise|assert|try|except|hasattr|callable)\b")
+_IF = re.compile(r"^\s*(?:el)?if\b", re.MULTILINE)
+
+
+def _exits_only(new: str) -> bool:
+    """The unit's guards only leave the code (`if ...: return/continue`): no raise, assert, try/except, or
+    check of attributes (what an input check of an object looks like)."""
+    code = _code_only(new)
+    return bool(_IF.search(code)) and not _NOT_AN_EXIT.search(code)
+
+
 def _documented(text: str) -> frozenset[str]:
     """Qualified names of the functions that have a docstring (none when the text does not parse)."""
     try:
@@ -490,6 +501,7 @@ def unit_facts(report: FidelityReport, original: str | None = None, edited: str 
                 import_unused=import_unused,
                 raises=_raises(new, old) if "defensive" in h.kinds else frozenset(),
                 guard_tests=guard_tests(new) - guard_tests(old or "") if "defensive" in h.kinds else frozenset(),
+                exits_only="defensive" in h.kinds and _exits_only(new),
                 new_code=h.end_line < h.start_line
                 and h.new_end_line >= h.new_start_line
                 and any(start <= h.new_end_line and h.new_start_line <= end for start, end in new_functions),

@@ -27,7 +27,7 @@ from server.fidelity import measure
 from server.fidelity.lang.table import resolve
 from server.lsp import args as A
 from server.lsp.flagging import flag_hunks
-from server.lsp.hunk_views import hunk_views
+from server.lsp.hunk_views import hunk_views, statement_views
 from server.lsp.lines import assemble_selection, split_lines, whole_lines
 from server.lsp.progress import WorkProgress, as_finished
 from server.lsp.state import Proposal, owned, same_content
@@ -261,6 +261,7 @@ async def _score(
         p.heavy = distance is not None and distance.normalized > ls.settings.thresholds.distance_warning
         p.flagged = flag_hunks(report, req.instruction, original=req.text, edited=edited)
         p.views = hunk_views(report, p.flagged, ls.settings.thresholds, edited_side=False)
+        p.statement_views = statement_views(report, p.flagged, ls.settings.thresholds, edited)
     except BackendError as exc:
         p.status, p.error, p.error_kind = "error", exc.message, exc.kind
     except asyncio.CancelledError:

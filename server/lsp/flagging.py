@@ -7,9 +7,10 @@ from __future__ import annotations
 
 from server.fidelity import FidelityReport, Hunk
 from server.fidelity.flags import flagged_severity as _flagged_severity
-from server.fidelity.flags import judge_units
+from server.fidelity.flags import judge_statements, judged_units
 from server.fidelity.instruction import Verdict, parse_instruction
 from server.fidelity.instruction import allowed_kinds as _allowed
+from server.fidelity.statements import StatementFlag
 from server.lsp.settings import Thresholds
 
 
@@ -20,9 +21,11 @@ def allowed_kinds(instruction: str | None) -> set[str]:
 
 class Judgment(list):
     """Per unit: True when it holds a change nobody asked for (a list of bools, as before), with the
-    verdict behind each one (`verdicts`) for the messages."""
+    verdict behind each one (`verdicts`) for the messages, and the unrequested statements inside the units
+    not flagged (`statements`: an extra `break` beside the fix)."""
 
     verdicts: list[Verdict]
+    statements: list[StatementFlag]
 
 
 def flag_hunks(
@@ -33,10 +36,12 @@ def flag_hunks(
     edited: str | None = None,
     aware: bool = True,
 ) -> Judgment:
-    """Per hunk: True when it contains a change nobody asked for (with the verdicts attached)."""
-    verdicts = judge_units(report, instruction, original=original, edited=edited, aware=aware)
+    """Per hunk: True when it contains a change nobody asked for (with the verdicts and the flagged
+    statements attached; statements need both texts)."""
+    scope, _, verdicts = judged_units(report, instruction, original=original, edited=edited, aware=aware)
     out = Judgment(v.flagged for v in verdicts)
     out.verdicts = verdicts
+    out.statements = judge_statements(report, scope, verdicts, original=original, edited=edited)
     return out
 
 

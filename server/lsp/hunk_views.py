@@ -4,9 +4,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from server.fidelity import FidelityReport, Hunk
+from server.fidelity.analysis import split_lines
 from server.fidelity.flags import split_flags
 from server.fidelity.instruction import Verdict
 from server.fidelity.report import UNREQUESTED_KINDS
@@ -109,6 +111,34 @@ def hunk_views(
     return views
 
 
+@dataclass(frozen=True)
+class StatementView:
+    """An unrequested statement inside a unit that is not flagged (`Judgment.statements`), as shown."""
+
+    unit: int
+    start_line: int  # 1-based inclusive lines of the edited text
+    end_line: int
+    kinds: tuple[str, ...]
+    severity: int
+    message: str
+
+
+def statement_views(
+    report: FidelityReport, flagged: list[bool], thresholds: Thresholds, edited: str
+) -> list[StatementView]:
+    """What the editor shows per flagged statement: its first line and where it is in the edited text (a
+    proposal's diagnostics sit on the original, which does not hold it), and why."""
+    lines = split_lines(edited)
+    out = []
+    for s in getattr(flagged, "statements", None) or []:
+        first = lines[s.start_line - 1].strip() if s.start_line <= len(lines) else ""
+        first = first if len(first) <= 80 else first[:77] + "..."
+        severity = flagged_severity(report.hunks[s.unit], s.kinds, thresholds)
+        message = f"`{first}` (line {s.start_line} of the proposal): {s.reason}"
+        out.append(StatementView(s.unit, s.start_line, s.end_line, s.kinds, severity, message))
+    return out
+
+
 def _original_span(hunk: Hunk) -> tuple[dict, dict] | None:
     if not hunk.edits:
         return None
@@ -117,7 +147,11 @@ def _original_span(hunk: Hunk) -> tuple[dict, dict] | None:
     return {"line": start.line, "character": start.character}, {"line": end.line, "character": end.character}
 
 
-def count_flags(views: list[HunkView]) -> tuple[int, int]:
-    """Flagged units at warning severity (error or warning) and at hint severity (information or hint):
-    what the benchmark suites report, from a proposal's views or its `hunkSeverities`."""
-    return split_flags([v.flagged for v in views], [v.severity for v in views])
+def count_flags(views: list[HunkView], statements: Sequence[StatementView] = ()) -> tuple[int, int]:
+    """Flagged units (and flagged statements, each a unit of its own) at warning severity (error or
+    warning) and at hint severity (information or hint): what the benchmark suites report, from a
+    proposal's views or its `hunkSeverities` and `flaggedStatements`."""
+    return split_flags(
+        [*(v.flagged for v in views), *(True for _ in statements)],
+        [*(v.severity for v in views), *(s.severity for s in statements)],
+    )

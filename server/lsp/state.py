@@ -11,7 +11,7 @@ from typing import Any, Generic, TypeVar
 
 from server.fidelity import FidelityReport
 from server.fidelity import cache as fidelity_cache
-from server.lsp.hunk_views import HunkView
+from server.lsp.hunk_views import HunkView, StatementView
 from server.lsp.windowed import Window
 
 
@@ -33,6 +33,7 @@ class Proposal:
     report_json: dict[str, Any] | None = None
     flagged: list[bool] = field(default_factory=list)
     views: list[HunkView] = field(default_factory=list)
+    statement_views: list[StatementView] = field(default_factory=list)  # flagged statements inside unflagged units
     latency_ms: float = 0.0
     prompt_tokens: int | None = None
     completion_tokens: int | None = None

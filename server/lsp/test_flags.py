@@ -15,7 +15,7 @@ from server.fidelity.test_evidence import EVIDENT, judge_units_with_tests
 from server.lsp.flagging import flagged_severity
 from server.lsp.settings import NecessitySettings
 from server.lsp.state import Proposal, owned
-from server.protocol.commands import UnneededFlag, UnneededPart
+from server.protocol.commands import FlaggedStatement, UnneededFlag
 
 if TYPE_CHECKING:
     from server.lsp.server import EditFidelityServer
@@ -42,7 +42,7 @@ def test_flags(ls: EditFidelityServer, p: Proposal, unneeded: frozenset[int]) ->
 class PartsFound:
     parts: int = 0
     runs: int = 0
-    flags: list[UnneededPart] = field(default_factory=list)
+    flags: list[FlaggedStatement] = field(default_factory=list)
 
 
 async def unneeded_parts(
@@ -77,9 +77,10 @@ async def unneeded_parts(
         judge_parts, minimal, parts, unneeded, p.instruction, original=p.original, edited=p.edited, unit_lines=units
     )
     flags = []
+    shown = {s.start_line for s in p.statement_views}
     for v in await ls.compute(owned(p.uri, judge)):
-        if v.unit < len(p.flagged) and p.flagged[v.unit]:
-            continue  # in a unit the proposal flags already
+        if v.unit < len(p.flagged) and p.flagged[v.unit] or v.start_line in shown:
+            continue  # in a unit the proposal flags already, or a statement it flags already
         severity = flagged_severity(hunks[v.unit], list(v.kinds), ls.settings.thresholds)
-        flags.append(UnneededPart(v.unit, v.start_line, v.end_line, list(v.kinds), severity, v.reason))
+        flags.append(FlaggedStatement(v.unit, v.start_line, v.end_line, list(v.kinds), severity, v.reason))
     return PartsFound(len(parts), found.runs, flags)

@@ -84,6 +84,17 @@ def diagnostics_for(ls: EditFidelityServer, state: DocState) -> list[types.Diagn
                     data={"kind": "proposal", "id": p.id, "hunk": v.index},
                 )
             )
+        for s in p.statement_views:  # on the unit that holds it: the document holds the original
+            out.append(
+                types.Diagnostic(
+                    range=hunk_range(lines, p.views[s.unit]),
+                    message=f"{s.message} [{p.label}]",
+                    severity=types.DiagnosticSeverity(s.severity),
+                    source=SOURCE,
+                    code=s.kinds[0],
+                    data={"kind": "proposal", "id": p.id, "hunk": s.unit, "lines": [s.start_line, s.end_line]},
+                )
+            )
     obs = _visible_observation(state)
     if obs is not None:
         label = _SOURCE_LABEL.get(obs.source, obs.source)
@@ -240,7 +251,11 @@ def code_lenses_for(ls: EditFidelityServer, state: DocState) -> list[types.CodeL
         if unflagged and len(unflagged) < n:
             lenses.append(
                 _lens(
-                    line, f"Accept minimal ({len(unflagged)} of {n} hunks)", CMD_APPLY, {"id": p.id, "hunks": unflagged}
+                    line,
+                    f"Accept minimal ({len(unflagged)} of {n} hunks)",
+                    CMD_APPLY,
+                    # minimal: the unrequested rest is dropped, not kept pending under the user's eyes
+                    {"id": p.id, "hunks": unflagged, "rest": "reject"},
                 )
             )
         lenses.append(_lens(line, "✗ Reject", CMD_REJECT, {"id": p.id}))
@@ -348,7 +363,7 @@ def build_action_entries(ls: EditFidelityServer, state: DocState, uri: str) -> l
                     f"{label}Accept only the requested hunks ({len(unflagged)} of {len(p.views)})",
                     "Accept minimal",
                     CMD_APPLY,
-                    {"id": p.id, "hunks": unflagged},
+                    {"id": p.id, "hunks": unflagged, "rest": "reject"},
                 )
             add(lo, hi, key, f"{label}Reject this proposal", "Reject", CMD_REJECT, {"id": p.id})
     obs = _visible_observation(state)

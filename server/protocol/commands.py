@@ -139,6 +139,20 @@ class NoArgs(msgspec.Struct, frozen=True):
 # ---- results -----------------------------------------------------------------------------------
 
 
+class FlaggedStatement(msgspec.Struct, rename="camel", frozen=True):
+    """A new statement nobody asked for inside a unit that is not flagged itself (the unit holds a requested
+    change too): an extra `break`, a value computed and never read. In a proposal, judged on the instruction
+    (`server.fidelity.statements`); in `analyzeNecessity`'s record, one the tests pass without that the
+    instruction asks for neither by kind nor by name (`server.fidelity.parts`)."""
+
+    hunk: int  # the unit it sits in
+    start_line: int  # 1-based inclusive lines of the proposal's edited text
+    end_line: int
+    kinds: list[str]
+    severity: int  # LSP DiagnosticSeverity
+    message: str
+
+
 class ProposalRecord(msgspec.Struct, rename="camel"):
     id: str
     backend: str
@@ -154,6 +168,8 @@ class ProposalRecord(msgspec.Struct, rename="camel"):
     flagged_hunks: list[int] = []
     hunk_messages: list[str] = []
     hunk_severities: list[int] = []  # per hunk, the LSP severity its diagnostic has (1 error .. 4 hint)
+    flagged_statements: list[FlaggedStatement] = []  # unrequested statements inside units not flagged
+    hunk_unrequested: list[list[str]] = []  # per hunk, the unrequested kinds it is flagged for ([]: not flagged)
     usage: Usage | None = None
     attempts: int = 0
     truncated: bool = False
@@ -193,6 +209,7 @@ class CompareRow(msgspec.Struct, rename="camel"):
     error: str | None = None
     tests: dict[str, Any] | None = None
     heavy: bool = False  # distance exceeds thresholds.distanceWarning
+    flagged_statements: int = 0  # unrequested statements inside units not flagged (`ProposalRecord.flaggedStatements`)
 
 
 class CompareResult(msgspec.Struct, rename="camel"):
@@ -282,18 +299,6 @@ class UnneededFlag(msgspec.Struct, rename="camel", frozen=True):
     message: str
 
 
-class UnneededPart(msgspec.Struct, rename="camel", frozen=True):
-    """A new statement inside a needed unit that the tests pass without and the instruction asks for
-    neither by kind nor by name (`server.fidelity.parts`): an extra `break`, a value computed and never read."""
-
-    hunk: int  # the unit it sits in
-    start_line: int  # 1-based inclusive lines of the proposal's edited text
-    end_line: int
-    kinds: list[str]
-    severity: int  # LSP DiagnosticSeverity
-    message: str
-
-
 class NecessityRecord(msgspec.Struct, rename="camel", frozen=True):
     """analyzeNecessity's result."""
 
@@ -324,7 +329,7 @@ class NecessityRecord(msgspec.Struct, rename="camel", frozen=True):
     # the second stage: new statements inside the needed units that the tests pass without
     parts: int = 0  # statements searched
     part_runs: int = 0  # test runs of that search (within max_runs)
-    unrequested_parts: list[UnneededPart] = []
+    unrequested_parts: list[FlaggedStatement] = []
 
 
 class BugAnswer(msgspec.Struct, rename="camel", kw_only=True):

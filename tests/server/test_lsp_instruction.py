@@ -260,3 +260,42 @@ async def test_reference_edits_of_the_issue_are_not_flagged(lsp, backend, condit
     assert named and all("not requested" not in m for m in named), p["hunkMessages"]
     diags = await wait_for(lambda: lsp.diagnostics.get(uri))
     assert not [d for d in diags if change in d.message and d.severity <= types.DiagnosticSeverity.Warning]
+
+
+NEWTON = """class Descent:
+    def __init__(self, tol=1e-6):
+        self.tol = tol
+
+    def minimum(self, f, grad, x):
+        steps = 0
+        while steps < 100 and abs(grad(x)) > self.tol:
+            x = x - f(x) / grad(x)
+            steps += 1
+        return x
+"""
+EXTRA = NEWTON.replace(
+    "            x = x - f(x) / grad(x)\n",
+    "            g = grad(x)\n            if abs(g) < self.tol:\n                break\n"
+    "            x = x - 0.1 * g\n            g = grad(x)\n",
+)
+
+
+async def test_statements_nobody_asked_for_inside_the_fix_get_their_own_diagnostics(lsp, backend):
+    """The fix and an extra stop (and a value recomputed that nothing reads) are one unit: the unit stays
+    unflagged, so "accept minimal" keeps the fix, and each statement is flagged on its own lines."""
+    name = _script(backend, "scope-statements", EXTRA)
+    editor = await start_session(lsp, settings_for(backend, name))
+    editor.open(URI, NEWTON)
+    p = await _propose(lsp, backend, name, EXTRA, "Fix `minimum` so that it converges: take a gradient step.")
+    assert p["flaggedHunks"] == []
+    statements = p["flaggedStatements"]
+    assert [(s["kinds"], s["severity"]) for s in statements] == [(["defensive"], 2), (["added_code"], 2)]
+    lines = EXTRA.splitlines()
+    assert lines[statements[0]["startLine"] - 1].strip() == "if abs(g) < self.tol:"
+    assert lines[statements[1]["startLine"] - 1].strip() == "g = grad(x)"
+    assert "`if abs(g) < self.tol:` (line" in statements[0]["message"] and "early exit" in statements[0]["message"]
+    diags = await wait_for(lambda: [d for d in lsp.diagnostics.get(URI, ()) if "of the proposal)" in d.message])
+    assert len(diags) == 2 and all(d.severity == types.DiagnosticSeverity.Warning for d in diags)
+    unit = p["report"]["hunks"][statements[0]["hunk"]]
+    assert all(d.range.start.line == unit["startLine"] - 1 for d in diags)  # on the unit: the buffer is NEWTON
+    assert {d.data["lines"][0] for d in diags} == {s["startLine"] for s in statements}

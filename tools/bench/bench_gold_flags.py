@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 
 from server.fidelity import FidelityReport, measure, normalize
 from server.lsp.flagging import flag_hunks
-from server.lsp.hunk_views import count_flags, hunk_views
+from server.lsp.hunk_views import count_flags, hunk_views, statement_views
 from server.lsp.settings import Thresholds
 
 WARNING = 2  # LSP severities 1 (error) and 2 (warning) count as warnings; 3 and 4 as hints
@@ -65,9 +65,10 @@ class Tally:
     ) -> None:
         flagged = flag_hunks(report, instruction, original=original, edited=edited, aware=aware)
         views = hunk_views(report, flagged, Thresholds(), edited_side=False)
+        statements = statement_views(report, flagged, Thresholds(), edited)
         self.tasks += 1
         self.units += len(views)
-        warn, hint = count_flags(views)  # as the suites count them
+        warn, hint = count_flags(views, statements)  # as the suites count them: a flagged statement is a unit
         self.warn += warn
         self.hint += hint
         self.tasks_warned += warn > 0
@@ -80,6 +81,12 @@ class Tally:
             if keep and (loud or hints):
                 sev = "warning" if loud else "hint"
                 self.listed.append(f"  {name} L{v.start_line}-{v.end_line} [{sev}] {v.message}")
+        for s in statements:
+            self.units += 1
+            if s.severity <= WARNING:
+                self.kinds.update(s.kinds)
+            if keep and (s.severity <= WARNING or hints):
+                self.listed.append(f"  {name} statement L{s.start_line}-{s.end_line} {s.message}")
 
     def row(self, label: str) -> str:
         pct = 100.0 * self.warn / self.units if self.units else 0.0

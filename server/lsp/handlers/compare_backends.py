@@ -50,6 +50,7 @@ def row(p: Proposal) -> CompareRow:
         excess=excess,
         complexity_delta=cx.delta if cx else None,
         flagged_hunks=sum(1 for f in p.flagged if f),
+        flagged_statements=len(p.statement_views),
         hunks=len(r.hunks),
         well_formed=r.parse_errors.edited is None,
         syntax_error=r.parse_errors.edited,

@@ -5,12 +5,29 @@ from __future__ import annotations
 import msgspec
 from lsprotocol import types
 
+from server.fidelity.flags import unrequested_of
 from server.lsp.edit_flow import parse_request, run_edit, stale_warning
-from server.lsp.records import ProposalRecord, RequestEditResult, Usage, wire_report
+from server.lsp.records import FlaggedStatement, ProposalRecord, RequestEditResult, Usage, wire_report
 from server.lsp.state import Proposal
 from server.protocol.names import Command
 
 COMMAND = Command.REQUEST_EDIT.value
+
+
+def hunk_unrequested(p: Proposal) -> list[list[str]]:
+    """Per hunk, the unrequested kinds it is flagged for (its verdict's; [] when not flagged): the benchmark
+    counts flagged units by kind from these. A flagged unit without one has its diagnostic's code."""
+    verdicts = getattr(p.flagged, "verdicts", None)
+    hunks = p.report.hunks if p.report is not None else []
+    out: list[list[str]] = []
+    for i, view in enumerate(p.views):
+        if not view.flagged:
+            out.append([])
+        elif verdicts is not None and i < len(verdicts) and i < len(hunks):
+            out.append(unrequested_of(verdicts[i], hunks[i]) or [view.code])
+        else:
+            out.append([view.code])
+    return out
 
 
 def proposal_record(p: Proposal) -> ProposalRecord:
@@ -29,6 +46,11 @@ def proposal_record(p: Proposal) -> ProposalRecord:
         flagged_hunks=[i for i, f in enumerate(p.flagged) if f],
         hunk_messages=[v.message for v in p.views],
         hunk_severities=[v.severity for v in p.views],
+        flagged_statements=[
+            FlaggedStatement(s.unit, s.start_line, s.end_line, list(s.kinds), s.severity, s.message)
+            for s in p.statement_views
+        ],
+        hunk_unrequested=hunk_unrequested(p),
         usage=Usage(p.prompt_tokens, p.completion_tokens)
         if p.prompt_tokens is not None or p.completion_tokens is not None
         else None,

@@ -16,7 +16,7 @@ from lsprotocol import types
 from server.fidelity import measure
 from server.fidelity.lang.table import PYTHON, by_name_or_none, resolve
 from server.lsp.flagging import flag_hunks
-from server.lsp.hunk_views import hunk_views
+from server.lsp.hunk_views import hunk_views, statement_views
 from server.lsp.necessity import forget_analyses
 from server.lsp.observe import changed_lines, own_edit_arrived, schedule
 from server.lsp.state import DocState, DocumentSnapshot, Proposal, owned
@@ -68,6 +68,7 @@ async def _carry_over(ls, p: Proposal, version: int, text: str) -> None:
         p.report, p.report_json = report, report.to_builtins()
         p.flagged = flag_hunks(report, p.instruction, original=text, edited=p.edited)
         p.views = hunk_views(report, p.flagged, ls.settings.thresholds, edited_side=False)
+        p.statement_views = statement_views(report, p.flagged, ls.settings.thresholds, p.edited)
         p.applied_hunks = []
         if not report.hunks:
             p.closed = True
@@ -130,7 +131,7 @@ def register(ls) -> None:
         if own_edit_arrived(ls, state):
             pass  # the server's own edit (an apply, a revert): not a change to observe
         elif ls.settings.observe_changes and state.python:
-            lines = changed_lines(prev, params.content_changes)
+            lines = changed_lines(prev, state.text, params.content_changes)
             if lines > th.large_change_lines:
                 if state.observe_baseline is None:
                     state.observe_baseline = prev
