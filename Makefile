@@ -31,7 +31,8 @@ lint: setup
 	$(BIN)/mypy
 
 test: setup lint
-	$(BIN)/python -m pytest -q
+	@scripts/ci-docker-background
+	$(BIN)/python -m pytest -q -n 2 --dist loadfile
 	@scripts/ci-docker
 	@if [ -x scripts/test-vscode ]; then scripts/test-vscode; fi
 	@scripts/test-vscode-real-gate

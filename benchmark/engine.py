@@ -40,6 +40,7 @@ from benchmark.store import ResultsStore, retryable
 from benchmark.suite import Answer, Suite, Task, Verdict
 from sandbox.singleflight import SingleFlight
 from server.fidelity.flags import WARNING, is_warning, split_flags
+from server.protocol.commands import ProposalRecord
 
 logger = logging.getLogger(__name__)
 
@@ -147,15 +148,15 @@ def plan(
     return jobs
 
 
-def flag_counts(proposal: dict[str, Any]) -> tuple[int, int | None, int | None]:
+def flag_counts(proposal: ProposalRecord) -> tuple[int, int | None, int | None]:
     """(flagged units, of them at warning severity, at hint severity) as the server judged them: its
     `flaggedHunks` and `hunkSeverities`, and each of its `flaggedStatements` (an unrequested statement
-    inside a unit that holds a requested change) as a unit of its own (None, None without severities: an
-    older server's answer)."""
-    flagged = set(proposal.get("flaggedHunks") or [])
-    statements = [s.get("severity", 2) for s in proposal.get("flaggedStatements") or [] if isinstance(s, dict)]
-    severities = proposal.get("hunkSeverities")
-    if not isinstance(severities, list) or not severities and flagged:
+    inside a unit that holds a requested change) as a unit of its own (None, None without a report, an answer
+    that is not an edit, or without severities: an older server's answer)."""
+    flagged = set(proposal.flagged_hunks)
+    statements = [s.severity for s in proposal.flagged_statements]
+    severities = proposal.hunk_severities
+    if proposal.report is None or not severities and flagged:
         return len(flagged) + len(statements), None, None
     warn, hint = split_flags(
         [*(i in flagged for i in range(len(severities))), *(True for _ in statements)], [*severities, *statements]
@@ -163,21 +164,21 @@ def flag_counts(proposal: dict[str, Any]) -> tuple[int, int | None, int | None]:
     return len(flagged) + len(statements), warn, hint
 
 
-def flag_kinds(proposal: dict[str, Any]) -> dict[str, int] | None:
+def flag_kinds(proposal: ProposalRecord) -> dict[str, int] | None:
     """Flagged units at warning severity per unrequested kind, as the server judged them: each flagged hunk
     under the kinds of its `hunkUnrequested`, each of its `flaggedStatements` under its own kinds (a unit of
-    two kinds counts under both); None without `hunkUnrequested` (an older server's answer)."""
-    kinds = proposal.get("hunkUnrequested")
-    severities = proposal.get("hunkSeverities")
-    if not isinstance(kinds, list) or not isinstance(severities, list):
+    two kinds counts under both); None without a report (an answer that is not an edit) or without
+    `hunkUnrequested` beside the severities (an older server's answer)."""
+    kinds, severities = proposal.hunk_unrequested, proposal.hunk_severities
+    if proposal.report is None or len(kinds) < len(severities):
         return None
     out: Counter[str] = Counter()
-    for i in set(proposal.get("flaggedHunks") or []):
+    for i in set(proposal.flagged_hunks):
         if i < len(kinds) and is_warning(severities[i] if i < len(severities) else WARNING):
             out.update(set(kinds[i]))
-    for s in proposal.get("flaggedStatements") or []:
-        if isinstance(s, dict) and is_warning(s.get("severity", WARNING)):
-            out.update(set(s.get("kinds") or []))
+    for s in proposal.flagged_statements:
+        if is_warning(s.severity):
+            out.update(set(s.kinds))
     return dict(sorted(out.items()))
 
 
@@ -195,31 +196,33 @@ def score(suite_name: str, job: Job, sample: int, answer: Answer, backend_name: 
         sample=sample,
         outcome="fail",
     )
-    if proposal.get("status") != "ok":
-        kind = proposal.get("errorKind")
+    if proposal.status != "ok":
+        kind = proposal.error_kind
         # "internal": the server's own code failed on this request (a bug or a crash in it), not the backend
         rec.outcome = (
             "no_code" if kind in ("no_code", "empty") else "server_error" if kind == "internal" else "backend_error"
         )
-        rec.error = (proposal.get("error") or "")[:500]
-        rec.error_kind = proposal.get("errorKind")
+        rec.error = (proposal.error or "")[:500]
+        rec.error_kind = proposal.error_kind
         return rec
     rec.completion = answer.completion
-    report = proposal.get("report") or {}
-    dist = (report.get("distance") or {}).get("no_comments") or {}
-    rec.distance = dist.get("normalized")
-    rec.distance_tokens = dist.get("tokens")
-    rec.excess_lev = (report.get("excess") or {}).get("no_comments")
-    paper = (report.get("complexity") or {}).get("paper") or {}
-    rec.cc_delta = paper.get("delta")
-    gold_after = ((report.get("gold_complexity") or {}).get("paper") or {}).get("after")
-    if paper.get("after") is not None and gold_after is not None:
-        rec.added_cc = paper["after"] - gold_after
-    rec.hunks = len(report.get("hunks") or [])
+    report = proposal.report
+    if report is not None:
+        dist = report.distance.get("no_comments")
+        if dist is not None:
+            rec.distance, rec.distance_tokens = dist.normalized, dist.tokens
+        rec.excess_lev = (report.excess or {}).get("no_comments")
+        paper = report.complexity.get("paper")
+        gold = (report.gold_complexity or {}).get("paper")
+        if paper is not None:
+            rec.cc_delta = paper.delta
+            if paper.after is not None and gold is not None and gold.after is not None:
+                rec.added_cc = paper.after - gold.after
+        rec.hunks = len(report.hunks)
+        rec.identical = report.identical
     rec.flagged_hunks, rec.flagged_warning, rec.flagged_hint = flag_counts(proposal)
     rec.flagged_warning_kinds = flag_kinds(proposal)
     rec.units = unit_views(proposal)  # what the report's sample browser shows
-    rec.identical = bool(report.get("identical"))
     return rec
 
 
@@ -494,8 +497,9 @@ class Engine:
         t = job.task
         t0 = time.perf_counter()
         rec = score(self.suite.name, job, sample, answer, self.config.backend)
-        if rec.completion is not None and self.suite.offers("report_metrics"):  # e.g. overedit's gold distances
-            rec.metrics = {**rec.metrics, **self.suite.report_metrics(t, answer.proposal.get("report") or {})}
+        report = answer.proposal.report
+        if rec.completion is not None and report is not None and self.suite.offers("report_metrics"):
+            rec.metrics = {**rec.metrics, **self.suite.report_metrics(t, report)}  # e.g. overedit's gold distances
         if rec.completion is not None and self.suite.offers("completion_metrics"):  # e.g. overedit's normalised flags
             rec.metrics = {**rec.metrics, **await asyncio.to_thread(self._completion_metrics, job, rec.completion)}
         scoring_s = time.perf_counter() - t0

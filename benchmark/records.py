@@ -6,6 +6,8 @@ from typing import Any, Literal
 
 import msgspec
 
+from server.protocol.commands import ProposalRecord
+
 Outcome = Literal["pass", "fail", "no_code", "backend_error", "server_error", "sandbox_error"]
 
 
@@ -95,35 +97,34 @@ class UnitView(msgspec.Struct, kw_only=True, omit_defaults=True):
 _SEVERITY = {1: "error", 2: "warning", 3: "information", 4: "hint"}  # LSP DiagnosticSeverity
 
 
-def unit_views(proposal: dict[str, Any]) -> list[UnitView]:
+def unit_views(proposal: ProposalRecord) -> list[UnitView]:
     """The proposal's change units (its report's `hunks`, `flaggedHunks`, `hunkSeverities`), compactly, then
     each of its `flaggedStatements` (an unrequested statement inside a unit that is not flagged) as a unit of
     its own: its lines of the edited side, an insertion point at its unit's first original line."""
-    hunks = (proposal.get("report") or {}).get("hunks") or []
-    flagged = set(proposal.get("flaggedHunks") or [])
-    sev = proposal.get("hunkSeverities")
+    hunks = proposal.report.hunks if proposal.report is not None else []
+    flagged = set(proposal.flagged_hunks)
+    sev = proposal.hunk_severities
     out = []
     for i, h in enumerate(hunks):
-        s = _SEVERITY.get(sev[i]) if isinstance(sev, list) and i < len(sev) and i in flagged else None
+        s = _SEVERITY.get(sev[i]) if i < len(sev) and i in flagged else None
         out.append(
             UnitView(
-                lines=(h["start_line"], h["end_line"], h["new_start_line"], h["new_end_line"]),
-                kinds=list(h.get("kinds") or []),
+                lines=(h.start_line, h.end_line, h.new_start_line, h.new_end_line),
+                kinds=list(h.kinds),
                 flagged=i in flagged,
                 severity=s,
-                message=(h.get("message") or "")[:300],
+                message=h.message[:300],
             )
         )
-    for st in proposal.get("flaggedStatements") or []:
-        unit = st.get("hunk")
-        at = hunks[unit]["start_line"] if isinstance(unit, int) and 0 <= unit < len(hunks) else 1
+    for st in proposal.flagged_statements:
+        at = hunks[st.hunk].start_line if 0 <= st.hunk < len(hunks) else 1
         out.append(
             UnitView(
-                lines=(at, at - 1, int(st["startLine"]), int(st["endLine"])),
-                kinds=list(st.get("kinds") or []),
+                lines=(at, at - 1, st.start_line, st.end_line),
+                kinds=list(st.kinds),
                 flagged=True,
-                severity=_SEVERITY.get(st.get("severity", 2)),
-                message=(st.get("message") or "")[:300],
+                severity=_SEVERITY.get(st.severity),
+                message=st.message[:300],
             )
         )
     return out

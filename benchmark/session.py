@@ -1,5 +1,8 @@
 """The language server as the benchmark sees it: a real `python -m server.lsp` subprocess driven by
-pygls' LanguageClient, exactly as an editor drives it (didOpen, `editFidelity.requestEdit`, didClose)."""
+pygls' LanguageClient, exactly as an editor drives it (didOpen, `editFidelity.requestEdit`, didClose).
+
+Replies are decoded here, once, into the wire contract's Structs (`server.protocol`: a proposal is a
+`ProposalRecord`, its report a `FidelityReport`); everything after reads attributes."""
 
 from __future__ import annotations
 
@@ -13,16 +16,17 @@ import subprocess
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Self
+from typing import Any, Self, TypeVar
 
+import msgspec
 from lsprotocol import types
 from pygls.lsp.client import LanguageClient
 
-from server.fidelity.report import FidelityReport
-from server.protocol.encode import snake_keys
+from server.protocol.commands import NecessityRecord, ProposalRecord, RequestEditResult
 from server.protocol.names import Command
 
 logger = logging.getLogger(__name__)
+R = TypeVar("R")
 
 # document names carry the extension of their language, as an editor's would
 EXTENSIONS = {"python": ".py", "javascript": ".js", "cpp": ".cpp", "java": ".java"}
@@ -240,7 +244,7 @@ class ServerSession:
         style: str | None = None,
         language: str = "python",
         uri: str | None = None,
-    ) -> dict:
+    ) -> ProposalRecord:
         """Open `text` as a fresh document, send requestEdit to one backend, close it; the proposal.
 
         `gold` is the benchmark-only reference edit: the server then reports excess over it. With `uri` (a
@@ -265,7 +269,7 @@ class ServerSession:
         language: str = "python",
         answer_language: str | None = None,
         uri: str | None = None,
-    ) -> list[dict]:
+    ) -> list[ProposalRecord]:
         """`n` samples from one backend in one request (the endpoint's `n`): n proposals, or one error proposal."""
         owned = uri is None
         uri = uri or self.open(text, name=name, language=language)
@@ -287,10 +291,20 @@ class ServerSession:
         finally:
             if owned:
                 self.close(uri)
-        proposals = (result or {}).get("proposals") or []
-        if not (len(proposals) == n or len(proposals) == 1 and proposals[0].get("status") != "ok"):
+        proposals = decoded(result or {"proposals": []}, RequestEditResult, "requestEdit").proposals
+        if not (len(proposals) == n or len(proposals) == 1 and proposals[0].status != "ok"):
             raise ServerError(f"requestEdit returned {len(proposals)} proposals, expected {n}")
-        for p in proposals:  # the report as the core's document (its snake_case fields), read by the suites
-            if isinstance(p.get("report"), dict):
-                p["report"] = snake_keys(p["report"], FidelityReport)
         return proposals
+
+    async def analyze_necessity(self, proposal_id: str) -> NecessityRecord:
+        """`editFidelity.analyzeNecessity` of a pending proposal: which of its units the tests need."""
+        result = await self.execute(Command.ANALYZE_NECESSITY.value, {"id": proposal_id}, what="analyzeNecessity")
+        return decoded(result, NecessityRecord, "analyzeNecessity")
+
+
+def decoded(value: Any, typ: type[R], what: str) -> R:
+    """A reply as the contract's Struct; a reply that does not fit it is the server's failure of that request."""
+    try:
+        return msgspec.convert(value, typ)
+    except msgspec.ValidationError as exc:
+        raise ServerError(f"{what}: the server's answer does not fit the protocol: {exc}") from exc

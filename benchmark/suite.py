@@ -17,6 +17,8 @@ from typing import TYPE_CHECKING, Any, ClassVar, Generic, Protocol, TypeVar
 import msgspec
 
 from benchmark.records import Execution
+from server.protocol.commands import ProposalRecord
+from server.protocol.report import FidelityReport
 
 if TYPE_CHECKING:
     from benchmark.records import RunConfig, SampleRecord
@@ -76,8 +78,18 @@ class Verdict(msgspec.Struct, kw_only=True):
 class Answer(msgspec.Struct, kw_only=True):
     """What the server answered for one sample: its proposal and the completion to judge."""
 
-    proposal: dict[str, Any]
+    proposal: ProposalRecord
     completion: str | None  # the document after applying the proposal's edits, or the raw answer
+
+
+def own_proposal(
+    backend: str, *, status: str = "ok", error: str | None = None, error_kind: str | None = None
+) -> ProposalRecord:
+    """A proposal the suite makes itself, with no edit and no report: an answer that is not an edit (BICS's
+    located bug) or a task that never reaches the server (its error)."""
+    return ProposalRecord(
+        id="", backend=backend, status=status, edits=[], report=None, latency_ms=0.0, error=error, error_kind=error_kind
+    )
 
 
 class Suite(Generic[T]):
@@ -179,15 +191,15 @@ class Suite(Generic[T]):
         answers = []
         for proposal in proposals:
             completion = None
-            if proposal.get("status") == "ok":
-                completion = apply_text_edits(task.before, edits_of(proposal))
+            if proposal.status == "ok":
+                completion = apply_text_edits(task.before, proposal.edits)
             answers.append(Answer(proposal=proposal, completion=completion))
         return answers
 
     async def judge(self, box: Any, task: T, condition: str, completion: str) -> Verdict:
         raise NotImplementedError
 
-    def report_metrics(self, task: T, report: dict[str, Any]) -> dict[str, Any]:
+    def report_metrics(self, task: T, report: FidelityReport) -> dict[str, Any]:
         """Numbers the suite reads from the server's report of a proposal (measured against the gold edit
         the request carried), merged into the record's metrics: the suite re-measures nothing."""
         return {}
@@ -235,9 +247,3 @@ class Suite(Generic[T]):
         from benchmark import recorded
 
         return recorded.load(path)
-
-
-def edits_of(proposal: dict[str, Any]) -> list:
-    from server.fidelity import TextEdit
-
-    return msgspec.convert(proposal.get("edits") or [], list[TextEdit])

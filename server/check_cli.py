@@ -7,13 +7,19 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import msgspec
 
 from server import example
+from server.check_json import KEY_CASES, git_json, report_json
 from server.fidelity import FidelityReport, measure
 from server.fidelity.lang.table import LANGUAGES, PYTHON, Lang, detect
+from server.protocol.checked import SEVERITY_ORDER
 from server.report_text import render_report
+
+if TYPE_CHECKING:
+    from server.sarif import Checked
 
 
 class CheckError(Exception):
@@ -36,7 +42,26 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("--git", metavar="REV", help="compare the working tree with revision REV")
     parser.add_argument("paths", nargs="*", default=[], help=argparse.SUPPRESS)
     parser.add_argument("--example", action="store_true", help="run on the embedded example edit")
-    parser.add_argument("--format", choices=("text", "json"), default="text")
+    parser.add_argument(
+        "--format",
+        choices=("text", "json", "sarif"),
+        default="text",
+        help="sarif: SARIF 2.1.0, one result per flagged unit, for code scanning (the edited files' lines)",
+    )
+    parser.add_argument(
+        "--json-keys",
+        choices=KEY_CASES,
+        default="camel",
+        help="--format json: the keys' case; camel (default) is the language server's, snake the one check "
+        "printed before 0.2 (a transition, to be removed)",
+    )
+    parser.add_argument(
+        "--fail-on",
+        choices=SEVERITY_ORDER,
+        metavar="LEVEL",
+        help="exit status 1 when a flagged unit or statement is this loud or louder: "
+        "hint (any), information, warning or error (default: exit status 0 whatever is flagged)",
+    )
     parser.add_argument(
         "--language",
         metavar="ID",
@@ -80,27 +105,31 @@ def _run(args: argparse.Namespace) -> int:
         paths = [p for p in (args.original, args.edited, *args.paths) if p]
         if args.gold:
             raise CheckError("--gold cannot be combined with --git")
-        return _check_git(args.git, paths, args.format, target, args.language)
+        return _check_git(args.git, paths, args.format, target, args.language, args.fail_on, keys=args.json_keys)
     if args.paths:
         raise CheckError(f"unexpected arguments: {' '.join(args.paths)}")
     if args.example:
         if args.original or args.edited:
             raise CheckError("--example takes no files")
+        if args.format == "sarif":
+            raise CheckError("--format sarif locates its results in files: give ORIGINAL EDITED, or --git REV")
         report = measure(example.ORIGINAL, example.OVER_EDITED, gold=example.GOLD, target=target)
-        _emit(report, args.format, title=f"example: {example.INSTRUCTION}")
-        return 0
+        _emit(report, args.format, title=f"example: {example.INSTRUCTION}", keys=args.json_keys)
+        judged = [_judged("example.py", report, example.ORIGINAL, example.OVER_EDITED)] if args.fail_on else []
+        return exit_status(args.fail_on, judged)
     if not args.original or not args.edited:
         raise CheckError("give ORIGINAL and EDITED files, or --git REV, or --example")
     original = read_text(args.original)
     edited = read_text(args.edited)
     gold = read_text(args.gold) if args.gold else None
     language = language_of(args.edited, args.language)
-    _emit(
-        measure(original, edited, gold=gold, target=target, language=language),
-        args.format,
-        title=f"{args.original} -> {args.edited}" + _as(language),
-    )
-    return 0
+    report = measure(original, edited, gold=gold, target=target, language=language)
+    judged = [_judged(args.edited, report, original, edited)] if args.format == "sarif" or args.fail_on else []
+    if args.format == "sarif":
+        _write_sarif(judged, Path.cwd())
+    else:
+        _emit(report, args.format, title=f"{args.original} -> {args.edited}" + _as(language), keys=args.json_keys)
+    return exit_status(args.fail_on, judged)
 
 
 def _as(language: str) -> str:
@@ -145,9 +174,9 @@ def decode(data: bytes, name: str) -> str:
         raise CheckError(f"{name}: not UTF-8 text (byte {exc.start})") from None
 
 
-def _emit(report: FidelityReport, fmt: str, *, title: str) -> None:
+def _emit(report: FidelityReport, fmt: str, *, title: str, keys: str = "camel") -> None:
     if fmt == "json":
-        sys.stdout.write(msgspec.json.encode(report).decode() + "\n")
+        sys.stdout.write(report_json(report, keys).decode() + "\n")
     else:
         render_report(report, title=title)
 
@@ -180,38 +209,104 @@ class Change(msgspec.Struct, frozen=True, kw_only=True):
     similarity: int | None = None  # a rename's, in percent
 
 
-def _check_git(rev: str, paths: list[str], fmt: str, target: range | None, language: str | None = None) -> int:
+class GitFile(msgspec.Struct, frozen=True, kw_only=True):
+    """A changed file's text in the revision and in the working tree ("" for an added or deleted file),
+    or why they could not be read."""
+
+    change: Change
+    before: str = ""
+    after: str = ""
+    error: str | None = None
+
+
+def git_files(
+    rev: str, paths: list[str], cwd: Path | None = None, *, most: int | None = None
+) -> tuple[Path, list[GitFile]]:
+    """The top of the work tree (of `cwd`, default the current directory) and every file that differs
+    between `rev` and the working tree (`paths`: only these, relative to `cwd`), with both texts; more
+    than `most` files is a CheckError before any is read."""
     top = Path(
-        _git(["rev-parse", "--show-toplevel"], what="--git", fix="run it inside a git work tree, or compare two files")
+        _git(
+            ["rev-parse", "--show-toplevel"],
+            cwd,
+            what="--git",
+            fix="run it inside a git work tree, or compare two files",
+        )
         .decode()
         .strip()
     )
-    _git(
-        ["rev-parse", "--verify", "--end-of-options", f"{rev}^{{commit}}"],
-        what=f"--git {rev}: no such commit",
-        fix="name a commit, branch or tag of this repository (e.g. HEAD)",
-    )
-    changes = git_changes(rev, paths, top)
-    results: list[dict] = []
+    against = rev
+    if rev == "HEAD" and _unborn(cwd):  # the first commit (a pre-commit hook runs before it): all is new
+        against = _git(["hash-object", "-t", "tree", os.devnull], cwd).decode().strip()  # the empty tree
+    else:
+        _git(
+            ["rev-parse", "--verify", "--end-of-options", f"{rev}^{{commit}}"],
+            cwd,
+            what=f"--git {rev}: no such commit",
+            fix="name a commit, branch or tag of this repository (e.g. HEAD)",
+        )
+    changes = git_changes(against, paths, top, cwd)
+    if most is not None and len(changes) > most:
+        raise CheckError(f"{len(changes)} files changed against {rev}; at most {most} at a time: name some paths")
+    out: list[GitFile] = []
     for ch in changes:
-        entry: dict = {"path": ch.path, "status": ch.status}
-        if ch.old_path is not None:
-            entry |= {"old_path": ch.old_path, "similarity": ch.similarity}
         try:
             before = b"" if ch.status == "A" else _git(["show", f"{rev}:{ch.old_path or ch.path}"], cwd=top)
             after = b"" if ch.status == "D" else _read_worktree(top / ch.path, ch.path)
-            entry["report"] = measure(
-                decode(before, f"{rev}:{ch.old_path or ch.path}"),
-                decode(after, ch.path),
-                target=target,
-                language=language_of(ch.path, language),
+            out.append(
+                GitFile(
+                    change=ch, before=decode(before, f"{rev}:{ch.old_path or ch.path}"), after=decode(after, ch.path)
+                )
             )
         except CheckError as exc:
-            entry["error"] = str(exc)
+            out.append(GitFile(change=ch, error=str(exc)))
+    return top, out
+
+
+def _unborn(cwd: Path | None) -> bool:
+    """HEAD names a branch that has no commit yet (a repository before its first commit)."""
+    try:
+        _git(["rev-parse", "--verify", "--quiet", "HEAD^{commit}"], cwd)
+    except CheckError:
+        try:
+            _git(["symbolic-ref", "--quiet", "HEAD"], cwd)
+        except CheckError:
+            return False
+        return True
+    return False
+
+
+def _check_git(
+    rev: str,
+    paths: list[str],
+    fmt: str,
+    target: range | None,
+    language: str | None = None,
+    fail_on: str | None = None,
+    *,
+    keys: str = "camel",
+) -> int:
+    top, files = git_files(rev, paths)
+    results: list[dict] = []
+    judged: list[Checked] = []
+    for f in files:
+        ch = f.change
+        entry: dict = {"path": ch.path, "status": ch.status}
+        if ch.old_path is not None:
+            entry |= {"old_path": ch.old_path, "similarity": ch.similarity}
+        if f.error is None:
+            entry["report"] = measure(f.before, f.after, target=target, language=language_of(ch.path, language))
+        else:
+            entry["error"] = f.error
         results.append(entry)
+        if fmt == "sarif" or fail_on:
+            judged.append(_judged_git(f, entry.get("report")))
+    if fmt == "sarif":
+        _write_sarif(judged, top)
+        return exit_status(fail_on, judged)
     if fmt == "json":
-        sys.stdout.write(msgspec.json.encode({"revision": rev, "files": results}).decode() + "\n")
-        return 0
+        sys.stdout.write(git_json(rev, results, keys).decode() + "\n")
+        return exit_status(fail_on, judged)
     if not results:
         print(f"no changes against {rev} (untracked files included, ignored ones not)")
     for item in results:
@@ -222,7 +317,62 @@ def _check_git(rev: str, paths: list[str], fmt: str, target: range | None, langu
             render_report(
                 item["report"], title=f"{item['path']} ({renamed}{rev} -> working tree)" + _as(item["report"].language)
             )
-    return 0
+    return exit_status(fail_on, judged)
+
+
+# -- --format sarif and --fail-on: the units judged as the editor shows them (server.edit_check, which
+# loads the language server's views: imported only when asked for) ---------------------------------------
+def _judged(path: str, report: FidelityReport, original: str, edited: str) -> Checked:
+    from server.edit_check import judge
+    from server.sarif import Checked
+
+    return Checked(path, judge(report, original, edited))
+
+
+def _judged_git(f: GitFile, report: FidelityReport | None) -> Checked:
+    """A deleted file is not judged: removing a whole file is a decision of its own, not an edit of it."""
+    from server.sarif import Checked
+
+    if report is None or f.error is not None:
+        return Checked(f.change.path, None, f.error)
+    if f.change.status == "D":
+        return Checked(f.change.path, None, "deleted (a removed file is not judged)")
+    return _judged(f.change.path, report, f.before, f.after)
+
+
+def _write_sarif(judged: list[Checked], root: Path) -> None:
+    from server.sarif import write
+
+    write(judged, root)
+
+
+def exit_status(fail_on: str | None, judged: list[Checked]) -> int:
+    """1 when `fail_on` is given and a flagged unit or statement is at least that loud (one line on stderr
+    says how many and where the first is), else 0."""
+    if not fail_on:
+        return 0
+    from server.edit_check import at_least
+
+    loud = [
+        (f.path, lines.start, message)
+        for f in judged
+        if f.result is not None
+        for severity, lines, message in [
+            *((u.severity, u.lines, u.message) for u in f.result.units if u.flagged),
+            *((s.severity, s.lines, s.message) for s in f.result.statements),
+        ]
+        if at_least(severity, fail_on)
+    ]
+    if not loud:
+        return 0
+    path, line, message = loud[0]
+    more = f" (and {len(loud) - 1} more)" if len(loud) > 1 else ""
+    print(
+        f"edit-fidelity check: {len(loud)} flagged change{'s' if len(loud) != 1 else ''} at --fail-on {fail_on} "
+        f"or louder; first: {path}:{max(line, 1)}: {message}{more}",
+        file=sys.stderr,
+    )
+    return 1
 
 
 def _read_worktree(path: Path, rel: str) -> bytes:
@@ -236,13 +386,13 @@ def _read_worktree(path: Path, rel: str) -> bytes:
         raise CheckError(f"{rel}: {exc.strerror or exc}") from None
 
 
-def git_changes(rev: str, paths: list[str], top: Path) -> list[Change]:
+def git_changes(rev: str, paths: list[str], top: Path, cwd: Path | None = None) -> list[Change]:
     """Tracked changes (renames found by git, `-M`) and untracked files (`.gitignore` respected), an
     untracked file that is mostly a deleted one's content paired with it as a rename: a plain `mv`
     is as much a rename as `git mv`, and the user's index is never touched (no `git add -N`)."""
-    listing = _git(["diff", "--name-status", "-M", "-z", rev, "--", *paths])
+    listing = _git(["diff", "--name-status", "-M", "-z", rev, "--", *paths], cwd)
     changes = _parse_name_status(listing.decode(errors="surrogateescape"))
-    others = _git(["ls-files", "--others", "--exclude-standard", "--full-name", "-z", "--", *(paths or [":/"])])
+    others = _git(["ls-files", "--others", "--exclude-standard", "--full-name", "-z", "--", *(paths or [":/"])], cwd)
     untracked = [p for p in others.decode(errors="surrogateescape").split("\0") if p]
     # a file untracked since REV (`git rm --cached`) is still in the working tree: a change, not a deletion
     changes = [Change(status="M", path=c.path) if c.status == "D" and c.path in untracked else c for c in changes]

@@ -29,6 +29,7 @@ BUILTIN: dict[str, str] = {
     "serve": "server.serve_cli",
     "model": "server.models.cli",
     "demo": "server.demo_cli",
+    "mcp": "server.mcp_cli",
 }
 
 

@@ -121,16 +121,26 @@ def test_sandbox_imports_nothing_from_server_or_benchmark():
 
 
 def test_the_fidelity_core_is_pure():
-    """server/fidelity: nothing from the LSP layer, the backends, the wire contract, benchmark or
-    sandbox, and no I/O or editor-protocol library."""
+    """server/fidelity: nothing from the LSP layer, the backends, benchmark or sandbox, and no I/O or
+    editor-protocol library; of the wire contract only the report's Structs, which the core fills in."""
     assert (
         _violations(
             "server.fidelity",
             lambda t: (
-                (_within(t, "server") and not _within(t, "server.fidelity")) or any(_within(t, m) for m in IMPURE)
+                (_within(t, "server") and not any(_within(t, m) for m in ("server.fidelity", "server.protocol.report")))
+                or any(_within(t, m) for m in IMPURE)
             ),
         )
         == []
+    )
+
+
+def test_the_wire_contract_depends_on_nothing_of_ours():
+    """server/protocol: msgspec and the standard library only, so the core, the server, the benchmark and
+    the generator of the extension's types all take it (and no import of it can close a cycle)."""
+    assert _violations("server.protocol", lambda t: _within(t, "server") and not _within(t, "server.protocol")) == []
+    assert (
+        _violations("server.protocol", lambda t: any(_within(t, m) for m in IMPURE if m not in ("os", "pathlib"))) == []
     )
 
 

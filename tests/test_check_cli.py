@@ -30,10 +30,41 @@ def test_example_text_and_json():
     assert {"paper", "sonar", "cyclomatic"} <= set(data["complexity"])
     assert set(data["complexity"]["paper"]) == {"before", "after", "delta"}
     assert data["excess"]["no_comments"] > 0
-    for hunk in data["hunks"]:
-        assert {"start_line", "end_line", "kinds", "tokens_changed"} <= set(hunk)
+    for hunk in data["hunks"]:  # the language server's keys: camelCase
+        assert {"startLine", "endLine", "kinds", "tokensChanged"} <= set(hunk)
+    assert {"goldDistance", "parseErrors", "localizedDistance", "goldComplexity"} <= set(data)
     assert data["edits"][0]["range"]["start"].keys() == {"line", "character"}
     assert "newText" in data["edits"][0]
+
+
+def test_json_keys_snake_keeps_the_document_check_printed_before():
+    """The transition for scripts written against the snake_case keys: `--json-keys snake` is the same
+    document with every field named as before (a text edit's `newText` as it always was), values unchanged."""
+    camel = json.loads(run("check", "--example", "--format", "json").stdout)
+    done = run("check", "--example", "--format", "json", "--json-keys", "snake")
+    assert done.returncode == 0, done.stderr
+    snake = json.loads(done.stdout)
+    assert list(snake) == [
+        "distance",
+        "excess",
+        "gold_distance",
+        "complexity",
+        "hunks",
+        "functions",
+        "edits",
+        "parse_errors",
+        "identical",
+        "localized_distance",
+        "gold_complexity",
+        "language",
+    ]
+    assert {"start_line", "new_end_line", "tokens_changed", "token_spans"} <= set(snake["hunks"][0])
+    assert "cognitive_before" in snake["functions"][0] and "newText" in snake["edits"][0]
+    assert snake["hunks"][0]["edits"] == camel["hunks"][0]["edits"]
+    assert snake["gold_distance"] == camel["goldDistance"] and snake["distance"] == camel["distance"]
+    assert [h["start_line"] for h in snake["hunks"]] == [h["startLine"] for h in camel["hunks"]]
+    bad = run("check", "--example", "--format", "json", "--json-keys", "kebab")
+    assert bad.returncode == 2 and "invalid choice" in bad.stderr and "Traceback" not in bad.stderr
 
 
 def test_files_gold_and_target(tmp_path: Path):
@@ -43,7 +74,7 @@ def test_files_gold_and_target(tmp_path: Path):
     done = run("check", "a.py", "b.py", "--gold", "gold.py", "--target", "1:2", "--format", "json", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     data = json.loads(done.stdout)
-    assert data["gold_distance"]["raw"]["tokens"] == 1
+    assert data["goldDistance"]["raw"]["tokens"] == 1
     assert data["excess"]["raw"] > 0
     assert [h["kinds"] for h in data["hunks"]] == [["logic"], ["logic", "outside_target"]]
 
@@ -167,7 +198,7 @@ def test_git_mv_and_plain_mv_are_renames(tmp_path: Path):
     (tmp_path / "gone.py").unlink()
     (tmp_path / "other.py").write_text("completely = 'different'\n")
     files = _files(run("check", "--git", "HEAD", "--format", "json", cwd=tmp_path))
-    assert {p: (f["status"], f.get("old_path")) for p, f in files.items()} == {
+    assert {p: (f["status"], f.get("oldPath")) for p, f in files.items()} == {
         "a2.py": ("R", "a.py"),
         "b2.py": ("R", "b.py"),
         "gone.py": ("D", None),
@@ -176,6 +207,9 @@ def test_git_mv_and_plain_mv_are_renames(tmp_path: Path):
     assert files["a2.py"]["similarity"] == 100 and 50 <= files["b2.py"]["similarity"] < 100
     assert files["a2.py"]["report"]["distance"]["raw"]["tokens"] == 0  # measured against the old path's text
     assert files["b2.py"]["report"]["distance"]["raw"]["tokens"] == 1
+    snake = _files(run("check", "--git", "HEAD", "--format", "json", "--json-keys", "snake", cwd=tmp_path))
+    assert snake["a2.py"]["old_path"] == "a.py" and "oldPath" not in snake["a2.py"]
+    assert "start_line" in snake["b2.py"]["report"]["hunks"][0]
     text = run("check", "--git", "HEAD", cwd=tmp_path).stdout
     assert "a2.py (renamed from a.py; HEAD -> working tree)" in text
     assert "b2.py (renamed from b.py; HEAD -> working tree)" in text

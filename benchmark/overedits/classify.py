@@ -25,7 +25,7 @@ from benchmark.overedits import lang_make
 from benchmark.overedits.make import Candidate, load_corpus, new_spans
 from server.fidelity import apply_text_edits, measure, paper_tokens, pyast
 from server.fidelity.flags import judge_units
-from server.fidelity.report import UNREQUESTED_KINDS, FidelityReport
+from server.protocol.report import UNREQUESTED_KINDS, FidelityReport
 
 JUDGES = ("core", "aware")
 

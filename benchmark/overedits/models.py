@@ -189,8 +189,8 @@ async def judge_all(
                 except ServerError as exc:
                     done[key] = Judgment(error=f"{problem} {kind}: {exc}")
                     return
-            if proposal.get("status") != "ok":
-                done[key] = Judgment(error=f"{problem} {kind}: {proposal.get('errorKind')}: {proposal.get('error')}")
+            if proposal.status != "ok":
+                done[key] = Judgment(error=f"{problem} {kind}: {proposal.error_kind}: {proposal.error}")
             else:
                 _, warning, _ = flag_counts(proposal)
                 done[key] = Judgment(warning=warning or 0, kinds=flag_kinds(proposal) or {})

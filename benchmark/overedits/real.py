@@ -92,9 +92,8 @@ from benchmark.overedits.real_score import (
 )
 from benchmark.overedits.replay import replaying
 from benchmark.session import ServerError
-from benchmark.suite import edits_of
 from server.fidelity import apply_text_edits
-from server.protocol.names import Command
+from server.protocol.commands import FlaggedStatement, NecessityRecord, ProposalRecord
 
 RULE = (
     "a unit meets a labelled change when they share a line of `after` (new_start_line..new_end_line against "
@@ -144,43 +143,43 @@ class RealReport(msgspec.Struct, frozen=True):
     tests: TestsFigures | None = None
 
 
-def units_of(proposal: dict[str, Any]) -> list[Unit]:
+def units_of(proposal: ProposalRecord) -> list[Unit]:
     """The proposal's change units (its report's hunks) with the server's flags, severities and messages,
     then its flagged statements (`flaggedStatements`) as units of their own."""
-    hunks = (proposal.get("report") or {}).get("hunks") or []
-    flagged = set(proposal.get("flaggedHunks") or [])
-    severities = proposal.get("hunkSeverities") or []
-    messages = proposal.get("hunkMessages") or []
+    hunks = proposal.report.hunks if proposal.report is not None else []
+    flagged = set(proposal.flagged_hunks)
+    severities = proposal.hunk_severities
+    messages = proposal.hunk_messages
     units = [
         Unit(
             index=i,
-            lines=(h["start_line"], h["end_line"]),
-            new_lines=(h["new_start_line"], h["new_end_line"]),
-            kinds=list(h.get("kinds") or []),
+            lines=(h.start_line, h.end_line),
+            new_lines=(h.new_start_line, h.new_end_line),
+            kinds=list(h.kinds),
             flagged=i in flagged,
             severity=severities[i] if i in flagged and i < len(severities) else None,
-            message=messages[i] if i < len(messages) else str(h.get("message") or ""),
+            message=messages[i] if i < len(messages) else h.message,
         )
         for i, h in enumerate(hunks)
     ]
-    return statement_units(units, proposal.get("flaggedStatements") or [])
+    return statement_units(units, proposal.flagged_statements)
 
 
-def statement_units(units: list[Unit], statements: list[dict[str, Any]]) -> list[Unit]:
+def statement_units(units: list[Unit], statements: Sequence[FlaggedStatement]) -> list[Unit]:
     """`units` and, after them, each flagged statement as a unit of its own: its lines of `after`, no line of
     `before` (the unit around it holds the requested change there)."""
     out = list(units)
     for s in statements:
-        at = units[s["hunk"]].lines[0]
+        at = units[s.hunk].lines[0]
         out.append(
             Unit(
                 index=len(out),
                 lines=(at, at - 1),
-                new_lines=(s["startLine"], s["endLine"]),
-                kinds=list(s["kinds"]),
+                new_lines=(s.start_line, s.end_line),
+                kinds=list(s.kinds),
                 flagged=True,
-                severity=s["severity"],
-                message=s["message"],
+                severity=s.severity,
+                message=s.message,
             )
         )
     return out
@@ -207,17 +206,17 @@ class EntryJudgment(msgspec.Struct, frozen=True):
     runs: int = 0
 
 
-def with_test_flags(units: list[Unit], record: dict[str, Any]) -> list[Unit]:
+def with_test_flags(units: list[Unit], record: NecessityRecord) -> list[Unit]:
     """The proposal's units with the analysis' unrequested ones flagged too (its severity and message),
     then its unrequested statements inside needed units (`unrequestedParts`) as units of their own."""
-    flags = {f["hunk"]: f for f in record.get("unrequested") or []}
+    flags = {f.hunk: f for f in record.unrequested}
     out = [
-        msgspec.structs.replace(u, flagged=True, severity=flags[u.index]["severity"], message=flags[u.index]["message"])
+        msgspec.structs.replace(u, flagged=True, severity=flags[u.index].severity, message=flags[u.index].message)
         if u.index in flags and not u.flagged
         else u
         for u in units
     ]
-    return statement_units(out, record.get("unrequestedParts") or [])
+    return statement_units(out, record.unrequested_parts)
 
 
 def workspaces(root: Path, entries: Sequence[Entry], tests: dict[int, str]) -> list[Path]:
@@ -268,14 +267,9 @@ async def judge(
                     words = Judged(e, units_of(proposal))
                     if not folders:
                         return EntryJudgment(words)
-                    rec = await turn.session.execute(Command.ANALYZE_NECESSITY.value, {"id": proposal["id"]})
+                    rec = await turn.session.analyze_necessity(proposal.id)
                     tests = Judged(e, with_test_flags(words.units, rec))
-                    return EntryJudgment(
-                        words,
-                        tests,
-                        status=rec.get("status"),
-                        runs=int(rec.get("runs") or 0) + int(rec.get("partRuns") or 0),
-                    )
+                    return EntryJudgment(words, tests, status=rec.status, runs=rec.runs + rec.part_runs)
                 except ServerError as exc:
                     return EntryJudgment(Judged(e, [], error=str(exc)))
                 finally:
@@ -285,10 +279,10 @@ async def judge(
         return list(await asyncio.gather(*(one(i, e) for i, e in enumerate(entries))))
 
 
-def _unusable(e: Entry, proposal: dict[str, Any]) -> str | None:
-    if proposal.get("status") != "ok":
-        return f"{proposal.get('errorKind')}: {proposal.get('error')}"
-    if apply_text_edits(e.before, edits_of(proposal)) != e.after:
+def _unusable(e: Entry, proposal: ProposalRecord) -> str | None:
+    if proposal.status != "ok":
+        return f"{proposal.error_kind}: {proposal.error}"
+    if apply_text_edits(e.before, proposal.edits) != e.after:
         return "the proposal's edits do not rebuild `after`: its lines would not match"
     return None
 

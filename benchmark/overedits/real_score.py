@@ -19,7 +19,7 @@ from typing import Any, Literal
 import msgspec
 
 from server.errors import UserError
-from server.fidelity.report import HUNK_KINDS
+from server.protocol.report import HUNK_KINDS
 
 Span = tuple[int, int]  # 1-based inclusive lines; [k, k-1] is empty
 LEVELS = ("warning", "any")  # flagged at warning severity or above (LSP 1 or 2), and at any severity

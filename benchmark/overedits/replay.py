@@ -21,6 +21,7 @@ from typing import Any
 from benchmark.backends import Replay
 from benchmark.session import ServerError, ServerSession
 from server.errors import UserError
+from server.protocol.commands import ProposalRecord
 
 
 class ServerStartError(UserError):
@@ -35,9 +36,9 @@ class Turn:
 
     async def propose(
         self, before: str, instruction: str, answer: str, *, name: str, gold: str | None, uri: str | None = None
-    ) -> dict[str, Any]:
+    ) -> ProposalRecord:
         """`editFidelity.requestEdit` on `before` (a fresh document, or the caller's `uri`), the endpoint
-        answering `answer`: the proposal (its report as the core's document). ServerError when it fails."""
+        answering `answer`: the proposal. ServerError when it fails."""
         handle = self.replay.book.put(self.slot, before, instruction, answer)
         try:
             return await self.session.request_edit(before, instruction, self.slot, name=name, gold=gold, uri=uri)

@@ -1,6 +1,6 @@
 // Small helpers of the command flows: cancellation racing, error text, selections as LSP ranges.
 import * as vscode from "vscode";
-import type { LspRange } from "./protocol";
+import type { Range } from "./protocol";
 
 export class Cancelled extends Error {
   constructor() {
@@ -36,7 +36,7 @@ export function errorText(e: unknown): string {
   return String(e);
 }
 
-export function toLspRange(sel: vscode.Selection | vscode.Range): LspRange {
+export function toLspRange(sel: vscode.Selection | vscode.Range): Range {
   return {
     start: { line: sel.start.line, character: sel.start.character },
     end: { line: sel.end.line, character: sel.end.character },

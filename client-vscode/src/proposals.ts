@@ -1,7 +1,7 @@
 // The proposed text as a virtual document (scheme `edit-fidelity-proposal`), so a proposal can be
 // shown in a diff editor before anything touches the buffer.
 import * as vscode from "vscode";
-import type { LspTextEdit, Proposal } from "./protocol";
+import type { Proposal, TextEdit } from "./protocol";
 
 export const PROPOSAL_SCHEME = "edit-fidelity-proposal";
 
@@ -33,7 +33,7 @@ function offsetAt(text: string, starts: number[], line: number, character: numbe
 }
 
 /** Apply LSP text edits (all against the same original text, non-overlapping) to `text`. */
-export function applyTextEdits(text: string, edits: LspTextEdit[]): string {
+export function applyTextEdits(text: string, edits: TextEdit[]): string {
   const starts = lineStarts(text);
   const spans = edits.map((e, i) => ({
     start: offsetAt(text, starts, e.range.start.line, e.range.start.character),

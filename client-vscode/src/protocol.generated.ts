@@ -33,7 +33,7 @@ export const NECESSITY_INCLUDE: readonly string[] = ["*.py", "*.pyi", "pyproject
 /** The settings the extension sends the server (a change to one restarts it). */
 export const SERVER_SETTINGS = ["backends", "defaultStyle", "observeChanges", "thresholds", "severity", "sandbox", "testCommand", "necessity"] as const;
 /** How loud a flagged unit of each kind is by default (`whitespace`: whitespace-only units). */
-export const SEVERITY_DEFAULTS = { whitespace: "hint", formatting_only: "warning", comment_removed: "warning", rename: "warning", docstring: "warning", signature_change: "warning", import_change: "warning", defensive: "warning", lazy_placeholder: "warning", deletion: "warning", outside_target: "warning", added_code: "warning", comment_added: "information" } as const;
+export const SEVERITY_DEFAULTS = { whitespace: "hint", formatting_only: "hint", comment_removed: "warning", rename: "warning", docstring: "warning", signature_change: "warning", import_change: "warning", defensive: "warning", lazy_placeholder: "warning", deletion: "warning", outside_target: "warning", added_code: "warning", comment_added: "information" } as const;
 
 /** Patterns the server checks (a backend's name, an environment variable's, a sandbox environment's). */
 export const BACKEND_NAME = /^[\w.:@/+-]{1,64}$/;
@@ -145,7 +145,7 @@ export interface CheckChangeArgs {
 }
 
 export interface CheckChangeResult {
-  report: Record<string, unknown>;
+  report: FidelityReport;
   baseline: string;
   flaggedHunks: number[];
   hunkMessages: string[];
@@ -192,6 +192,14 @@ export interface CompareRow {
   flaggedStatements: number;
 }
 
+/** A whole-file complexity before and after; all three are None where the code does not parse. `reason` says why a metric is None by construction (the paper's metric and radon's index exist for Python only; an unsupported language has none); omitted when absent, so Python's records read as before. */
+export interface ComplexityDelta {
+  before: number | null;
+  after: number | null;
+  delta: number | null;
+  reason?: string | null;
+}
+
 export interface DismissResult {
   dismissed: boolean;
 }
@@ -199,6 +207,22 @@ export interface DismissResult {
 export interface Distance {
   tokens: number;
   normalized: number;
+}
+
+/** How faithfully an edit kept the original: distances, excess over a gold edit, complexity, change units. */
+export interface FidelityReport {
+  distance: Record<string, Distance>;
+  excess: Record<string, number> | null;
+  goldDistance: Record<string, Distance> | null;
+  complexity: Record<string, ComplexityDelta>;
+  hunks: Hunk[];
+  functions: FunctionChange[];
+  edits: TextEdit[];
+  parseErrors: ParseStatus;
+  identical: boolean;
+  localizedDistance: Record<string, Distance> | null;
+  goldComplexity: Record<string, ComplexityDelta> | null;
+  language: string;
 }
 
 /** A new statement nobody asked for inside a unit that is not flagged itself (the unit holds a requested change too): an extra `break`, a value computed and never read. In a proposal, judged on the instruction (`server.fidelity.statements`); in `analyzeNecessity`'s record, one the tests pass without that the instruction asks for neither by kind nor by name (`server.fidelity.parts`). */
@@ -209,6 +233,39 @@ export interface FlaggedStatement {
   kinds: string[];
   severity: number;
   message: string;
+}
+
+export interface FunctionChange {
+  name: string;
+  status: string;
+  startLine: number | null;
+  endLine: number | null;
+  newStartLine: number | null;
+  newEndLine: number | null;
+  tokensChanged: number;
+  cognitiveBefore: number | null;
+  cognitiveAfter: number | null;
+  sonarBefore: number | null;
+  sonarAfter: number | null;
+  cyclomaticBefore: number | null;
+  cyclomaticAfter: number | null;
+}
+
+/** One change unit: accepted or reverted as a whole, independently of the others. A unit is finer than lines (a fix and a rename on one line are two units) and a consistent rename is one unit over all its occurrences, so its `edits` may be several text edits. */
+export interface Hunk {
+  startLine: number;
+  endLine: number;
+  newStartLine: number;
+  newEndLine: number;
+  kinds: string[];
+  tokensChanged: number;
+  unrequested: boolean;
+  message: string;
+  renames: Record<string, string>;
+  edits: TextEdit[];
+  names: string[];
+  functions: string[];
+  tokenSpans: number[][];
 }
 
 /** rejectProposal, analyzeNecessity. */
@@ -290,6 +347,11 @@ export interface NecessitySettings {
 export interface NoArgs {
 }
 
+export interface ParseStatus {
+  original: string | null;
+  edited: string | null;
+}
+
 export interface Position {
   line: number;
   character: number;
@@ -300,7 +362,7 @@ export interface ProposalRecord {
   backend: string;
   status: string;
   edits: TextEdit[];
-  report: Record<string, unknown> | null;
+  report: FidelityReport | null;
   latencyMs: number;
   uri: string;
   version: number;
@@ -400,7 +462,7 @@ export interface SettingsWire {
 export interface Severity {
   /** Severity of a flagged unit of this kind (not requested by the instruction): Whitespace-only changes (blank lines, trailing spaces, re-indentation) up to whitespaceHintLines lines. */
   whitespace?: "error" | "warning" | "information" | "hint";
-  /** Severity of a flagged unit of this kind (not requested by the instruction): Reformatting that keeps the syntax tree (quotes, parentheses, line wrapping), and large whitespace changes. */
+  /** Severity of a flagged unit of this kind (not requested by the instruction): Reformatting that keeps the syntax tree (quotes, parentheses, line wrapping), and large whitespace changes: layout, not behaviour, so a hint unless raised here. */
   formatting_only?: "error" | "warning" | "information" | "hint";
   /** Severity of a flagged unit of this kind (not requested by the instruction): Comments removed. */
   comment_removed?: "error" | "warning" | "information" | "hint";
@@ -430,6 +492,7 @@ export interface SnapshotResult {
   version: number;
 }
 
+/** An LSP TextEdit (0-based lines, UTF-16 columns) against the original text. */
 export interface TextEdit {
   range: Range;
   newText: string;

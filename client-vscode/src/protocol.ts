@@ -2,85 +2,30 @@
 // Everything here is plain JSON; the server is the authority, so the types are lenient where the
 // contract leaves room (numbers that may arrive as objects, optional fields).
 
-// The command names and arguments are the server's (server/protocol, generated); the results below
-// are read leniently.
+// The command names, arguments, proposals and the fidelity report are the server's (server/protocol,
+// generated); the other results below are read leniently.
 import type * as protocol from "./protocol.generated";
 export { Commands } from "./protocol.generated";
 
-export interface LspPosition {
-  line: number;
-  character: number;
-}
-
-export interface LspRange {
-  start: LspPosition;
-  end: LspPosition;
-}
-
-export interface LspTextEdit {
-  range: LspRange;
-  newText: string;
-}
-
-export interface Distance {
-  tokens: number;
-  normalized: number;
-}
-
-export interface ComplexityDelta {
-  before: number | null;
-  after: number | null;
-  delta: number | null;
-}
-
-export interface Hunk {
-  startLine: number;
-  endLine: number;
-  newStartLine: number;
-  newEndLine: number;
-  kinds: string[];
-  tokensChanged: number;
-  unrequested: boolean;
-  message: string;
-  renames?: Record<string, string>;
-  /** The change unit's own edits against the original (a rename: one per occurrence). */
-  edits?: LspTextEdit[];
-}
-
-/** The object `edit-fidelity check --format json` prints (server/fidelity/report.py). */
-export interface FidelityReport {
-  distance: Record<string, Distance>;
-  excess: Record<string, number> | null;
-  goldDistance?: Record<string, Distance> | null;
-  complexity: Record<string, ComplexityDelta>;
-  hunks: Hunk[];
-  functions?: unknown[];
-  edits?: LspTextEdit[];
-  parseErrors?: { original: string | null; edited: string | null };
-  identical?: boolean;
-}
+/** The fidelity report and its parts: the server's Structs (server/protocol/report.py), generated. */
+export type {
+  ComplexityDelta,
+  Distance,
+  FidelityReport,
+  FunctionChange,
+  Hunk,
+  ParseStatus,
+  Position,
+  Range,
+  TextEdit,
+} from "./protocol.generated";
+import type { ComplexityDelta, Distance, TextEdit } from "./protocol.generated";
 
 export type RequestEditParams = protocol.RequestEditArgs;
 
-export interface Proposal {
-  id: string;
-  backend: string;
-  status: "ok" | "error";
-  error?: string | null;
-  edits: LspTextEdit[];
-  report?: FidelityReport | null;
-  latencyMs?: number;
-  /** Indices into report.hunks that the server flags (by its thresholds). */
-  flaggedHunks?: number[];
-  /** One message per hunk, as the diagnostics say it. */
-  hunkMessages?: string[];
-  style?: string;
-  truncated?: boolean;
-  /** Which of the backend's `n` answers. */
-  sample?: number;
-  /** How the server names it: the backend, and "sample i of n" when the backend gave several. */
-  label?: string;
-}
+/** A proposal as the server sends it (`ProposalRecord`, generated); the extension also previews one built from a
+ * compare row, which has only the first four fields. */
+export type Proposal = Pick<protocol.ProposalRecord, "id" | "backend" | "status" | "edits"> & Partial<protocol.ProposalRecord>;
 
 export type SelectProposalParams = protocol.SelectProposalArgs;
 
@@ -88,10 +33,7 @@ export interface SelectProposalResult {
   active: string;
 }
 
-export interface RequestEditResult {
-  proposals: Proposal[];
-  warnings?: string[];
-}
+export type RequestEditResult = protocol.RequestEditResult;
 
 export type ApplyProposalParams = protocol.ApplyProposalArgs;
 
@@ -125,7 +67,7 @@ export interface CompareRow {
   /** The row's proposal stays pending on the server: applyProposal {id: proposalId} applies it. */
   proposalId?: string;
   /** Preview without asking the backend again, when the server sends the edits with the row. */
-  edits?: LspTextEdit[];
+  edits?: TextEdit[];
   /** Client side only: rows built from requestEdit proposals. */
   id?: string;
 }
@@ -139,12 +81,7 @@ export type Baseline = "snapshot" | "git" | { text: string };
 
 export type CheckChangeParams = protocol.CheckChangeArgs;
 
-export interface CheckChangeResult {
-  report: FidelityReport;
-  baseline?: string;
-  flaggedHunks?: number[];
-  hunkMessages?: string[];
-}
+export type CheckChangeResult = protocol.CheckChangeResult;
 
 export type LocateBugParams = protocol.LocateBugArgs;
 

@@ -10,6 +10,11 @@ export function hunk(over: Partial<Hunk> = {}): Hunk {
     tokensChanged: 1,
     unrequested: false,
     message: "changes the comparison",
+    renames: {},
+    edits: [],
+    names: [],
+    functions: [],
+    tokenSpans: [],
     ...over,
   };
 }
@@ -31,6 +36,9 @@ export function report(over: Partial<FidelityReport> = {}): FidelityReport {
     edits: [],
     parseErrors: { original: null, edited: null },
     identical: false,
+    localizedDistance: null,
+    goldComplexity: null,
+    language: "python",
     ...over,
   };
 }

@@ -1,9 +1,9 @@
 import { beforeEach, describe, expect, it } from "vitest";
 import { applyTextEdits, PROPOSAL_SCHEME, ProposalDocuments } from "../src/proposals";
-import type { LspTextEdit } from "../src/protocol";
+import type { TextEdit } from "../src/protocol";
 import * as vscode from "./vscode.fake";
 
-const e = (l1: number, c1: number, l2: number, c2: number, newText: string): LspTextEdit => ({
+const e = (l1: number, c1: number, l2: number, c2: number, newText: string): TextEdit => ({
   range: { start: { line: l1, character: c1 }, end: { line: l2, character: c2 } },
   newText,
 });

@@ -171,9 +171,13 @@ def build_prompt(
     selection: tuple[int, int] | None = None,
     language: str = "python",
     answer_language: str | None = None,
+    document_first: bool = False,
 ) -> PromptPlan:
     """The request for one edit in the given style (see the module docstring). `answer_language`: the
-    language the answer is to be written in when it is not the document's (a translation)."""
+    language the answer is to be written in when it is not the document's (a translation).
+    `document_first`: our styles put the document before the instruction, for a backend that reuses the
+    KV cache of a prompt's prefix (the embedded model): the next request on the same document, whatever
+    its instruction, then computes only what follows the document."""
     if answer_language and answer_language != language and style not in WHOLE_DOCUMENT_STYLES:
         return PromptPlan(
             messages=translation_messages(
@@ -186,7 +190,11 @@ def build_prompt(
         return PromptPlan(prompt=canitedit_direct(instruction, text), stop=CANITEDIT_STOP, extract="raw")
     if style == "bare":
         return PromptPlan(messages=[ChatMessage("user", instruction)], extract="first_or_all")
-    return PromptPlan(messages=build_messages(instruction, text, style=style, selection=selection, language=language))
+    return PromptPlan(
+        messages=build_messages(
+            instruction, text, style=style, selection=selection, language=language, document_first=document_first
+        )
+    )
 
 
 def translation_messages(
@@ -222,10 +230,12 @@ def build_messages(
     style: str = "generic",
     selection: tuple[int, int] | None = None,
     language: str = "python",
+    document_first: bool = False,
 ) -> list[ChatMessage]:
     """Chat messages for one edit request in our styles (`generic`, `minimal`).
 
-    `selection` is a pair of 0-based line indices (first, last inclusive) into `text`.
+    `selection` is a pair of 0-based line indices (first, last inclusive) into `text`. `document_first`:
+    the same parts with the document (and, for a selection, the selected lines) before the instruction.
     """
     instruction = instruction.strip()
     lines = text.splitlines(keepends=True)
@@ -234,6 +244,13 @@ def build_messages(
     if not text.strip():
         parts.append(f"Write {name} code for the following request.\n\nInstruction: {instruction}\n")
         parts.append(f"Answer with the complete code in a single fenced ```{tag} code block.")
+    elif selection is None and document_first:
+        parts.append(f"Edit the following {name} code.\n")
+        parts.append(_fence(text, tag))
+        parts.append(f"\nInstruction: {instruction}\n")
+        if style == "minimal":
+            parts.append(minimal_instruction(instruction) + "\n")
+        parts.append("Return the complete edited code.")
     elif selection is None:
         parts.append(f"Edit the following {name} code.\n\nInstruction: {instruction}\n")
         if style == "minimal":
@@ -254,14 +271,12 @@ def build_messages(
             + "\n"
             + "".join(lines[last + 1 :])
         )
-        parts.append(
-            f"Edit the selected lines of the following {name} file (between "
-            f"`{start}` and `{end}`).\n\nInstruction: {instruction}\n"
+        head = f"Edit the selected lines of the following {name} file (between `{start}` and `{end}`).\n"
+        ask = [f"\nInstruction: {instruction}\n"] + (
+            [minimal_instruction(instruction) + "\n"] if style == "minimal" else []
         )
-        if style == "minimal":
-            parts.append(minimal_instruction(instruction) + "\n")
-        parts.append("The file, for context:\n" + _fence(marked, tag))
-        parts.append("\nThe selected lines:\n" + _fence(selected, tag))
+        document = ["The file, for context:\n" + _fence(marked, tag), "\nThe selected lines:\n" + _fence(selected, tag)]
+        parts += [head, *document, *ask] if document_first else [head + ask[0], *ask[1:], *document]
         parts.append(
             "\nReturn only the edited replacement for the selected lines, with their original "
             "indentation, without the selection markers."

@@ -11,7 +11,9 @@ Nothing here knows about editors, models or I/O. Public API:
 from server.fidelity.hunks import common_affix
 from server.fidelity.measure import distances, measure, token_distance
 from server.fidelity.normalize import function_body, normalize
-from server.fidelity.report import (
+from server.fidelity.textedits import apply_text_edits
+from server.fidelity.tokens import paper_tokens
+from server.protocol.report import (
     HUNK_KINDS,
     UNREQUESTED_KINDS,
     VARIANTS,
@@ -25,8 +27,6 @@ from server.fidelity.report import (
     Range,
     TextEdit,
 )
-from server.fidelity.textedits import apply_text_edits
-from server.fidelity.tokens import paper_tokens
 
 __all__ = [
     "HUNK_KINDS",

@@ -28,7 +28,6 @@ from server.fidelity.hunks import (
 from server.fidelity.lang import dispatch as other
 from server.fidelity.lang.analysis import LangAnalysis
 from server.fidelity.rename_regions import _regions_after_renames, _renamed_lines
-from server.fidelity.report import UNREQUESTED_KINDS, Hunk, TextEdit
 from server.fidelity.structure import FunctionInfo, Structure
 from server.fidelity.textedits import apply_text_edits, region_edit
 from server.fidelity.unit_trees import StatementTrees, _plausibly_formatting, _same_layout
@@ -46,6 +45,7 @@ from server.fidelity.units import (
     region_atoms,
     split_definitions,
 )
+from server.protocol.report import UNREQUESTED_KINDS, Hunk, TextEdit
 
 
 class Unit:

@@ -12,18 +12,22 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 
 from server.fidelity.instruction import Scope, UnitFacts, Verdict, judge_unit, parse_instruction
-from server.fidelity.report import HUNK_KINDS, UNREQUESTED_KINDS, FidelityReport, Hunk
 from server.fidelity.statements import StatementFlag, statement_flags
 from server.fidelity.unit_facts import unit_facts
+from server.protocol.report import HUNK_KINDS, UNREQUESTED_KINDS, FidelityReport, Hunk
 
 WARNING = 2  # LSP DiagnosticSeverity: 1 error and 2 warning are warnings; 3 information and 4 hint are hints
 # Per unrequested kind (and "whitespace" for whitespace-only units): layout differences are real but
 # rarely worth a squiggle, so they are a hint.
 # A comment added on code the edit leaves alone is information: real, but a reference solution's own
 # comments (the over-editing gold) are that too, so it is no squiggle by default.
+# Layout that keeps the syntax tree (`formatting_only`) is a hint too: it changes no behaviour, and a
+# reference whose layout differs from the code it fixes (the over-editing set's canonical solutions
+# against their unparsed corruptions) must not be a wall of warnings.
 SEVERITY_DEFAULTS = {
     "whitespace": 4,
     **{k: 2 for k in HUNK_KINDS if k in UNREQUESTED_KINDS},
+    "formatting_only": 4,
     "comment_added": 3,
 }
 WHITESPACE_HINT_LINES = 10  # a whitespace-only unit spanning more lines than this is not a hint

@@ -15,10 +15,10 @@ from functools import lru_cache
 from server.fidelity import pyast
 from server.fidelity.analysis import Analysis
 from server.fidelity.normalize import strip_comments_fallback
-from server.fidelity.report import Distance
 from server.fidelity.structure import FunctionInfo, Structure
 from server.fidelity.tokens import _PSEUDO, lex
 from server.fidelity.unparse import unparse
+from server.protocol.report import Distance
 
 _CONTINUATION = re.compile(r"(?:else|elif|except|finally|case)\b|[)\]}]")
 _DEF = re.compile(r"^([ \t]*)(?:async[ \t]+)?(def|class)[ \t]+(\w+)", re.MULTILINE)

@@ -9,7 +9,8 @@ from server.fidelity.classifier import build_units
 from server.fidelity.lang.measure import measure_lang, measure_unsupported
 from server.fidelity.lang.table import Lang, detect
 from server.fidelity.localize import broken_functions, localized_distances
-from server.fidelity.report import (
+from server.fidelity.tokens import lex
+from server.protocol.report import (
     VARIANTS,
     ComplexityDelta,
     Distance,
@@ -17,7 +18,6 @@ from server.fidelity.report import (
     FunctionChange,
     ParseStatus,
 )
-from server.fidelity.tokens import lex
 
 
 def token_distance(a: list[str], b: list[str]) -> Distance:

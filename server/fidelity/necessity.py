@@ -27,8 +27,8 @@ import msgspec
 from server.fidelity.analysis import analyze
 from server.fidelity.classifier import build_units
 from server.fidelity.measure import distances
-from server.fidelity.report import Distance, TextEdit
 from server.fidelity.textedits import apply_text_edits
+from server.protocol.report import Distance, TextEdit
 
 Outcome = bool | None  # True: passes; False: fails; None: unresolved (the check itself could not run)
 Check = Callable[[frozenset[int]], Outcome | Awaitable[Outcome]]

@@ -8,12 +8,15 @@ whose lines are all new (`new_statements`) and judges those whose job can be rea
 - a value computed and never read (`dead_store`): an assignment to a local that no later code reads
   (flow-sensitive def-use chains from beniget: a store at the end of a loop body that the next turn
   overwrites first is dead too). Never requested, with or without an instruction.
-- an early exit or a raise (`guard`): `if ...: return/break/continue/raise` added to a function the
-  original has, or a `raise` anywhere. Requested when the instruction asks for validation or errors
-  (and the exception matches), speaks of the case the condition tests ("empty", "negative"), names what
-  the condition tests (an identifier in code, a string or number it quotes), speaks of stopping or
-  skipping, or asks to rewrite the code; when the guard is the whole change (then it is the fix); and a
-  raise of an exception the original already raises follows the code's own convention.
+- an early exit or a raise (`guard`): `if ...: return/continue/break` that leaves a function or loop the
+  original has, when its condition tests an input case (`instruction.GUARD_TESTS`: None, a type,
+  emptiness, a range, or a tolerance), and a `raise` anywhere. An exit on the code's own condition
+  (`if i == j: return`) is logic the words cannot judge and is left alone. Requested when the
+  instruction asks for validation or errors (and the exception matches), speaks of the case the
+  condition tests ("empty", "negative"), names what the condition tests (an identifier in code, a string
+  or number it quotes), speaks of stopping or skipping, or asks to rewrite the code; when the guard is
+  the whole change (then it is the fix); and a raise of an exception the original already raises
+  follows the code's own convention.
 
 Each finding is a `StatementFlag` on the unit that holds it, with its own lines on the edited side. Pure.
 """
@@ -32,7 +35,7 @@ import msgspec
 from server.fidelity import pyast
 from server.fidelity.analysis import split_lines
 from server.fidelity.instruction import Scope, guard_tests
-from server.fidelity.report import FidelityReport
+from server.protocol.report import FidelityReport
 
 _DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -152,17 +155,17 @@ def dead_stores(function: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[int, s
     for d in chains.locals.get(fn, ()):
         node = d.node
         stored = isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store)
-        if stored and not d.users() and d.name() not in declared and not d.name().startswith("_"):
-            out.setdefault(node.lineno, set()).add(d.name())
+        line = getattr(node, "lineno", None)  # gast makes some names of its own (no position): not a store of the code
+        if stored and line is not None and not d.users() and d.name() not in declared and not d.name().startswith("_"):
+            out.setdefault(line, set()).add(d.name())
     return out
 
 
 _DYNAMIC = frozenset({"locals", "eval", "exec", "vars", "globals"})
 
 
-def _stored_names(node: ast.stmt) -> list[str]:
-    targets = node.targets if isinstance(node, ast.Assign) else [node.target]  # type: ignore[attr-defined]
-    return [n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)]
+def _stored_names(node: ast.Assign) -> list[str]:
+    return [n.id for t in node.targets for n in ast.walk(t) if isinstance(n, ast.Name)]
 
 
 def _guard(node: ast.stmt) -> tuple[ast.expr | None, ast.stmt] | None:
@@ -291,6 +294,7 @@ def statement_flags(
     raises = _original_raises(original)
     whole = _only_change(report, fresh, split_lines(edited))
     dead: dict[str, dict[int, set[str]]] = {}
+    before_dead: dict[str, set[str]] = {}  # per function, the names the original already stores and never reads
     out: list[StatementFlag] = []
     taken: set[int] = set()  # lines of statements flagged already (a guard inside a flagged guard)
     for found in new_statements(tree, fresh):
@@ -304,8 +308,14 @@ def statement_flags(
         if isinstance(node, ast.Assign) and qualname in functions:
             if qualname not in dead:
                 dead[qualname] = dead_stores(functions[qualname])
+                before_dead[qualname] = (
+                    {n for names in dead_stores(existing[qualname]).values() for n in names}
+                    if qualname in existing
+                    else set()
+                )
             names = _stored_names(node)
-            if names and all(n in dead[qualname].get(first, ()) for n in names):
+            # a store the original function already never read (the fix changed its value) is not the edit's
+            if names and all(n in dead[qualname].get(first, ()) and n not in before_dead[qualname] for n in names):
                 listed = ", ".join(f"`{n}`" for n in dict.fromkeys(names))
                 reason = f"not requested: {listed} is assigned here and never read afterwards"
         elif scope is not None and scope.text.strip() and (guard := _guard(node)) is not None:

@@ -42,7 +42,7 @@ from server.fidelity.instruction import (
     _raises_as_asked,
     _rename_reason,
 )
-from server.fidelity.report import FidelityReport, Hunk
+from server.protocol.report import FidelityReport, Hunk
 
 # Kinds no test can need: they change no behaviour.
 SILENT_KINDS = frozenset({"docstring", "comment_only", "comment_removed", "formatting_only"})

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from server.fidelity.analysis import split_lines
-from server.fidelity.report import Position, Range, TextEdit
+from server.protocol.report import Position, Range, TextEdit
 
 
 def utf16_len(text: str) -> int:

@@ -16,7 +16,7 @@ from rapidfuzz.distance import Levenshtein
 from server.fidelity import pyast
 from server.fidelity.analysis import split_lines
 from server.fidelity.instruction import UnitFacts, guard_tests
-from server.fidelity.report import FidelityReport, Hunk
+from server.protocol.report import FidelityReport, Hunk
 
 _KEYWORDS = frozenset(keyword.kwlist) | {"import", "from", "as"}
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")

@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 
 from server.fidelity.analysis import Analysis
 from server.fidelity.hunks import not_variables
-from server.fidelity.report import Position
 from server.fidelity.textedits import utf16_len
+from server.protocol.report import Position
 
 CODE, COMMENT, SPACE, RENAME, EOL = "code", "comment", "space", "rename", "eol"
 _OPEN, _CLOSE = frozenset("([{"), frozenset(")]}")

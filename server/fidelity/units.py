@@ -27,7 +27,6 @@ from rapidfuzz.distance import Indel
 
 from server.fidelity import pyast
 from server.fidelity.lang.analysis import LangAnalysis
-from server.fidelity.report import Position, Range, TextEdit
 from server.fidelity.unit_gaps import _gap_atoms, split_fstring_atoms
 from server.fidelity.unit_items import (  # re-exported: the classifier builds on them
     _NEWLINES,
@@ -43,6 +42,7 @@ from server.fidelity.unit_items import (  # re-exported: the classifier builds o
     _fstring_rename,
     _renamed,
 )
+from server.protocol.report import Position, Range, TextEdit
 
 __all__ = [
     "CODE",

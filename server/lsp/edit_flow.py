@@ -202,6 +202,7 @@ async def ask_backend(
             selection=req.selection,
             language=req.language,
             answer_language=req.answer_language,
+            document_first=isinstance(backend, LocalBackend),  # its KV cache then keeps the document
         )
         completion = await _ask(backend, plan, req.n, progress)
     except BackendError as exc:
@@ -256,7 +257,6 @@ async def _score(
         )
         p.edited = edited
         p.report = report
-        p.report_json = report.to_builtins()
         distance = report.distance.get("no_comments")
         p.heavy = distance is not None and distance.normalized > ls.settings.thresholds.distance_warning
         p.flagged = flag_hunks(report, req.instruction, original=req.text, edited=edited)

@@ -11,9 +11,9 @@ from server.fidelity import FidelityReport, Hunk
 from server.fidelity.analysis import split_lines
 from server.fidelity.flags import split_flags
 from server.fidelity.instruction import Verdict
-from server.fidelity.report import UNREQUESTED_KINDS
 from server.lsp.flagging import flagged_severity
 from server.lsp.settings import Thresholds
+from server.protocol.report import UNREQUESTED_KINDS
 
 
 @dataclass(frozen=True)

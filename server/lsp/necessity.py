@@ -43,7 +43,6 @@ from server.fidelity.necessity import (
     reference_free_excess,
     sub_edit,
 )
-from server.fidelity.report import Distance as CoreDistance
 from server.fidelity.test_evidence import evidence
 from server.lsp import args as A
 from server.lsp.necessity_env import EnvironmentProblem, ensure_environment, requirements, start_failure, start_hint
@@ -51,7 +50,7 @@ from server.lsp.progress import WorkProgress
 from server.lsp.settings import NecessitySettings
 from server.lsp.state import DocState, Proposal, owned, same_content
 from server.lsp.test_flags import test_flags, unneeded_parts
-from server.protocol.commands import Distance, NecessityRecord, RunRecord
+from server.protocol.commands import NecessityRecord, RunRecord
 from server.protocol.names import Command
 
 if TYPE_CHECKING:
@@ -111,11 +110,6 @@ def current_analysis(ls: EditFidelityServer, p: Proposal) -> Analysis | None:
 
 
 # -- the test command and the workspace ----------------------------------------------------------
-def _wire(distances: dict[str, CoreDistance]) -> dict[str, Distance]:
-    """The core's distances as the contract's Struct (the same two fields)."""
-    return {k: Distance(v.tokens, v.normalized) for k, v in distances.items()}
-
-
 def sandbox_argv(command: tuple[str, ...] | list[str]) -> list[str]:
     """The configured command as the sandbox runs it: `python` is the environment's interpreter
     (python3 too), and `pytest` runs as `python -m pytest`."""
@@ -385,8 +379,8 @@ async def _analyze(
         max_runs=result.max_runs,
         cache_hits=result.cache_hits,
         one_minimal=result.one_minimal,
-        distance=_wire(estimate.distance) if estimate else None,
-        d_min=_wire(estimate.d_min) if estimate else None,
+        distance=dict(estimate.distance) if estimate else None,
+        d_min=dict(estimate.d_min) if estimate else None,
         excess_ref_free=estimate.excess if estimate else None,
         probes=[_run_record(pr, results.get(frozenset(pr.hunks))) for pr in result.probes],
         test_command=command,

@@ -30,7 +30,6 @@ class Proposal:
     error_kind: str | None = None
     edited: str | None = None
     report: FidelityReport | None = None
-    report_json: dict[str, Any] | None = None
     flagged: list[bool] = field(default_factory=list)
     views: list[HunkView] = field(default_factory=list)
     statement_views: list[StatementView] = field(default_factory=list)  # flagged statements inside unflagged units

@@ -14,8 +14,8 @@ from bisect import bisect_right
 from collections.abc import Iterable
 
 from server.fidelity import FidelityReport, TextEdit, apply_text_edits
-from server.fidelity.report import Position
 from server.lsp.lines import split_lines, utf16_len
+from server.protocol.report import Position
 
 
 class _Text:

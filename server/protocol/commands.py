@@ -1,8 +1,8 @@
 """Every command's argument and result, as sent: camelCase keys, constraints in `Meta`.
 
 Arguments are decoded by `server.protocol.decode.convert` (one JSON object each); results are encoded
-with `msgspec.to_builtins`. `report` fields hold the fidelity report document (server.fidelity.report,
-what `edit-fidelity check --format json` prints), typed here as an object.
+with `msgspec.to_builtins`. `report` fields hold the fidelity report (`server.protocol.report`, what
+`edit-fidelity check --format json` prints).
 """
 
 from __future__ import annotations
@@ -13,9 +13,9 @@ import msgspec
 from msgspec import Meta
 
 from server.protocol.names import Command
+from server.protocol.report import MAX_INT, Distance, FidelityReport, Range, TextEdit
 from server.protocol.settings import Style
 
-MAX_INT = 2**31 - 1
 MAX_ID = 200
 MAX_INSTRUCTION = 20_000
 MAX_GOLD = 5_000_000  # a whole buffer
@@ -26,32 +26,7 @@ NonEmpty = Meta(pattern=r"\S")  # the message for a blank string: "must not be e
 Id = Annotated[str, Meta(pattern=r"\S", max_length=MAX_ID)]
 Uri = Annotated[str, NonEmpty, Meta(max_length=1_000_000)]
 Version = Annotated[int, Meta(ge=0, le=MAX_INT)]
-Count = Annotated[int, Meta(ge=0, le=MAX_INT)]
 BackendNames = Annotated[list[str], Meta(min_length=1, extra={"hint": "omit it to use every backend"})]
-
-
-class Position(msgspec.Struct, frozen=True):
-    line: Count
-    character: Count
-
-
-class Range(msgspec.Struct, frozen=True):
-    start: Position
-    end: Position
-
-    def __post_init__(self) -> None:
-        if (self.end.line, self.end.character) < (self.start.line, self.start.character):
-            raise ValueError("ends before it starts")
-
-
-class TextEdit(msgspec.Struct, frozen=True, rename={"new_text": "newText"}):
-    range: Range
-    new_text: str
-
-
-class Distance(msgspec.Struct, frozen=True):
-    tokens: int
-    normalized: float
 
 
 class Usage(msgspec.Struct, rename="camel", frozen=True):
@@ -157,8 +132,8 @@ class ProposalRecord(msgspec.Struct, rename="camel"):
     id: str
     backend: str
     status: str  # ok | error
-    edits: Annotated[list[dict[str, Any]], Meta(extra={"ts": "TextEdit[]"})]  # every unit's edits, in unit order
-    report: dict[str, Any] | None
+    edits: list[TextEdit]  # every unit's edits, in unit order
+    report: FidelityReport | None
     latency_ms: float
     uri: str = ""
     version: int = 0
@@ -224,7 +199,7 @@ class Window(msgspec.Struct, rename="camel", frozen=True):
 
 
 class CheckChangeResult(msgspec.Struct, rename="camel"):
-    report: dict[str, Any]
+    report: FidelityReport
     baseline: str
     flagged_hunks: list[int] = []
     hunk_messages: list[str] = []

@@ -2,7 +2,8 @@
 
 - `client-vscode/package.json` `contributes.configuration` (the settings UI), from SettingsWire;
 - `client-vscode/src/protocol.generated.ts`: command names, every command's argument and result
-  type, the settings types, their defaults and numeric ranges, the shared name lists.
+  type (the fidelity report included), the settings types, their defaults and numeric ranges, the
+  shared name lists.
 
     python -m server.protocol.generate          # rewrite both
     python -m server.protocol.generate --check  # exit 1 with one line when either is stale
@@ -20,7 +21,7 @@ from typing import Any
 import msgspec
 from msgspec import inspect as mi
 
-from server.protocol import commands, names
+from server.protocol import commands, names, report
 from server.protocol import settings as wire
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -135,9 +136,6 @@ def package_json(current: str) -> str:
 
 def _ts(t: mi.Type, structs: dict[str, type]) -> str:
     while isinstance(t, mi.Metadata):
-        given = (t.extra or {}).get("ts")  # a type the Python side holds as plain builtins
-        if given:
-            return given
         order = (t.extra or {}).get("order")
         if order and isinstance(t.type, mi.LiteralType):
             return " | ".join(json.dumps(v) for v in order)
@@ -162,8 +160,8 @@ def _ts(t: mi.Type, structs: dict[str, type]) -> str:
     if isinstance(t, mi.StructType):
         structs.setdefault(t.cls.__name__, t.cls)
         return t.cls.__name__
-    if isinstance(t, mi.UnionType):
-        return " | ".join(_ts(u, structs) for u in t.types)
+    if isinstance(t, mi.UnionType):  # `int | float` is one TypeScript number
+        return " | ".join(dict.fromkeys(_ts(u, structs) for u in t.types))
     raise TypeError(f"no TypeScript type for {t!r}")
 
 
@@ -224,7 +222,7 @@ def typescript() -> str:
     roots: list[type] = []
     for args_type, result_type in commands.COMMANDS.values():
         roots += [args_type, result_type]
-    roots += [wire.SettingsWire, commands.TextEdit]
+    roots += [wire.SettingsWire, report.TextEdit]
     for cls in roots:  # collect every Struct reachable from the roots, in a stable order
         _ts(mi.type_info(cls), structs)
     for cls in [a for a, _ in commands.COMMANDS.values()] + [wire.SettingsWire]:

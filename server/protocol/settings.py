@@ -149,8 +149,11 @@ SEVERITY_KINDS: dict[str, tuple[str, str]] = {
         ("Whitespace-only changes (blank lines, trailing spaces, re-indentation) up to whitespaceHintLines lines."),
     ),
     "formatting_only": (
-        "warning",
-        ("Reformatting that keeps the syntax tree (quotes, parentheses, line wrapping), and large whitespace changes."),
+        "hint",
+        (
+            "Reformatting that keeps the syntax tree (quotes, parentheses, line wrapping), and large whitespace "
+            "changes: layout, not behaviour, so a hint unless raised here."
+        ),
     ),
     "comment_removed": ("warning", "Comments removed."),
     "rename": ("warning", "Identifiers renamed."),

@@ -460,7 +460,7 @@ def test_requests_go_through_the_language_server(tasks: dict[str, ceb.Task]) -> 
 
     answers = run(ask_all())
     for (task, _cond), answer in zip(chosen, answers, strict=True):
-        assert answer.proposal.get("status") == "ok", (task.task_id, answer.proposal.get("error"))
+        assert answer.proposal.status == "ok", (task.task_id, answer.proposal.error)
         assert answer.completion == task.after, task.task_id
 
 

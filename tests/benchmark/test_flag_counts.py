@@ -20,16 +20,31 @@ from benchmark.suites import canitedit, overedit
 from sandbox import envs
 from server.fidelity import measure
 from server.fidelity.flags import count_unit_flags
+from server.protocol.commands import ProposalRecord
 from tests.benchmark.cli_runs import quiet_run
 from tools.doubles.scripted import ScriptedServer, Step, fenced, user_code
 
 
+def _proposal(flagged: list[int], severities: list[int], *, report: bool = True) -> ProposalRecord:
+    rep = measure("x = 1\n", "x = 2\n") if report else None
+    return ProposalRecord(
+        id="p",
+        backend="b",
+        status="ok",
+        edits=[],
+        report=rep,
+        latency_ms=0.0,
+        flagged_hunks=flagged,
+        hunk_severities=severities,
+    )
+
+
 def test_a_proposals_flags_split_by_severity():
     # LSP severities: 1 error and 2 warning are warnings, 3 information and 4 hint are hints
-    p = {"flaggedHunks": [0, 2, 3, 4], "hunkSeverities": [1, 4, 4, 3, 2, 2]}
-    assert flag_counts(p) == (4, 2, 2)
-    assert flag_counts({"flaggedHunks": [], "hunkSeverities": [4, 4]}) == (0, 0, 0)
-    assert flag_counts({"flaggedHunks": [1]}) == (1, None, None)  # an older server: no severities
+    assert flag_counts(_proposal([0, 2, 3, 4], [1, 4, 4, 3, 2, 2])) == (4, 2, 2)
+    assert flag_counts(_proposal([], [4, 4])) == (0, 0, 0)
+    assert flag_counts(_proposal([1], [])) == (1, None, None)  # an older server: no severities
+    assert flag_counts(_proposal([], [], report=False)) == (0, None, None)  # not an edit (a located bug)
 
 
 def _rec(

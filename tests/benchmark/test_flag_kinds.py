@@ -21,34 +21,63 @@ from benchmark.report import render_text, summarise
 from benchmark.store import RESULTS, read_records
 from benchmark.suites import canitedit
 from sandbox import envs
+from server.protocol.commands import FlaggedStatement, ProposalRecord
+from server.protocol.report import FidelityReport, Hunk, ParseStatus
 from tests.benchmark.cli_runs import quiet_run
 from tools import headless
 from tools.doubles.scripted import ScriptedServer, Step, fenced, user_code
 
-REPORT = {
-    "hunks": [
-        {"start_line": 1, "end_line": 1, "new_start_line": 1, "new_end_line": 1, "kinds": ["rename"]},
-        {"start_line": 3, "end_line": 4, "new_start_line": 3, "new_end_line": 6, "kinds": ["logic"]},
-        {"start_line": 8, "end_line": 8, "new_start_line": 10, "new_end_line": 10, "kinds": ["formatting_only"]},
-    ]
-}
-PROPOSAL = {
-    "report": REPORT,
-    "flaggedHunks": [0, 2],
-    "hunkSeverities": [2, 4, 4],
-    "hunkUnrequested": [["rename", "docstring"], [], ["formatting_only"]],
-    "flaggedStatements": [
-        {"hunk": 1, "startLine": 5, "endLine": 5, "kinds": ["added_code"], "severity": 2, "message": "dead"},
-        {"hunk": 1, "startLine": 6, "endLine": 6, "kinds": ["defensive"], "severity": 4, "message": "guard"},
+
+def _hunk(start: int, end: int, new_start: int, new_end: int, kinds: list[str]) -> Hunk:
+    return Hunk(
+        start_line=start,
+        end_line=end,
+        new_start_line=new_start,
+        new_end_line=new_end,
+        kinds=kinds,
+        tokens_changed=1,
+        unrequested=kinds != ["logic"],
+        message="",
+    )
+
+
+REPORT = FidelityReport(
+    distance={},
+    excess=None,
+    gold_distance=None,
+    complexity={},
+    hunks=[_hunk(1, 1, 1, 1, ["rename"]), _hunk(3, 4, 3, 6, ["logic"]), _hunk(8, 8, 10, 10, ["formatting_only"])],
+    functions=[],
+    edits=[],
+    parse_errors=ParseStatus(original=None, edited=None),
+    identical=False,
+)
+PROPOSAL = ProposalRecord(
+    id="p",
+    backend="b",
+    status="ok",
+    edits=[],
+    report=REPORT,
+    latency_ms=0.0,
+    flagged_hunks=[0, 2],
+    hunk_severities=[2, 4, 4],
+    hunk_unrequested=[["rename", "docstring"], [], ["formatting_only"]],
+    flagged_statements=[
+        FlaggedStatement(hunk=1, start_line=5, end_line=5, kinds=["added_code"], severity=2, message="dead"),
+        FlaggedStatement(hunk=1, start_line=6, end_line=6, kinds=["defensive"], severity=4, message="guard"),
     ],
-}
+)
 
 
 def test_a_proposals_warning_units_by_kind():
     # the hint (a whitespace unit, a statement at hint severity) is no warning; a unit of two kinds counts twice
     assert flag_kinds(PROPOSAL) == {"added_code": 1, "docstring": 1, "rename": 1}
-    assert flag_kinds({**PROPOSAL, "hunkUnrequested": None}) is None  # an older server's answer
-    assert flag_kinds({"flaggedHunks": [], "hunkSeverities": [], "hunkUnrequested": []}) == {}
+    assert flag_kinds(msgspec.structs.replace(PROPOSAL, hunk_unrequested=[])) is None  # an older server's answer
+    assert flag_kinds(msgspec.structs.replace(PROPOSAL, report=None)) is None  # not an edit: no units
+    none = msgspec.structs.replace(
+        PROPOSAL, flagged_hunks=[], hunk_severities=[], hunk_unrequested=[], flagged_statements=[]
+    )
+    assert flag_kinds(none) == {}
 
 
 def test_flagged_statements_are_units_of_the_browser():

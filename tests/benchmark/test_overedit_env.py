@@ -11,6 +11,7 @@ import pytest
 
 from benchmark.suites.overedit import OverEdit, Task, environment_gap, missing_imports
 from sandbox import Sandbox, config, envs
+from server.protocol.report import FidelityReport
 
 
 def test_the_import_probe_names_what_does_not_import():
@@ -40,12 +41,10 @@ def test_tasks_needing_a_missing_module_are_named(shared_data: Path, tmp_path: P
     ]
 
 
-def fidelity_report(task) -> dict:
-    import msgspec
-
+def fidelity_report(task) -> FidelityReport:
     from server.fidelity import measure
 
-    return msgspec.to_builtins(measure(task.before, task.after, gold=task.after))
+    return measure(task.before, task.after, gold=task.after)
 
 
 @pytest.mark.skipif(not envs.is_prepared("overedit"), reason="run scripts/setup-sandbox --suite overedit")

@@ -6,7 +6,7 @@ from __future__ import annotations
 from server.fidelity import measure
 from server.fidelity.flags import judge_units
 from server.fidelity.instruction import ADDED_CODE, parse_instruction
-from server.fidelity.report import HUNK_KINDS, UNREQUESTED_KINDS
+from server.protocol.report import HUNK_KINDS, UNREQUESTED_KINDS
 
 BASE = """class Version:
     def __init__(self, major, minor):

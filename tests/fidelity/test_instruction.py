@@ -15,7 +15,7 @@ from server.fidelity.instruction import (
     split_identifier,
     split_request,
 )
-from server.fidelity.report import UNREQUESTED_KINDS
+from server.protocol.report import UNREQUESTED_KINDS
 
 
 def verdict(instruction: str | None, **facts):

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from server.fidelity.report import UNREQUESTED_KINDS
 from server.lsp.settings import SEVERITY_DEFAULTS, SEVERITY_NAMES, Thresholds, parse_settings
+from server.protocol.report import UNREQUESTED_KINDS
 
 PACKAGE = Path(__file__).resolve().parents[2] / "client-vscode" / "package.json"
 
@@ -15,6 +15,19 @@ def test_every_unrequested_kind_has_a_severity_and_whitespace_is_a_hint():
     assert set(SEVERITY_DEFAULTS) == UNREQUESTED_KINDS | {"whitespace"}
     assert SEVERITY_DEFAULTS["whitespace"] == 4 and SEVERITY_DEFAULTS["rename"] == 2
     assert Thresholds().whitespace_hint_lines == 10
+
+
+def test_layout_is_a_hint_by_default_however_many_lines():
+    """formatting_only keeps the syntax tree: a hint, even re-indenting a whole function (issue 28: a
+    reference whose layout differs from the code it fixes must not be a wall of warnings)."""
+    from server.fidelity import measure
+    from server.fidelity.flags import flagged_severity
+
+    before = "def f(a):\n" + "".join(f"    x{i} = a + {i}\n" for i in range(30)) + "    return a\n"
+    report = measure(before, before.replace("\n    ", "\n  "))
+    assert [h.kinds for h in report.hunks] == [["formatting_only"]]
+    assert flagged_severity(report.hunks[0], ["formatting_only"]) == 4
+    assert SEVERITY_DEFAULTS["formatting_only"] == 4
 
 
 def test_bad_values_keep_their_default_with_a_problem():

@@ -68,6 +68,22 @@ async def test_answers_with_token_progress_and_reuses_the_prompt_prefix(backend)
     assert stats is not None and first.prompt_tokens * 0.8 < stats.cached_tokens < first.prompt_tokens
 
 
+async def test_the_document_first_layout_keeps_the_document_cached_across_instructions(backend):
+    """What the server sends the embedded model (`document_first`): a new instruction on the same document
+    computes only the instruction and the answer."""
+    cached = {}
+    for document_first in (False, True):
+        one = build_messages("fix the bug in f3", DOC, style="minimal", document_first=document_first)
+        two = build_messages("add a docstring to f7", DOC, style="minimal", document_first=document_first)
+        first = await backend.complete(one)
+        await backend.complete(two)
+        stats = backend.last_stats
+        assert stats is not None
+        cached[document_first] = stats.cached_tokens / first.prompt_tokens
+    # the instruction first: only the system prompt and the first words are shared; the document first: all of it
+    assert cached[False] < 0.2 and cached[True] > 0.8, cached
+
+
 async def test_a_prompt_over_the_context_is_too_large(model):
     small = make(config={"max_tokens": 8}, context=256, threads=1)
     big = build_messages("x", DOC * 4, style="minimal")

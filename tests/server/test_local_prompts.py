@@ -50,3 +50,22 @@ def test_a_broad_request_keeps_only_the_scope_rule():
 def test_the_generic_style_is_untouched():
     [_, user] = build_messages("rename `x` to `value`", CODE, style="generic")
     assert "Keep as much" not in user.content
+
+
+@pytest.mark.parametrize("selection", [None, (1, 2)])
+def test_document_first_holds_the_same_parts_with_the_document_before_the_instruction(selection):
+    """The embedded model's layout: the document first, so that its KV cache keeps it across instructions."""
+    text = "a = 1\n" + CODE
+    for instruction in ("fix the bug", "rename `x` to `value`"):
+        [sys_a, plain] = build_messages(instruction, text, style="minimal", selection=selection)
+        [sys_b, first] = build_messages(instruction, text, style="minimal", selection=selection, document_first=True)
+        assert sys_a == sys_b
+        fence = first.content.index("```python")
+        assert first.content.index(f"Instruction: {instruction}") > fence
+        assert plain.content.index(f"Instruction: {instruction}") < plain.content.index("```python")
+        assert sorted(first.content.split()) == sorted(plain.content.split())  # the same words, reordered
+    # two instructions on one document share everything up to the instruction
+    [_, one] = build_messages("fix the bug", text, style="minimal", selection=selection, document_first=True)
+    [_, two] = build_messages("add a docstring", text, style="minimal", selection=selection, document_first=True)
+    shared = len(one.content.split("\nInstruction:")[0])
+    assert one.content[:shared] == two.content[:shared] and "return x + 1" in one.content[:shared]

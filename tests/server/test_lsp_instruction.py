@@ -197,7 +197,14 @@ async def test_whitespace_is_a_hint_unless_large_and_severity_settings(lsp, back
     renamed = _script(backend, "scope-loud-rename", RENAMED)
     settings = settings_for(backend, blank, wide, renamed)
     settings["thresholds"]["whitespaceHintLines"] = 5
-    settings["severity"] = {"rename": "error", "whitespace": "information", "docstring": "loud", "bogus": "hint"}
+    # layout is a hint by default (formatting_only); raised to warning here to see the whitespace rule's two sides
+    settings["severity"] = {
+        "rename": "error",
+        "whitespace": "information",
+        "formatting_only": "warning",
+        "docstring": "loud",
+        "bogus": "hint",
+    }
     editor = await start_session(lsp, settings)
     editor.open(URI, BASE)
     listing = await execute(lsp, "editFidelity.listBackends", {})
@@ -213,7 +220,7 @@ async def test_whitespace_is_a_hint_unless_large_and_severity_settings(lsp, back
     assert await wait_for(lambda: severities(blank)) == [types.DiagnosticSeverity.Information]
     p = await _propose(lsp, backend, blank, BLANK_LINE, "reformat the code")
     assert p["flaggedHunks"] == []
-    # the same tokens over more lines than whitespaceHintLines: a warning
+    # the same tokens over more lines than whitespaceHintLines: formatting_only's level, a warning here
     p = await _propose(lsp, backend, wide, REINDENTED, "fix the comparison in `mean_above`")
     assert p["flaggedHunks"]
     await wait_for(lambda: severities(wide))

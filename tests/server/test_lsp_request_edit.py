@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import time
 
+import msgspec
 import pytest
 from lsp_helpers import (
     API_KEY,
@@ -21,7 +22,6 @@ from lsp_helpers import (
 from lsprotocol import types
 
 from server.fidelity import measure
-from server.lsp.records import wire_report
 
 URI = "file:///tmp/sample.py"
 
@@ -32,8 +32,8 @@ async def test_minimal_fix_proposal(lsp, backend):
     result = await execute(lsp, "editFidelity.requestEdit", {"uri": URI, "version": 1, "instruction": "fix the bug"})
     [p] = result["proposals"]
     assert p["status"] == "ok" and p["backend"] == "fix" and p["error"] is None
-    # what `check --format json` prints, with a camelCase twin beside each snake_case key
-    assert p["report"] == wire_report(measure(SAMPLE, FIXED).to_builtins())
+    # the core's report, encoded: what `check --format json` prints
+    assert p["report"] == msgspec.to_builtins(measure(SAMPLE, FIXED))
     assert (
         p["report"]["hunks"][0]["startLine"]
         == p["report"]["hunks"][0]["startLine"]
@@ -139,7 +139,7 @@ async def test_selection_edit_and_changes_outside_it(lsp, backend):
     fix, whole = result["proposals"]
     # the target in 1-based lines: the selection ends at the start of `end`, which it leaves out
     target = range(first + 1, end + 1)
-    assert fix["status"] == "ok" and fix["report"] == wire_report(measure(SAMPLE, FIXED, target=target).to_builtins())
+    assert fix["status"] == "ok" and fix["report"] == msgspec.to_builtins(measure(SAMPLE, FIXED, target=target))
     sent = backend.requests_for("fix")[-1].body["messages"][-1]["content"]
     assert "# >>> SELECTION START" in sent
     # the model answered with the whole file and changed `unrelated` too: outside the selection
@@ -346,7 +346,7 @@ async def test_report_is_what_check_prints(lsp, backend, tmp_path):
         check=False,
     )
     assert out.returncode == 0, out.stderr
-    assert wire_report(json.loads(out.stdout)) == p["report"]
+    assert json.loads(out.stdout) == p["report"]  # one document: the same keys on the wire and in check
 
 
 async def test_crlf_buffer_keeps_its_line_endings(lsp, backend):
@@ -365,7 +365,7 @@ async def test_benchmark_gold_field_fills_excess(lsp, backend):
     editor.open(URI, SAMPLE)
     args = {"uri": URI, "version": 1, "instruction": "fix the bug", "gold": FIXED}
     [p] = (await execute(lsp, "editFidelity.requestEdit", args))["proposals"]
-    assert p["report"] == wire_report(measure(SAMPLE, FIXED, gold=FIXED).to_builtins())
+    assert p["report"] == msgspec.to_builtins(measure(SAMPLE, FIXED, gold=FIXED))
     assert p["report"]["excess"] == {"raw": 0.0, "no_comments": 0.0, "body_no_comments": 0.0}
     without = (await execute(lsp, "editFidelity.requestEdit", {**args, "gold": None}))["proposals"][0]
     assert without["report"]["excess"] is None

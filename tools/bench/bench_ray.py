@@ -73,7 +73,7 @@ async def _asked(sessions: Sessions, suite: Any, tasks: list[Any], slots: int, l
                 got = await asker.ask(task, "descriptive", "s0", name=task.task_id, style=None, n=1)
                 lat.append(time.perf_counter() - t0)
         answer = got[0] if isinstance(got, list) else got
-        assert answer.completion is not None, f"{task.task_id}: {answer.proposal.get('error')}"
+        assert answer.completion is not None, f"{task.task_id}: {answer.proposal.error}"
 
     with backend.serving(1, slots, "default") as backends:
         async with sessions(backends, log) as asker:

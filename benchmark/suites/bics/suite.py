@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 from benchmark import metrics
-from benchmark.suite import Answer, Suite, Verdict
+from benchmark.suite import Answer, Suite, Verdict, own_proposal
 from benchmark.suites.bics import haystack as hs
 from benchmark.suites.bics import render, scoring, snippets
 from server.protocol.names import Command
@@ -191,9 +191,9 @@ class Bics(Suite[BicsTask]):
         if a.get("status") == "error" and a.get("errorKind") == "empty":  # an empty answer is an answer
             a = {**a, "status": "unparseable", "raw": "", "problem": "the answer is empty"}
         if a.get("status") == "error":
-            proposal = {"status": "error", "error": a.get("error"), "errorKind": a.get("errorKind"), "answer": a}
+            proposal = own_proposal(backend, status="error", error=a.get("error"), error_kind=a.get("errorKind"))
             return Answer(proposal=proposal, completion=None)
-        return Answer(proposal={"status": "ok", "answer": a}, completion=answer_record(a))
+        return Answer(proposal=own_proposal(backend), completion=answer_record(a))
 
     async def ask(
         self,

@@ -25,7 +25,7 @@ import msgspec
 
 from benchmark import metrics
 from benchmark.datadir import DataError, data_dir, require
-from benchmark.suite import Answer, Suite, Verdict, edits_of
+from benchmark.suite import Answer, Suite, Verdict, own_proposal
 from benchmark.suites.canaicode import recorded as rec_eval
 from benchmark.suites.canaicode.checks import LIST_PADDING, ListPadding
 from benchmark.suites.canaicode.evaluate import Evaluation, evaluate
@@ -226,7 +226,8 @@ class CanAiCode(Suite[Question]):
         """Generation: the prompt as the instruction on an empty document whose language is the condition."""
         if task.error is not None:  # never reaches the server: the row reports why
             return Answer(
-                proposal={"status": "error", "errorKind": task.error_kind, "error": task.error}, completion=None
+                proposal=own_proposal(backend, status="error", error=task.error, error_kind=task.error_kind),
+                completion=None,
             )
         from server.fidelity import apply_text_edits
 
@@ -234,7 +235,7 @@ class CanAiCode(Suite[Question]):
             "", task.instruction(condition), backend, name=name, n=n, style=style, language=condition
         )
         return [
-            Answer(proposal=p, completion=apply_text_edits("", edits_of(p)) if p.get("status") == "ok" else None)
+            Answer(proposal=p, completion=apply_text_edits("", p.edits) if p.status == "ok" else None)
             for p in proposals
         ]
 

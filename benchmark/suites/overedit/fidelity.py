@@ -7,34 +7,37 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from benchmark.suites.overedit.tasks import Task
+    from server.protocol.report import Distance, FidelityReport
 
 
 def fidelity(task: Task, completion: str) -> dict[str, Any]:
     """`report_fidelity` of the core's report for a repair (what the server reports for it in a run)."""
-    import msgspec
-
     from server.fidelity import measure
 
-    return report_fidelity(msgspec.to_builtins(measure(task.before, completion, gold=task.after)))
+    return report_fidelity(measure(task.before, completion, gold=task.after))
 
 
-def report_fidelity(report: dict[str, Any]) -> dict[str, Any]:
+def report_fidelity(report: FidelityReport) -> dict[str, Any]:
     """Excess ELev (no_comments, body_no_comments), the distances, and added paper cognitive complexity
     (the repair's minus the gold's), read from a report measured against the gold edit."""
-    excess = report.get("excess") or {}
-    gold = report.get("gold_distance") or {}
-    after = ((report.get("complexity") or {}).get("paper") or {}).get("after")
-    gold_after = ((report.get("gold_complexity") or {}).get("paper") or {}).get("after")
+    excess = report.excess or {}
+    gold = report.gold_distance or {}
+    paper = report.complexity.get("paper")
+    gold_paper = (report.gold_complexity or {}).get("paper")
+    after = paper.after if paper is not None else None
+    gold_after = gold_paper.after if gold_paper is not None else None
 
-    def normalized(variant: str) -> float | None:
-        return (report.get("distance") or {}).get(variant, {}).get("normalized")
+    def normalized(distances: dict[str, Distance], variant: str) -> float | None:
+        d = distances.get(variant)
+        return d.normalized if d is not None else None
 
+    tokens = gold.get("no_comments")
     return {
-        "distance": normalized("no_comments"),
-        "gold_distance": gold.get("no_comments", {}).get("normalized"),
-        "gold_distance_body": gold.get("body_no_comments", {}).get("normalized"),
-        "gold_distance_raw": gold.get("raw", {}).get("normalized"),
-        "gold_tokens": gold.get("no_comments", {}).get("tokens"),
+        "distance": normalized(report.distance, "no_comments"),
+        "gold_distance": normalized(gold, "no_comments"),
+        "gold_distance_body": normalized(gold, "body_no_comments"),
+        "gold_distance_raw": normalized(gold, "raw"),
+        "gold_tokens": tokens.tokens if tokens is not None else None,
         "excess_lev": excess.get("no_comments"),
         "excess_lev_body": excess.get("body_no_comments"),
         "added_cc": after - gold_after if after is not None and gold_after is not None else None,

@@ -19,6 +19,7 @@ from benchmark.suites.overedit.tasks import CONDITIONS, DATA_FILE, ENV, NAME, Ta
 
 if TYPE_CHECKING:
     from benchmark.records import RunConfig, SampleRecord
+    from server.protocol.report import FidelityReport
 
 
 class OverEdit(Suite[Task]):
@@ -61,7 +62,7 @@ class OverEdit(Suite[Task]):
             box, task, completion, env=self.env_for(task), timeout_s=self.timeout_s, memory_mb=self.memory_mb
         )
 
-    def report_metrics(self, task: Task, report: dict[str, Any]) -> dict[str, Any]:
+    def report_metrics(self, task: Task, report: FidelityReport) -> dict[str, Any]:
         return report_fidelity(report)
 
     def completion_metrics(self, task: Task, condition: str, completion: str) -> dict[str, Any]:

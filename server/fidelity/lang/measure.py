@@ -17,7 +17,8 @@ from server.fidelity.lang.analysis import LangAnalysis, analyze_lang
 from server.fidelity.lang.analysis import _split_lines as split_lines
 from server.fidelity.lang.functions import LangFunction, functions
 from server.fidelity.lang.table import Lang
-from server.fidelity.report import (
+from server.fidelity.textedits import region_edit
+from server.protocol.report import (
     VARIANTS,
     ComplexityDelta,
     Distance,
@@ -26,7 +27,6 @@ from server.fidelity.report import (
     Hunk,
     ParseStatus,
 )
-from server.fidelity.textedits import region_edit
 
 _PYTHON_ONLY = "Python only (the paper's metric and radon's index have no definition for {lang})"
 # an unsupported language: words, numbers and each other non-space character are tokens

@@ -16,7 +16,7 @@ from lsprotocol import types
 from server.lsp import args as A
 from server.lsp.gitbase import head_text
 from server.lsp.observe import store_observation
-from server.lsp.records import CheckChangeResult, wire_report
+from server.lsp.records import CheckChangeResult
 from server.lsp.state import owned
 from server.lsp.windowed import measure_windowed
 from server.protocol.commands import BaselineText, CheckChangeArgs, Window
@@ -66,7 +66,7 @@ def register(ls) -> None:
         )
         views = obs.views if obs is not None else []
         result = CheckChangeResult(
-            report=wire_report(report.to_builtins()),
+            report=report,
             baseline=kind,
             flagged_hunks=[v.index for v in views if v.flagged],
             hunk_messages=[v.message for v in views],

@@ -7,7 +7,7 @@ from lsprotocol import types
 
 from server.fidelity.flags import unrequested_of
 from server.lsp.edit_flow import parse_request, run_edit, stale_warning
-from server.lsp.records import FlaggedStatement, ProposalRecord, RequestEditResult, Usage, wire_report
+from server.lsp.records import FlaggedStatement, ProposalRecord, RequestEditResult, Usage
 from server.lsp.state import Proposal
 from server.protocol.names import Command
 
@@ -37,8 +37,8 @@ def proposal_record(p: Proposal) -> ProposalRecord:
         status=p.status,
         error=p.error,
         error_kind=p.error_kind,
-        edits=(p.report_json or {}).get("edits", []) if p.status == "ok" else [],
-        report=wire_report(p.report_json),
+        edits=list(p.report.edits) if p.status == "ok" and p.report is not None else [],
+        report=p.report,
         latency_ms=round(p.latency_ms, 2),
         uri=p.client_uri or p.uri,
         version=p.version,

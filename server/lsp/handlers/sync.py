@@ -65,7 +65,7 @@ async def _carry_over(ls, p: Proposal, version: int, text: str) -> None:
         ):
             return
         p.original, p.version, p.target = text, version, target
-        p.report, p.report_json = report, report.to_builtins()
+        p.report = report
         p.flagged = flag_hunks(report, p.instruction, original=text, edited=p.edited)
         p.views = hunk_views(report, p.flagged, ls.settings.thresholds, edited_side=False)
         p.statement_views = statement_views(report, p.flagged, ls.settings.thresholds, p.edited)

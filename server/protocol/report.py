@@ -1,4 +1,7 @@
-"""Records of the fidelity core. They are stored and sent, so they are msgspec Structs.
+"""The fidelity report: what `server.fidelity.measure` returns, the server sends in `report` fields and
+`edit-fidelity check --format json` prints. One definition for the core, the wire, the benchmark and (through
+the generator) the extension: camelCase keys (`rename="camel"`), so encoding gives the wire form directly.
+Map keys are data and keep their spelling (distance variants such as `no_comments`, a rename's identifiers).
 
 Line numbers in hunks and functions are 1-based and inclusive. An empty range (an insertion point)
 has ``end_line == start_line - 1``: nothing is replaced, new lines go in before ``start_line``.
@@ -7,7 +10,13 @@ Text edits use LSP conventions instead: 0-based lines and UTF-16 code-unit colum
 
 from __future__ import annotations
 
+from typing import Annotated
+
 import msgspec
+from msgspec import Meta
+
+MAX_INT = 2**31 - 1
+Count = Annotated[int, Meta(ge=0, le=MAX_INT)]
 
 VARIANTS = ("raw", "no_comments", "body_no_comments")
 
@@ -35,6 +44,31 @@ HUNK_KINDS = (
 )
 UNREQUESTED_KINDS = frozenset(HUNK_KINDS) - {"logic", "comment_only"}
 
+# A complexity figure as measured: the counts (paper, sonar, cyclomatic) are integers, the maintainability
+# index a float; `int | float` keeps each as the core made it (a plain `float` would decode 3 as 3.0).
+Number = int | float
+
+
+class Position(msgspec.Struct, frozen=True):
+    line: Count
+    character: Count
+
+
+class Range(msgspec.Struct, frozen=True):
+    start: Position
+    end: Position
+
+    def __post_init__(self) -> None:
+        if (self.end.line, self.end.character) < (self.start.line, self.start.character):
+            raise ValueError("ends before it starts")
+
+
+class TextEdit(msgspec.Struct, rename="camel", frozen=True):
+    """An LSP TextEdit (0-based lines, UTF-16 columns) against the original text."""
+
+    range: Range
+    new_text: str
+
 
 class Distance(msgspec.Struct, frozen=True):
     tokens: int
@@ -48,30 +82,13 @@ class ComplexityDelta(msgspec.Struct, frozen=True, omit_defaults=True):
     for Python only; an unsupported language has none); omitted when absent, so Python's records
     read as before."""
 
-    before: float | None
-    after: float | None
-    delta: float | None
+    before: Number | None
+    after: Number | None
+    delta: Number | None
     reason: str | None = None
 
 
-class Position(msgspec.Struct, frozen=True):
-    line: int
-    character: int
-
-
-class Range(msgspec.Struct, frozen=True):
-    start: Position
-    end: Position
-
-
-class TextEdit(msgspec.Struct, frozen=True, rename={"new_text": "newText"}):
-    """An LSP TextEdit (0-based lines, UTF-16 columns) against the original text."""
-
-    range: Range
-    new_text: str
-
-
-class Hunk(msgspec.Struct, frozen=True):
+class Hunk(msgspec.Struct, rename="camel", frozen=True):
     """One change unit: accepted or reverted as a whole, independently of the others.
 
     A unit is finer than lines (a fix and a rename on one line are two units) and a consistent rename
@@ -94,7 +111,7 @@ class Hunk(msgspec.Struct, frozen=True):
     token_spans: list[list[int]] = []
 
 
-class FunctionChange(msgspec.Struct, frozen=True):
+class FunctionChange(msgspec.Struct, rename="camel", frozen=True):
     name: str  # qualified: Class.method
     status: str  # changed | added | removed | unparseable (its side does not parse around it)
     start_line: int | None  # original side; None when added
@@ -115,7 +132,9 @@ class ParseStatus(msgspec.Struct, frozen=True):
     edited: str | None
 
 
-class FidelityReport(msgspec.Struct, frozen=True):
+class FidelityReport(msgspec.Struct, rename="camel", frozen=True):
+    """How faithfully an edit kept the original: distances, excess over a gold edit, complexity, change units."""
+
     distance: dict[str, Distance]
     excess: dict[str, float] | None
     gold_distance: dict[str, Distance] | None
@@ -142,9 +161,3 @@ class FidelityReport(msgspec.Struct, frozen=True):
         """The text edits of the chosen units (all when None): apply them to accept exactly those."""
         chosen = range(len(self.hunks)) if units is None else units
         return [e for i in chosen for e in self.hunks[i].edits]
-
-    def to_json(self) -> bytes:
-        return msgspec.json.encode(self)
-
-    def to_builtins(self) -> dict:
-        return msgspec.to_builtins(self)
