@@ -44,5 +44,7 @@ bench: setup
 	$(BIN)/python -m tools.bench.bench_sandbox
 	$(BIN)/python -m tools.bench.bench_lang --targets
 	$(BIN)/python -m tools.bench.bench_ray
-	$(BIN)/python -m benchmark.overedits.real --tests  # real model edits against their human labels, instruction only and with the tests (issue 28)
+	$(BIN)/python -m benchmark.studies.overedits.real --tests  # real model edits against their human labels, instruction only and with the tests (issue 28)
+	$(BIN)/python -m benchmark.studies.overedits.real benchmark/studies/overedits/heldout_labels.jsonl --tests  # the held-out set, labelled blind
+	$(BIN)/python -m benchmark.studies.overedits.models --against Clean_Edit_Qwen2.5-Coder-7B  # unrequested changes per model, the ten recorded runs
 	$(BIN)/python -m tools.bench.bench_load  # make run's replay and the gold run, idle and beside 6 busy processes

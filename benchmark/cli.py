@@ -14,28 +14,20 @@ from importlib import metadata
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from benchmark import suites
+from benchmark.arg_types import NON_NEGATIVE, POSITIVE, number_arg
+from benchmark.build.make_suite_cli import register_make_suite
+from benchmark.datadir import DataError, data_dir
+from benchmark.report.summary import compare_json, load_summary, render_compare, render_text, report, state_lines
+from benchmark.run.balancer import EndpointsError, read_endpoints
+from benchmark.run.progress import for_stderr
+from benchmark.run.records import RunConfig
+from benchmark.run.store import RESULTS, ResultsStore, RunDirError, read_config, read_records
+from server.errors import UserError
+from server.protocol.names import STYLES
+
 if TYPE_CHECKING:
     from sandbox import Sandbox
-
-
-def number_arg(kind: type, low: float, high: float | None = None, *, open_low: bool = False):
-    """An argparse type: a number in [low, high] (or (low, high]), so a bad value is a usage error."""
-
-    def parse(text: str):
-        try:
-            value = kind(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-        if value < low or (open_low and value == low) or (high is not None and value > high):
-            bounds = f"{'>' if open_low else '>='} {low:g}" + (f" and <= {high:g}" if high is not None else "")
-            raise argparse.ArgumentTypeError(f"{text} must be {bounds}")
-        return value
-
-    return parse
-
-
-_POSITIVE = number_arg(int, 1)
-_NON_NEGATIVE = number_arg(int, 0)
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # server/cli.py's signature
@@ -44,16 +36,14 @@ def register(sub: argparse._SubParsersAction) -> None:  # server/cli.py's signat
     commands = parser.add_subparsers(dest="bench_command", metavar="SUBCOMMAND")
 
     run = commands.add_parser("run", help="replay a suite through the language server and the sandbox")
-    from benchmark import suites
-
     run.add_argument("--suite", required=True, choices=sorted(suites.SUITES))
     run.add_argument(
         "--backend", metavar="SPEC", help="recorded:PATH | gold | identity | openai (not with --serve-vllm)"
     )
     run.add_argument("--out", required=True, type=Path, metavar="RUN_DIR")
-    run.add_argument("--limit", type=_POSITIVE, help="only the first N tasks")
+    run.add_argument("--limit", type=POSITIVE, help="only the first N tasks")
     run.add_argument(
-        "--samples", type=_POSITIVE, help="samples per task and condition (default: recorded run's count, else 1)"
+        "--samples", type=POSITIVE, help="samples per task and condition (default: recorded run's count, else 1)"
     )
     run.add_argument(
         "--resume",
@@ -85,12 +75,12 @@ def register(sub: argparse._SubParsersAction) -> None:  # server/cli.py's signat
     run.add_argument("--api-key-env", help="openai: NAME of the environment variable holding the key")
     run.add_argument("--temperature", type=number_arg(float, 0, 2))
     run.add_argument("--top-p", type=number_arg(float, 0, 1, open_low=True))
-    run.add_argument("--max-tokens", type=_POSITIVE)
+    run.add_argument("--max-tokens", type=POSITIVE)
     run.add_argument("--serve-vllm", metavar="MODEL", help="start `vllm serve MODEL` for the run and use it")
-    run.add_argument("--tensor-parallel", type=_POSITIVE, default=1, help="--serve-vllm: GPUs per model (default 1)")
+    run.add_argument("--tensor-parallel", type=POSITIVE, default=1, help="--serve-vllm: GPUs per model (default 1)")
     run.add_argument(
         "--data-parallel",
-        type=_POSITIVE,
+        type=POSITIVE,
         default=1,
         help="--serve-vllm: model replicas vLLM runs behind its one endpoint (default 1)",
     )
@@ -102,7 +92,6 @@ def register(sub: argparse._SubParsersAction) -> None:  # server/cli.py's signat
         metavar="ARG",
         help="--serve-vllm: one more argument for `vllm serve` (repeatable, e.g. --vllm-arg=--dtype=half)",
     )
-    from server.protocol.names import STYLES
 
     run.add_argument(
         "--style",
@@ -112,7 +101,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # server/cli.py's signat
     )
     run.add_argument(
         "--necessity",
-        type=_NON_NEGATIVE,
+        type=NON_NEGATIVE,
         default=0,
         metavar="MAX_RUNS",
         help="for each passing completion, find the hunks its tests need (ddmin, at most MAX_RUNS "
@@ -120,10 +109,10 @@ def register(sub: argparse._SubParsersAction) -> None:  # server/cli.py's signat
     )
     run.add_argument(
         "--concurrency",
-        type=_POSITIVE,
+        type=POSITIVE,
         help="requests in flight to the server/backend (default 8, per session with --ray-sessions)",
     )
-    run.add_argument("--workers", type=_POSITIVE, help="sandbox slots (default: CPU count)")
+    run.add_argument("--workers", type=POSITIVE, help="sandbox slots (default: CPU count)")
     run.add_argument(
         "--ray",
         metavar="ADDRESS",
@@ -132,7 +121,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # server/cli.py's signat
     )
     run.add_argument(
         "--ray-sessions",
-        type=_NON_NEGATIVE,
+        type=NON_NEGATIVE,
         default=0,
         metavar="N",
         help="with --ray: N language-server sessions on the cluster's nodes, one CPU each (default 0: the one "
@@ -184,8 +173,6 @@ def register(sub: argparse._SubParsersAction) -> None:  # server/cli.py's signat
     )
     cmp_.set_defaults(handler=_compare)
 
-    from benchmark.make_suite_cli import register_make_suite
-
     register_make_suite(commands)
 
 
@@ -203,8 +190,6 @@ def _fail(msg: str, code: int = 2) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from server.errors import UserError
-
     try:
         return _run_checked(args)
     except UserError as exc:  # bad input or data, a failed preflight, a run directory that cannot be used
@@ -212,12 +197,11 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _run_checked(args: argparse.Namespace) -> int:
-    from benchmark import backends, preflight, suites
-    from benchmark.engine import Engine, RunAborted
-    from benchmark.records import RunConfig
-    from benchmark.report import render_text, report, state_lines
-    from benchmark.session import ServerUnavailable
-    from benchmark.store import ResultsStore
+    # the run's machinery (the server session's pygls, the sandbox) only when a run starts: `bench report`,
+    # `compare` and `download` build the same parser and stay quick
+    from benchmark.run import answer_sources, preflight
+    from benchmark.run.engine import Engine, RunAborted
+    from benchmark.run.session import ServerUnavailable
 
     suite = suites.get(args.suite)
     options = {}
@@ -250,14 +234,12 @@ def _run_checked(args: argparse.Namespace) -> int:
         return _fail("--backend SPEC (or --serve-vllm MODEL) is required")
     urls = list(args.base_url or [])
     if args.endpoints:
-        from benchmark.balancer import EndpointsError, read_endpoints
-
         try:
             urls += read_endpoints(args.endpoints)
         except EndpointsError as exc:
             return _fail(str(exc))
     try:
-        backend = backends.parse(
+        backend = answer_sources.parse(
             args.backend,
             suite=suite,
             base_url=urls or None,
@@ -267,14 +249,12 @@ def _run_checked(args: argparse.Namespace) -> int:
             top_p=args.top_p,
             max_tokens=args.max_tokens,
         )
-    except backends.BackendSpecError as exc:
+    except answer_sources.BackendSpecError as exc:
         return _fail(str(exc))
     default_samples = backend.default_samples()
     samples = args.samples or default_samples
     if backend.recorded is not None and samples > default_samples:
         return _fail(f"the recorded run has {default_samples} samples per task; --samples {samples} asks for more")
-    from benchmark.datadir import data_dir
-
     # preflight: what would fail every sample fails here, before anything is written
     preflight.check_key(backend)
     tasks = suite.load(args.data, args.limit)
@@ -284,14 +264,14 @@ def _run_checked(args: argparse.Namespace) -> int:
     if args.ray_sessions and not args.ray:
         return _fail("--ray-sessions needs --ray ADDRESS (the cluster the sessions run on)")
     if args.ray:
-        from benchmark.ray_judge import check_address
+        from benchmark.run.cluster.judge import check_address
 
         check_address(args.ray)
     box = _sandbox(args.workers)
     try:
-        if isinstance(backend, backends.OpenAI) and backend.endpoints:
+        if isinstance(backend, answer_sources.OpenAI) and backend.endpoints:
             preflight.check_endpoints(backend)
-        elif not (isinstance(backend, backends.OpenAI) and backend.serve_vllm):
+        elif not (isinstance(backend, answer_sources.OpenAI) and backend.serve_vllm):
             preflight.check_backend(backend)
         config = RunConfig(
             suite=args.suite,
@@ -323,21 +303,19 @@ def _run_checked(args: argparse.Namespace) -> int:
         box.close()
         raise
     store.config.versions.setdefault("sandbox_level", box.level)
-    from benchmark.progress import for_stderr
-
     show = None if args.quiet else for_stderr()
     vllm = None
     stack = contextlib.ExitStack()
     try:
         cluster = None
         if args.ray:
-            from benchmark.ray_judge import connect
+            from benchmark.run.cluster.judge import connect
 
             cluster = stack.enter_context(
                 connect(args.ray, suite, options, args.out / "ray.jsonl", sessions=args.ray_sessions)
             )
-        if isinstance(backend, backends.OpenAI) and backend.serve_vllm:
-            from benchmark.vllm import VllmError, VllmServer
+        if isinstance(backend, answer_sources.OpenAI) and backend.serve_vllm:
+            from benchmark.run.vllm import VllmError, VllmServer
 
             try:
                 vllm = VllmServer(
@@ -376,7 +354,7 @@ def _run_checked(args: argparse.Namespace) -> int:
         )
     finally:
         stack.close()
-        if isinstance(backend, backends.OpenAI) and backend.endpoint_stats:
+        if isinstance(backend, answer_sources.OpenAI) and backend.endpoint_stats:
             _write_endpoint_stats(args.out, backend.endpoint_stats)
         if vllm is not None:
             vllm.stop()
@@ -430,7 +408,7 @@ def _sandbox(workers: int | None) -> Sandbox:  # imported on use (start-up time)
     """The sandbox for the run, or a PreflightError naming what the requested isolation lacks."""
     import os
 
-    from benchmark.preflight import PreflightError, check_sandbox_level
+    from benchmark.run.preflight import PreflightError, check_sandbox_level
     from sandbox import IsolationUnavailable, Sandbox
     from sandbox.core import LEVEL_ENV
 
@@ -443,8 +421,6 @@ def _sandbox(workers: int | None) -> Sandbox:  # imported on use (start-up time)
 
 
 def _report(args: argparse.Namespace) -> int:
-    from benchmark.report import render_text, report
-    from benchmark.store import RunDirError
 
     if args.published:
         return _report_published(args)
@@ -456,8 +432,7 @@ def _report(args: argparse.Namespace) -> int:
     except RunDirError as exc:
         return _fail(str(exc))
     if args.format == "html" or args.html:
-        from benchmark.html import render
-        from benchmark.store import RESULTS, read_config, read_records
+        from benchmark.report.html import render
 
         page = render(summary, read_records(args.run_dir / RESULTS), args.run_dir, read_config(args.run_dir))
         # the page is kept beside summary.json (RUN_DIR/report.html) unless --html names the file
@@ -485,7 +460,6 @@ def _write_page(path: Path, page: str) -> str | None:
 
 def _offered(name: str, hook: str) -> str | None:
     """Why suite `name` cannot serve `hook` (imported only when asked: `edit-fidelity serve` never pays)."""
-    from benchmark import suites
 
     if name not in suites.SUITES or not suites.suite_class(name).offers(hook):
         return f"no suite {name!r} with {hook.replace('_', ' ')}; choose one of {', '.join(suites.offering(hook))}"
@@ -493,8 +467,6 @@ def _offered(name: str, hook: str) -> str | None:
 
 
 def _report_published(args: argparse.Namespace) -> int:
-    from benchmark import suites
-    from benchmark.store import RunDirError
 
     stats, *runs = args.paths
     problem = _offered(args.published, "published_report")
@@ -512,8 +484,6 @@ def _report_published(args: argparse.Namespace) -> int:
 
 
 def _download(args: argparse.Namespace) -> int:
-    from benchmark import suites
-    from benchmark.datadir import DataError
 
     problem = _offered(args.suite, "download")
     if problem:
@@ -529,9 +499,6 @@ def _download(args: argparse.Namespace) -> int:
 
 
 def _compare(args: argparse.Namespace) -> int:
-    from benchmark import suites
-    from benchmark.report import compare_json, load_summary, render_compare
-    from benchmark.store import RESULTS, RunDirError, read_records
 
     # figures within each run (overedit: generic against explicit for the same backend)
     within: list[tuple[Path, tuple[dict, str]]] = []
@@ -544,7 +511,7 @@ def _compare(args: argparse.Namespace) -> int:
     except RunDirError as exc:
         return _fail(str(exc))
     if args.format == "html" or args.html:
-        from benchmark.report_html.compare import render_compare_html
+        from benchmark.report.compare import render_compare_html
 
         page = render_compare_html(args.run_dirs, summaries)
         problem = _write_page(args.html, page) if args.html else None
@@ -567,7 +534,6 @@ def main(argv: list[str] | None = None) -> int:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     register(sub)
     args = parser.parse_args(argv)
-    from server.errors import UserError
 
     try:
         return int(args.handler(args) or 0)

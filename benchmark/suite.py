@@ -16,13 +16,14 @@ from typing import TYPE_CHECKING, Any, ClassVar, Generic, Protocol, TypeVar
 
 import msgspec
 
-from benchmark.records import Execution
+from benchmark.run import recorded
+from benchmark.run.records import Execution, RunConfig, SampleRecord
+from server.fidelity import apply_text_edits
 from server.protocol.commands import ProposalRecord
 from server.protocol.report import FidelityReport
 
 if TYPE_CHECKING:
-    from benchmark.records import RunConfig, SampleRecord
-    from benchmark.session import ServerSession
+    from benchmark.run.session import ServerSession
 
 
 class Task(Protocol):
@@ -175,8 +176,6 @@ class Suite(Generic[T]):
     ) -> Answer | list[Answer]:
         """One request through the server for `n` samples (an Answer each, or one Answer holding the error);
         edit suites send `editFidelity.requestEdit` with the gold."""
-        from server.fidelity import apply_text_edits
-
         proposals = await session.request_edits(
             task.before,
             task.instruction(condition),
@@ -243,7 +242,6 @@ class Suite(Generic[T]):
 
     def load_recorded(self, path: str | Path) -> Any:
         """A recorded run of this suite (`recorded:PATH`): an object with `get(task_id, condition)` ->
-        completions in sample order, `verdict(task_id, condition, sample)` -> bool | None, `samples`."""
-        from benchmark import recorded
-
+        completions in sample order, `verdict(task_id, condition, sample)` -> bool | None, `samples`. A suite
+        whose runs come in a format of its own reads that here and leaves the rest to `recorded.load`."""
         return recorded.load(path)

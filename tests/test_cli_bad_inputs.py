@@ -186,14 +186,14 @@ class Done:
 
 # what the handlers import when they run: imported once here, so each forked case costs its own work only
 PREIMPORT = (
-    "benchmark.engine",
-    "benchmark.backends",
-    "benchmark.report",
-    "benchmark.store",
+    "benchmark.run.engine",
+    "benchmark.run.answer_sources",
+    "benchmark.report.summary",
+    "benchmark.run.store",
     "benchmark.suites",
-    "benchmark.make_suite",
-    "benchmark.html",
-    "benchmark.session",
+    "benchmark.build.make_suite",
+    "benchmark.report.html",
+    "benchmark.run.session",
     "sandbox",
     "sandbox.core",
     "sandbox.doctor",

@@ -10,11 +10,11 @@ from server.backends.config import (
 from server.backends.extract import extract_code, strip_reasoning
 from server.backends.openai_backend import (
     BackendError,
-    BackendPool,
     Completion,
     OpenAIBackend,
     parse_retry_after,
 )
+from server.backends.pool import BackendPool
 from server.backends.prompts import ChatMessage, build_messages
 
 __all__ = [

@@ -17,7 +17,10 @@ Same contract as OpenAIBackend: `await complete(messages) -> Completion`, failur
   connection          the worker process died (its last stderr lines are in the message)
   bad_response / empty  generation raised / produced no text
 Cancelling the awaiting task stops generation within one token (a flag the worker checks after each
-token); a worker that does not confirm within `cancel_grace_s` is killed and restarted on next use.
+token); a worker that spends `cancel_grace_s` seconds of its own CPU time after a cancel without
+confirming it (stuck in a prefill nothing interrupts) is killed and restarted on next use. CPU time,
+not wall time: on a loaded machine the worker gets less of the CPU, and a slow confirmation must not
+read as a stuck worker (nor a late timer on the server's busy event loop as a missed deadline).
 """
 
 from __future__ import annotations
@@ -33,12 +36,14 @@ import sys
 import time
 import weakref
 from collections.abc import Callable
+from typing import Any
 
 import msgspec
 
 from server.backends.config import BackendConfig
 from server.backends.local_protocol import (
     Cancel,
+    Event,
     Failed,
     Finished,
     Generate,
@@ -68,6 +73,7 @@ PIPE_LIMIT = 64 * 1024 * 1024  # one event line may carry a whole answer
 IGNORE_EOS_ENV = "EDIT_FIDELITY_LOCAL_IGNORE_EOS"
 THREADS_ENV = "EDIT_FIDELITY_LOCAL_THREADS"
 HARD_GRACE_S = 30.0  # past timeout_s: the worker is stuck (e.g. in a huge prefill) and gets killed
+CANCEL_POLL_S = 0.5
 
 
 class LocalProgress(msgspec.Struct, frozen=True):
@@ -96,7 +102,7 @@ class GenerationStats(msgspec.Struct, frozen=True):
 ProgressCallback = Callable[[LocalProgress], None]
 
 
-def local_backend_config(model: str = "local", *, name: str = "local", **fields) -> BackendConfig:
+def local_backend_config(model: str = "local", *, name: str = "local", **fields: Any) -> BackendConfig:
     """A BackendConfig for a local model; `base_url` is not used by this backend."""
     return BackendConfig(name=name, base_url="local", model=model, **fields)
 
@@ -170,6 +176,16 @@ class _Worker:
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(self.proc.pid, signal.SIGKILL)
 
+    def cpu_seconds(self) -> float | None:
+        """CPU time the worker process (all its threads) has used, or None where /proc cannot say."""
+        try:
+            with open(f"/proc/{self.proc.pid}/stat", "rb") as f:
+                fields = f.read().rsplit(b")", 1)[1].split()
+        except (OSError, IndexError):
+            return None
+        # utime and stime are fields 14 and 15 of stat(5); fields[0] here is field 3 (state)
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
     def tail(self) -> str:
         lines = [ln for ln in self.stderr_tail if ln.strip()]
         return " | ".join(lines[-3:])[-400:]
@@ -189,6 +205,7 @@ class LocalBackend:
         seed: int | None = None,
         progress_interval_s: float = 0.1,
         cancel_grace_s: float = 3.0,
+        cancel_wall_limit_s: float = 120.0,
         cache_reuse: int = 0,
         context: int = 8192,
         ignore_eos: bool | None = None,
@@ -206,6 +223,8 @@ class LocalBackend:
         self.seed = seed
         self.progress_interval_s = progress_interval_s
         self.cancel_grace_s = cancel_grace_s
+        # a worker that neither computes nor confirms a cancel for this long is hung (stopped, deadlocked)
+        self.cancel_wall_limit_s = cancel_wall_limit_s
         self.cache_reuse = cache_reuse
         self.context = context
         # decode to the token limit (benchmarks; tests that need a long generation): IGNORE_EOS_ENV=1
@@ -352,7 +371,7 @@ class LocalBackend:
             for job in list(worker.jobs.values()):
                 job.owner._finish(worker, job, BackendError("connection", f"backend {job.owner.name!r}: {why}"))
 
-    def _dispatch(self, worker: _Worker, event) -> None:
+    def _dispatch(self, worker: _Worker, event: Event) -> None:
         if isinstance(event, Loading):
             self._notify(
                 worker.loading_listener,
@@ -421,6 +440,25 @@ class LocalBackend:
             logger.warning("local backend %s: %s; killing worker %d", self.name, why, worker.proc.pid)
             worker.kill()
 
+    def _watch_cancel(self, worker: _Worker, job: _Job, cpu_at_cancel: float | None, wall_at_cancel: float) -> None:
+        """Kill the worker once it has spent `cancel_grace_s` of CPU time since the cancel without
+        confirming it (wall time where /proc is missing); a worker that computes nothing is given up on
+        after `cancel_wall_limit_s`."""
+
+        def check() -> None:
+            if job.id not in worker.jobs or not worker.alive:
+                return
+            cpu = worker.cpu_seconds()
+            waited = time.monotonic() - wall_at_cancel
+            spent = cpu - cpu_at_cancel if cpu is not None and cpu_at_cancel is not None else waited
+            if spent >= self.cancel_grace_s or waited >= self.cancel_wall_limit_s:
+                self._kill_if_running(worker, job, f"cancel not confirmed ({spent:.1f} s of CPU, {waited:.1f} s)")
+            else:
+                loop.call_later(CANCEL_POLL_S, check)
+
+        loop = asyncio.get_running_loop()
+        loop.call_later(CANCEL_POLL_S, check)
+
     # -- the call ----------------------------------------------------------------------------------
     async def complete(
         self,
@@ -483,9 +521,7 @@ class LocalBackend:
             except asyncio.CancelledError:
                 if job.id in worker.jobs:
                     worker.send(Cancel(job.id))
-                    asyncio.get_running_loop().call_later(
-                        self.cancel_grace_s, self._kill_if_running, worker, job, "cancel not confirmed"
-                    )
+                    self._watch_cancel(worker, job, worker.cpu_seconds(), time.monotonic())
                 raise
         finally:
             self._pending -= 1

@@ -109,11 +109,17 @@ class LlamaModel:
         self._sockets = tempfile.mkdtemp(prefix="edit-fidelity-llama-")  # private (0700): the HTTP socket
         _say(channel, "loading", f"loading {info.name} ({info.file_bytes / 1e6:,.0f} MB)")
         probe: dict[int, float] = {}
-        if cfg.threads:
-            self.server = self._load(cfg.threads)
-            threads = cfg.threads
-        else:
-            threads, self.server, probe = self._measure_threads(channel)
+        try:
+            if cfg.threads:
+                self.server = self._load(cfg.threads)
+                threads = cfg.threads
+            else:
+                threads, self.server, probe = self._measure_threads(channel)
+        finally:
+            # every request goes to the server in process (handle_chat_completions); its HTTP listener is
+            # never connected to, so its socket's directory goes now: a worker killed later (a cancel in
+            # prompt processing, the server's exit) leaves nothing behind in /tmp
+            shutil.rmtree(self._sockets, ignore_errors=True)
         self.ready = Ready(
             model=cfg.model if cfg.source != "default" else os.path.basename(path),
             path=path,

@@ -14,6 +14,7 @@ import re
 from bisect import bisect_left, bisect_right
 from collections import Counter
 from functools import cached_property
+from typing import Protocol
 
 from radon.metrics import mi_compute
 
@@ -65,7 +66,24 @@ def _concat(parts: list[tuple[int, Lexed]]) -> Lexed:
     return Lexed(strings, rows, end_rows, comments, all(lx.ok for _, lx in parts))
 
 
-def token_span(self, first: int, last: int) -> tuple[int, int]:
+class _Strings(Protocol):
+    @property
+    def strings(self) -> list[str]: ...
+
+
+class _TokenRows(Protocol):
+    """What `token_span` and `tokens_in` read of an analysis (Python's or another language's)."""
+
+    @property
+    def token_rows(self) -> tuple[list[int], list[int]]: ...
+
+    @property
+    def lexed(self) -> _Strings: ...
+
+    def token_span(self, first: int, last: int) -> tuple[int, int]: ...
+
+
+def token_span(self: _TokenRows, first: int, last: int) -> tuple[int, int]:
     """Index range of the raw tokens that overlap lines first..last (1-based, inclusive); a method of
     every analysis (Python's and the other languages') over its `token_rows`."""
     if last < first:
@@ -74,7 +92,7 @@ def token_span(self, first: int, last: int) -> tuple[int, int]:
     return bisect_left(end_rows, first), bisect_right(rows, last)
 
 
-def tokens_in(self, first: int, last: int) -> list[str]:
+def tokens_in(self: _TokenRows, first: int, last: int) -> list[str]:
     lo, hi = self.token_span(first, last)
     return self.lexed.strings[lo:hi] if hi > lo else []
 

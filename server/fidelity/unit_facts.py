@@ -16,7 +16,7 @@ from rapidfuzz.distance import Levenshtein
 from server.fidelity import pyast
 from server.fidelity.analysis import split_lines
 from server.fidelity.instruction import UnitFacts, guard_tests
-from server.protocol.report import FidelityReport, Hunk
+from server.protocol.report import FidelityReport, Hunk, Position
 
 _KEYWORDS = frozenset(keyword.kwlist) | {"import", "from", "as"}
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -336,7 +336,7 @@ def _unit_sides(hunk: Hunk, old_lines: list[str] | None) -> tuple[str, str] | No
         for ln in lines:
             starts.append(starts[-1] + len(ln))
 
-        def offset(pos, lines=lines, starts=starts, first=first) -> int:
+        def offset(pos: Position, lines: list[str] = lines, starts: list[int] = starts, first: int = first) -> int:
             k = pos.line - first
             if k >= len(lines):
                 return starts[-1]

@@ -11,10 +11,11 @@ the private `_Unparser` class use `ast.unparse` directly.
 from __future__ import annotations
 
 import ast
+from collections.abc import Sequence
 
 _Unparser = getattr(ast, "_Unparser", None)
-_MULTI_QUOTES = getattr(ast, "_MULTI_QUOTES", None)
-_ALL_QUOTES = getattr(ast, "_ALL_QUOTES", None)
+_MULTI_QUOTES: tuple[str, ...] | None = getattr(ast, "_MULTI_QUOTES", None)
+_ALL_QUOTES: tuple[str, ...] | None = getattr(ast, "_ALL_QUOTES", None)
 
 
 def _plain(string: str, escape_special_whitespace: bool) -> bool:
@@ -26,17 +27,25 @@ def _plain(string: str, escape_special_whitespace: bool) -> bool:
 
 
 if _Unparser is not None and _MULTI_QUOTES is not None and hasattr(_Unparser, "_str_literal_helper"):
+    multi_quotes = _MULTI_QUOTES
 
     class _FastUnparser(_Unparser):  # type: ignore[misc, valid-type]
-        def _str_literal_helper(self, string, *, quote_types=_ALL_QUOTES, escape_special_whitespace=False):
+        def _str_literal_helper(
+            self,
+            string: str,
+            *,
+            quote_types: Sequence[str] | None = _ALL_QUOTES,
+            escape_special_whitespace: bool = False,
+        ) -> tuple[str, list[str]]:
             if not _plain(string, escape_special_whitespace):
                 return super()._str_literal_helper(
                     string, quote_types=quote_types, escape_special_whitespace=escape_special_whitespace
                 )
             # The rest of the standard helper, with escaped_string == string.
-            possible_quotes = quote_types
+            assert quote_types is not None  # the class exists where ast has _ALL_QUOTES
+            possible_quotes = list(quote_types)
             if "\n" in string:
-                possible_quotes = [q for q in possible_quotes if q in _MULTI_QUOTES]
+                possible_quotes = [q for q in possible_quotes if q in multi_quotes]
             possible_quotes = [q for q in possible_quotes if q not in string]
             if not possible_quotes:
                 text = repr(string)

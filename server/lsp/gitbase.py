@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import asyncio
 import os
+from collections.abc import Awaitable, Callable
 
 from server.lsp.args import RequestFailed
+
+Git = Callable[..., Awaitable[tuple[int, bytes, bytes]]]  # git(*argv) -> (exit code, stdout, stderr)
 
 
 async def head_text(path: str | None, *, timeout: float = 10.0) -> str:
@@ -54,7 +57,7 @@ async def head_text(path: str | None, *, timeout: float = 10.0) -> str:
     return out.decode("utf-8", "replace")
 
 
-async def _renamed_from(git, rel: str) -> str | None:
+async def _renamed_from(git: Git, rel: str) -> str | None:
     """The HEAD path of `rel` when git sees it as a rename against HEAD (the index: staged moves)."""
     code, out, _ = await git("diff", "--cached", "--name-status", "-M", "-z", "HEAD", "--")
     if code != 0:

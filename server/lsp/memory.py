@@ -27,13 +27,10 @@ import ctypes.util
 import functools
 import sys
 from collections.abc import Callable
-from typing import TYPE_CHECKING
 
 from server.fidelity import chunks as core_chunks
 from server.fidelity import localize as core_localize
-
-if TYPE_CHECKING:
-    from server.lsp.state import Store
+from server.lsp.store import Store
 
 # the lang package loads tree-sitter grammars: touched only when a document of another language loaded it
 _LANG_ANALYSIS = "server.fidelity.lang.analysis"
@@ -138,12 +135,14 @@ def document_stats(store: Store, workspace_documents: int) -> dict[str, int]:
                 texts[id(t)] = t
 
     for state in store.docs.values():
-        hold(state.current.text, state.snapshot, state.observe_baseline)
+        hold(state.current.text, state.snapshot_text, state.observe_baseline)
         if state.observation is not None:
             hold(state.observation.baseline, state.observation.current)
         for own in state.own_edits:
             hold(own.expected, own.baseline, own.burst_baseline)
     for p in store.proposals.values():
-        hold(p.original, p.edited, p.expected_text)
+        hold(p.original, p.edited)
+    for applying in store.apply_states.values():
+        hold(applying.expected_text)
     size = sum(sys.getsizeof(t) for t in texts.values())  # the strings' own memory, not their length
     return _entry(len(store.docs), size, workspace_documents=workspace_documents, proposals=len(store.proposals))

@@ -9,7 +9,8 @@ without become diagnostics ("the tests still pass without this hunk") and a code
 the needed hunks" applies the needed units (applyProposal, the rest dropped). Those of them that the
 instruction asks for neither by kind nor by name are unrequested on the tests' evidence
 (`server.fidelity.test_evidence`): the record lists them (`unrequested`) and their diagnostics are
-warnings at the severity the unit's kinds have (code `unrequested-for-tests`).
+warnings at the severity the unit's kinds have (code `unrequested-for-tests`). The finished analyses
+are the server's `analyses` (server.lsp.analyses); what the editor shows of them, server.lsp.necessity_views.
 
 Cancelling ($/cancelRequest or the progress' cancel button) cancels the search and kills the runs in
 flight: each analysis has its own sandbox pool, so the uids of its slots run nothing else.
@@ -25,17 +26,11 @@ import os
 import re
 import threading
 import time
-import weakref
-from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-import msgspec
-from lsprotocol import types
 from pygls import uris
 
-from server.fidelity import FidelityReport
-from server.fidelity.analysis import split_lines
 from server.fidelity.necessity import (
     NecessityResult,
     Probe,
@@ -44,69 +39,26 @@ from server.fidelity.necessity import (
     sub_edit,
 )
 from server.fidelity.test_evidence import evidence
-from server.lsp import args as A
+from server.lsp.analyses import Analysis, stop_runs
+from server.lsp.args import ContentModified, InvalidArgs, RequestFailed
 from server.lsp.necessity_env import EnvironmentProblem, ensure_environment, requirements, start_failure, start_hint
-from server.lsp.progress import WorkProgress
+from server.lsp.progress import WorkDoneToken, WorkProgress
+from server.lsp.server import EditFidelityServer
 from server.lsp.settings import NecessitySettings
-from server.lsp.state import DocState, Proposal, owned, same_content
+from server.lsp.state import Proposal, owned, same_content
 from server.lsp.test_flags import test_flags, unneeded_parts
+from server.lsp.views import publish
 from server.protocol.commands import NecessityRecord, RunRecord
 from server.protocol.names import Command
 
 if TYPE_CHECKING:
-    from sandbox import ExecResult, Sandbox
-    from server.lsp.server import EditFidelityServer
-    from server.lsp.views import ActionEntry
+    from sandbox import ExecResult, Sandbox  # not on the server's start-up path
 
 logger = logging.getLogger(__name__)
 
 COMMAND = Command.ANALYZE_NECESSITY.value
-CODE = "unnecessary-for-tests"
-UNREQUESTED_CODE = "unrequested-for-tests"  # unnecessary, and nothing in the instruction asks for it
 # Folders never copied: version control, environments, caches, build output.
 SKIP_DIRS = frozenset({"__pycache__", "node_modules", "venv", "env", "site-packages", "build", "dist"})
-
-
-@dataclass
-class Analysis:
-    """A finished analysis, valid while its proposal still has the report it was made for."""
-
-    proposal_id: str
-    report: FidelityReport
-    version: int
-    result: NecessityResult
-    record: NecessityRecord
-
-
-@dataclass
-class _ServerState:
-    done: dict[str, Analysis]
-    running: set[str]
-    boxes: set[Sandbox] = field(default_factory=set)  # open sandbox pools: `exit` kills their runs
-
-
-_states: weakref.WeakKeyDictionary[Any, _ServerState] = weakref.WeakKeyDictionary()
-
-
-def _state(ls: EditFidelityServer) -> _ServerState:
-    st = _states.get(ls)
-    if st is None:
-        st = _states[ls] = _ServerState(done={}, running=set())
-    return st
-
-
-def forget_analyses(ls: EditFidelityServer, proposal_ids: list[str]) -> None:
-    """The analyses of proposals the store released (their document closed)."""
-    done = _state(ls).done
-    for pid in proposal_ids:
-        done.pop(pid, None)
-
-
-def current_analysis(ls: EditFidelityServer, p: Proposal) -> Analysis | None:
-    a = _state(ls).done.get(p.id)
-    if a is None or a.report is not p.report or a.version != p.version:
-        return None  # the proposal moved on (a partial apply re-measured it): the hunks differ
-    return a
 
 
 # -- the test command and the workspace ----------------------------------------------------------
@@ -126,12 +78,12 @@ def workspace_root(ls: EditFidelityServer, uri: str) -> tuple[Path, str]:
     """The workspace folder holding the document, and the document's path relative to it."""
     path = uris.to_fs_path(uri) if uri.startswith("file:") else None
     if path is None:
-        raise A.RequestFailed(message=f"{COMMAND}: {uri} is not a file on disk: the tests need the workspace")
+        raise RequestFailed(message=f"{COMMAND}: {uri} is not a file on disk: the tests need the workspace")
     doc = Path(path)
     roots = [uris.to_fs_path(f) for f in ls.workspace.folders] + [ls.workspace.root_path]
     found = [Path(r) for r in roots if r and doc.is_relative_to(r)]
     if not found:
-        raise A.RequestFailed(
+        raise RequestFailed(
             message=f"{COMMAND}: {doc} lies outside the workspace folders; the test command "
             "runs on a copy of the workspace folder that holds the document"
         )
@@ -165,7 +117,7 @@ def collect_files(
                 continue
             total += len(data)
             if len(files) + 1 > max_files or total > max_bytes:
-                raise A.RequestFailed(
+                raise RequestFailed(
                     message=f"{COMMAND}: the workspace files matching necessity.include are more "
                     f"than {max_files} files or {max_bytes:,} bytes; narrow "
                     "editFidelity.necessity.include"
@@ -198,21 +150,6 @@ def make_sandbox(setting: str | None, workers: int) -> Sandbox:
     return Sandbox(_detected[0], workers=workers, require_isolation=True)  # type: ignore[arg-type]
 
 
-def stop_runs(box: Sandbox, deadline_s: float = 2.0) -> None:
-    """Kill whatever the pool's slots still run (each slot's uid belongs to this pool alone)."""
-    from sandbox.process import sweep_uid
-
-    if box.level != "docker":  # a docker slot's container goes when this process does (its keep-alive's stdin)
-        for uid in box.uids:
-            sweep_uid(uid, deadline_s)
-
-
-def stop_all_runs(ls: EditFidelityServer) -> None:
-    """At `exit`: the runs of every pool still open are killed now, nothing is waited for."""
-    for box in list(_state(ls).boxes):
-        stop_runs(box, deadline_s=0.05)
-
-
 # -- the analysis --------------------------------------------------------------------------------
 def _describe(res: NecessityResult, full: ExecResult | None, command: str) -> str:
     n = res.hunks
@@ -236,33 +173,33 @@ def _describe(res: NecessityResult, full: ExecResult | None, command: str) -> st
     return f"{kept} ({res.runs} runs)"
 
 
-async def analyze(ls: EditFidelityServer, pid: str, token: Any) -> dict:
+async def analyze(ls: EditFidelityServer, pid: str, token: WorkDoneToken) -> NecessityRecord:
     p = ls.store.proposals.get(pid)
     if p is None:
-        raise A.InvalidArgs(COMMAND, f"no proposal with id {pid!r} (it may have expired or the server restarted)")
+        raise InvalidArgs(COMMAND, f"no proposal with id {pid!r} (it may have expired or the server restarted)")
     if p.status != "ok" or p.report is None:
-        raise A.RequestFailed(message=f"{COMMAND}: proposal {pid} has no edits: {p.error}")
-    if p.closed:
-        raise A.RequestFailed(message=f"{COMMAND}: proposal {pid} was already applied or rejected")
-    opened = ls.open_document(p.uri)
-    if opened is None:
-        raise A.RequestFailed(message=f"{COMMAND}: the document {p.uri} is not open")
-    doc, docstate = opened
+        raise RequestFailed(message=f"{COMMAND}: proposal {pid} has no edits: {p.error}")
+    if ls.store.apply_state(p).closed:
+        raise RequestFailed(message=f"{COMMAND}: proposal {pid} was already applied or rejected")
+    docstate = ls.store.docs.get(p.uri)
+    if docstate is None:
+        raise RequestFailed(message=f"{COMMAND}: the document {p.uri} is not open")
+    doc = docstate.current
     if doc.version != p.version or not same_content(docstate, p.version, p.generation, p.original):
-        raise A.ContentModified(
+        raise ContentModified(
             message=f"{COMMAND}: the document changed since the proposal was computed "
             f"(version {p.version}, now {doc.version})"
         )
     settings = ls.settings
     if not settings.test_command:
-        raise A.RequestFailed(
+        raise RequestFailed(
             message=f"{COMMAND}: no test command: set editFidelity.testCommand "
             '(for example "python -m pytest -x tests/test_x.py")'
         )
-    state = _state(ls)
+    state = ls.analyses
     if pid in state.running:
-        raise A.RequestFailed(message=f"{COMMAND}: an analysis of proposal {pid} is already running")
-    root, rel = workspace_root(ls, doc.uri)
+        raise RequestFailed(message=f"{COMMAND}: an analysis of proposal {pid} is already running")
+    root, rel = workspace_root(ls, doc.client_uri)
     state.running.add(pid)
     try:
         return await _analyze(
@@ -277,11 +214,11 @@ async def _analyze(
     p: Proposal,
     root: Path,
     rel: str,
-    token: Any,
+    token: WorkDoneToken,
     cfg: NecessitySettings,
     sandbox_setting: str | None,
     command: list[str],
-) -> dict:
+) -> NecessityRecord:
     started = time.perf_counter()
     report = p.report
     assert report is not None and p.edited is not None
@@ -299,7 +236,7 @@ async def _analyze(
         env = await asyncio.to_thread(ensure_environment, cfg)  # made once (pip), then instant
     except EnvironmentProblem as exc:
         progress.end("no test environment")
-        raise A.RequestFailed(message=f"{COMMAND}: {exc}") from exc
+        raise RequestFailed(message=f"{COMMAND}: {exc}") from exc
     except BaseException:
         progress.end("cancelled")
         raise
@@ -317,8 +254,8 @@ async def _analyze(
         raise
     except (ValueError, RuntimeError) as exc:  # IsolationUnavailable is a RuntimeError
         progress.end("no sandbox")
-        raise A.RequestFailed(message=f"{COMMAND}: no sandbox to run the tests in: {exc}") from exc
-    boxes = _state(ls).boxes
+        raise RequestFailed(message=f"{COMMAND}: no sandbox to run the tests in: {exc}") from exc
+    boxes = ls.analyses.boxes
     boxes.add(box)
     results: dict[frozenset[int], ExecResult] = {}
 
@@ -395,13 +332,13 @@ async def _analyze(
         unrequested_parts=[] if cannot_start else parts.flags,
     )
     progress.end(record.message.splitlines()[0])
-    st = _state(ls)
+    st = ls.analyses
     if ls.store.proposals.get(p.id) is p:  # not released (its document closed) meanwhile
         st.done[p.id] = Analysis(proposal_id=p.id, report=report, version=version, result=result, record=record)
     for stale in [k for k in st.done if k not in ls.store.proposals]:
         del st.done[stale]  # the store forgot the proposal: forget its analysis too
-    ls.publish(p.uri)
-    return msgspec.to_builtins(record)
+    publish(ls, p.uri)
+    return record
 
 
 def _passed(res: ExecResult) -> bool | None:
@@ -435,101 +372,16 @@ def _run_record(probe: Probe, res: ExecResult | None) -> RunRecord:
 def _open_buffers(ls: EditFidelityServer, root: Path, include: tuple[str, ...]) -> dict[str, str]:
     """Open documents inside the workspace, as the editor holds them (unsaved changes included)."""
     found: dict[str, str] = {}
-    for uri, doc in list(ls.workspace.text_documents.items()):
+    for doc in ls.store.snapshots():
+        uri = doc.uri
         path = uris.to_fs_path(uri) if uri.startswith("file:") else None
         if path and Path(path).is_relative_to(root):
             rel = Path(path).relative_to(root).as_posix()
             if not any(part.startswith(".") for part in PurePosixPath(rel).parts) and any(
                 fnmatch.fnmatch(rel, pat) for pat in include
             ):
-                found[rel] = doc.source
+                found[rel] = doc.text
     return found
 
 
 # -- what the editor shows -----------------------------------------------------------------------
-def necessity_diagnostics(ls: EditFidelityServer, state: DocState, lines: list[str]) -> list[types.Diagnostic]:
-    """One information diagnostic per hunk the tests pass without, for each analysed pending proposal."""
-    from server.lsp.views import SOURCE, hunk_range
-
-    out: list[types.Diagnostic] = []
-    shown, _ = ls.store.shown_proposal(state.uri, state.version)
-    for p in [shown] if shown is not None else []:  # the active proposal only, like its other diagnostics
-        a = current_analysis(ls, p)
-        if a is None:
-            continue
-        command = " ".join(a.record.test_command)
-        flags = {f.hunk: f for f in a.record.unrequested}
-        for i in a.result.unnecessary:
-            view, flag = p.views[i], flags.get(i)
-            runs = f"`{command}`, {a.result.runs} runs"
-            out.append(
-                types.Diagnostic(
-                    range=hunk_range(lines, view),
-                    message=f"{flag.message} ({runs}) [{p.label}]"
-                    if flag
-                    else f"the tests still pass without this hunk ({runs}) [{p.label}]",
-                    severity=types.DiagnosticSeverity(flag.severity) if flag else types.DiagnosticSeverity.Information,
-                    source=SOURCE,
-                    code=UNREQUESTED_CODE if flag else CODE,
-                    data={"kind": "necessity", "id": p.id, "hunk": i},
-                )
-            )
-        edited = split_lines(p.edited or "")
-        for part in a.record.unrequested_parts:  # shown on its unit: the document holds the original
-            first = edited[part.start_line - 1].strip() if part.start_line <= len(edited) else ""
-            out.append(
-                types.Diagnostic(
-                    range=hunk_range(lines, p.views[part.hunk]),
-                    message=f"`{first}` (line {part.start_line} of the proposal): {part.message} "
-                    f"(`{command}`, {a.record.runs + a.record.part_runs} runs) [{p.label}]",
-                    severity=types.DiagnosticSeverity(part.severity),
-                    source=SOURCE,
-                    code=UNREQUESTED_CODE,
-                    data={
-                        "kind": "necessity",
-                        "id": p.id,
-                        "hunk": part.hunk,
-                        "lines": [part.start_line, part.end_line],
-                    },
-                )
-            )
-    return out
-
-
-def necessity_actions(ls: EditFidelityServer, state: DocState, uri: str) -> list[ActionEntry]:
-    """ "Keep only the needed hunks" on every hunk of an analysed proposal: the needed hunks as one
-    versioned edit (the proposal then no longer matches the buffer, so the rest is dropped), or a
-    rejection when the tests need none."""
-    from server.lsp.views import CMD_APPLY, CMD_REJECT, ActionEntry
-
-    entries: list[ActionEntry] = []
-    shown, _ = ls.store.shown_proposal(state.uri, state.version)
-    for p in [shown] if shown is not None else []:
-        a = current_analysis(ls, p)
-        if a is None or not a.result.unnecessary:
-            continue
-        n, needed = a.result.hunks, a.result.needed
-        title = f"[{p.label}] Keep only the needed hunks ({len(needed)} of {n}: the tests pass without the other {n - len(needed)})"
-        if needed:
-            # applyProposal with the needed units' own edits, the rest dropped: the server's own edit,
-            # so the observation of changes does not flag it
-            action = types.CodeAction(
-                title=title,
-                kind=types.CodeActionKind.QuickFix,
-                is_preferred=True,
-                command=types.Command(
-                    title="Keep only the needed hunks",
-                    command=CMD_APPLY,
-                    arguments=[{"id": p.id, "hunks": needed, "rest": "reject"}],
-                ),
-            )
-        else:
-            action = types.CodeAction(
-                title=f"[{p.label}] Keep only the needed hunks (none: the tests pass on the original)",
-                kind=types.CodeActionKind.QuickFix,
-                command=types.Command(title="Reject", command=CMD_REJECT, arguments=[{"id": p.id}]),
-            )
-        for v in p.views:
-            lo = v.start_line - 1
-            entries.append(ActionEntry(lo, max(v.end_line - 1, lo), action, ("proposal", p.id, v.index)))
-    return entries

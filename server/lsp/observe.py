@@ -19,26 +19,24 @@ import dataclasses
 import functools
 import logging
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 from lsprotocol import types
 from rapidfuzz.distance import Indel
 
-from server.fidelity import TextEdit, common_affix
+from server.fidelity import FidelityReport, TextEdit, common_affix
 from server.lsp.flagging import flag_hunks
 from server.lsp.hunk_views import hunk_views
 from server.lsp.lines import split_lines
+from server.lsp.server import EditFidelityServer
 from server.lsp.state import DocState, Observation, OwnEdit, owned
 from server.lsp.unit_edits import UnitGeometry, offsets_of
+from server.lsp.views import publish
 from server.lsp.windowed import Window, measure_windowed
-
-if TYPE_CHECKING:
-    from server.lsp.server import EditFidelityServer
 
 logger = logging.getLogger(__name__)
 
 
-def changed_lines(prev: str, current: str, changes) -> int:
+def changed_lines(prev: str, current: str, changes: Sequence[types.TextDocumentContentChangeEvent]) -> int:
     """How many lines one didChange changed: the larger of the lines removed and inserted. One partial
     change is measured by itself (typing stays cheap); several, or the whole document, by the
     document against the text before them: VS Code reports another extension's whole-file edit as
@@ -86,7 +84,7 @@ async def observe_now(ls: EditFidelityServer, state: DocState) -> None:
     if baseline == snap.text:
         state.observation = None
         state.observe_baseline = None
-        ls.publish(state.uri)
+        publish(ls, state.uri)
         return
     ls.counters["observationsMeasured"] += 1
     report, window = await ls.compute(
@@ -103,7 +101,14 @@ async def observe_now(ls: EditFidelityServer, state: DocState) -> None:
 
 
 def store_observation(
-    ls, state: DocState, baseline: str, current: str, version: int, source: str, report, window: Window | None
+    ls: EditFidelityServer,
+    state: DocState,
+    baseline: str,
+    current: str,
+    version: int,
+    source: str,
+    report: FidelityReport,
+    window: Window | None,
 ) -> Observation:
     flagged = flag_hunks(report, None)
     geometry = UnitGeometry(baseline, current, report)
@@ -129,7 +134,7 @@ def store_observation(
     state.observation = obs
     state.observe_baseline = None
     state.dismissed = False
-    ls.publish(state.uri)
+    publish(ls, state.uri)
     ls.refresh_code_lenses()
     return obs
 
@@ -196,7 +201,7 @@ def own_edit_arrived(ls: EditFidelityServer, state: DocState) -> bool:
     if obs is not None and not state.dismissed:
         if done.baseline is None:
             state.observation = None
-            ls.publish(state.uri)
+            publish(ls, state.uri)
             ls.refresh_code_lenses()
         else:
             state.observation = dataclasses.replace(obs, baseline=done.baseline)

@@ -10,27 +10,32 @@ import asyncio
 import logging
 import uuid
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
 from lsprotocol import types
 
-if TYPE_CHECKING:
-    from server.lsp.server import EditFidelityServer
+from server.lsp.server import EditFidelityServer
 
 logger = logging.getLogger(__name__)
 T = TypeVar("T")
+WorkDoneToken = types.ProgressToken | None  # the client's work-done progress token, when it sent one
 
 
 class WorkProgress:
-    def __init__(self, ls: EditFidelityServer, token: Any, title: str):
+    def __init__(self, ls: EditFidelityServer, token: WorkDoneToken, title: str) -> None:
         self.ls = ls
         self.token = token
         self.title = title
-        self.active = False
+        self.shown: types.ProgressToken | None = None  # the token of the progress begun and not ended
+
+    @property
+    def active(self) -> bool:
+        return self.shown is not None
 
     async def start(self, message: str | None = None) -> None:
         ls = self.ls
-        if self.token is None:
+        token = self.token
+        if token is None:
             caps = ls.client_capabilities
             if not (caps and caps.window and caps.window.work_done_progress):
                 return
@@ -46,11 +51,11 @@ class WorkProgress:
         task = asyncio.current_task()
         loop = asyncio.get_running_loop()
         ls.work_done_progress.begin(
-            self.token,
+            token,
             types.WorkDoneProgressBegin(title=self.title, cancellable=True, message=message, percentage=0),
         )
-        self.active = True
-        fut = ls.work_done_progress.tokens.get(self.token)
+        self.shown = token
+        fut = ls.work_done_progress.tokens.get(token)
         if fut is not None and task is not None:
 
             def _cancelled(f: Any) -> None:
@@ -60,16 +65,16 @@ class WorkProgress:
             fut.add_done_callback(_cancelled)
 
     def report(self, message: str, percentage: int | None = None) -> None:
-        if self.active:
+        if self.shown is not None:
             self.ls.work_done_progress.report(
-                self.token, types.WorkDoneProgressReport(message=message, percentage=percentage)
+                self.shown, types.WorkDoneProgressReport(message=message, percentage=percentage)
             )
 
     def end(self, message: str | None = None) -> None:
-        if self.active:
-            self.active = False
-            self.ls.work_done_progress.end(self.token, types.WorkDoneProgressEnd(message=message))
-            self.ls.work_done_progress.tokens.pop(self.token, None)
+        token, self.shown = self.shown, None
+        if token is not None:
+            self.ls.work_done_progress.end(token, types.WorkDoneProgressEnd(message=message))
+            self.ls.work_done_progress.tokens.pop(token, None)
 
 
 async def as_finished(

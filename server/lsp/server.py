@@ -1,7 +1,8 @@
 """The edit-fidelity language server object: state, settings, backends and shared helpers.
 
-Handlers live in `server.lsp.handlers` (one module per LSP method or command) and are registered by
-`create_server()`.
+Handlers live in `server.lsp.handlers` (one module per LSP method or command) and take it typed as
+`ls: EditFidelityServer`; `server.lsp.app.create_server()` registers them. Nothing here imports a
+handler or a view, so every module of the package can name this class without an import circle.
 """
 
 from __future__ import annotations
@@ -17,18 +18,18 @@ from collections import Counter
 from collections.abc import Callable, Coroutine
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, NoReturn, TypeVar
-from urllib.parse import unquote
 
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
-from pygls.workspace import TextDocument
 
 from server.backends import BackendPool
 from server.fidelity import cache as fidelity_cache
-from server.lsp import memory
-from server.lsp.protocol import FidelityProtocol
+from server.lsp.analyses import Analyses
+from server.lsp.connection import FidelityProtocol
+from server.lsp.memory import release_unowned, trim_heap
 from server.lsp.settings import SECTION, Settings, extract_section, parse_settings
-from server.lsp.state import DocState, Owned, Store
+from server.lsp.state import Owned
+from server.lsp.store import Store
 from server.tasks import TaskSet
 
 logger = logging.getLogger(__name__)
@@ -47,10 +48,11 @@ class EditFidelityServer(LanguageServer):
             protocol_cls=FidelityProtocol,
             text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
         )
-        self.store = Store()
+        self.store = Store()  # the documents and proposals
+        self.analyses = Analyses()  # the necessity analyses
         self.pool = BackendPool()
         self.settings = Settings()
-        self.init_options: dict = {}
+        self.init_options: dict[str, Any] = {}
         self.config_problems: list[str] = []
         self._compute_pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="fidelity")
         self._config_pending: asyncio.Event | None = None
@@ -91,14 +93,13 @@ class EditFidelityServer(LanguageServer):
             fidelity_cache.release(owner)
             self.document_closed()
 
-    # -- documents -----------------------------------------------------------------------------------
-    def open_document(self, uri: str) -> tuple[TextDocument, DocState] | None:
-        key = unquote(uri)
-        doc = self.workspace.text_documents.get(key)
-        state = self.store.docs.get(key)
-        if doc is None or state is None:
-            return None
-        return doc, state
+    def workspace_documents(self) -> int:
+        """The documents pygls' own workspace holds: none, the store owns them (serverStats shows it, a
+        leak check); before `initialize` there is no workspace."""
+        try:
+            return len(self.workspace.text_documents)
+        except RuntimeError:
+            return 0
 
     # -- settings ------------------------------------------------------------------------------------
     def apply_settings(self, raw: Any, *, announce: bool = True) -> None:
@@ -148,7 +149,7 @@ class EditFidelityServer(LanguageServer):
                 logger.warning("workspace/configuration failed: %s", exc)
         self.apply_settings(merged)
 
-    def report_server_error(self, error: Exception, source) -> None:
+    def report_server_error(self, error: Exception, source: object) -> None:
         """Errors outside a request (a notification about a document nobody opened, a message that is
         not JSON): logged for the user to find, no pop-up; the server carries on."""
         logger.warning("%s: %s", getattr(source, "__name__", source), error)
@@ -167,19 +168,7 @@ class EditFidelityServer(LanguageServer):
     def log(self, message: str, kind: types.MessageType = types.MessageType.Log) -> None:
         self.window_log_message(types.LogMessageParams(type=kind, message=message))
 
-    # -- publishing ----------------------------------------------------------------------------------
-    def publish(self, uri: str) -> None:
-        from server.lsp.views import diagnostics_for
-
-        opened = self.open_document(uri)
-        if opened is None:
-            return
-        doc, state = opened
-        state.actions_cache = None
-        self.text_document_publish_diagnostics(
-            types.PublishDiagnosticsParams(uri=doc.uri, version=doc.version, diagnostics=diagnostics_for(self, state))
-        )
-
+    # -- publishing (the diagnostics: server.lsp.views.publish) -------------------------------------
     def refresh_code_lenses(self) -> None:
         caps = self.client_capabilities
         ws = caps.workspace if caps else None
@@ -191,14 +180,14 @@ class EditFidelityServer(LanguageServer):
     def document_closed(self) -> None:
         """After a didClose released the document: what the core's unowned memos kept of it goes, and
         the heap is trimmed soon after (once per burst of closes)."""
-        memory.release_unowned(len(self.store.docs))
+        release_unowned(len(self.store.docs))
         if not self._trim_pending:
             self._trim_pending = True
             asyncio.get_running_loop().call_later(TRIM_DELAY_S, self._trim)
 
     def _trim(self) -> None:
         self._trim_pending = False
-        memory.trim_heap()
+        trim_heap()
 
     # -- the end -------------------------------------------------------------------------------------
     def shutdown_resources(self) -> None:
@@ -232,14 +221,4 @@ def kill_children(ls: EditFidelityServer) -> None:
         worker = getattr(ls.pool.get(name), "_worker", None)  # a LocalBackend's model worker, when started
         if worker is not None:
             worker.kill()  # SIGKILL to its process group
-    necessity = sys.modules.get("server.lsp.necessity")  # not imported now: no analysis ever ran
-    if necessity is not None:
-        necessity.stop_all_runs(ls)
-
-
-def create_server() -> EditFidelityServer:
-    from server.lsp import handlers
-
-    ls = EditFidelityServer()
-    handlers.register_all(ls)
-    return ls
+    ls.analyses.stop_all()

@@ -1,24 +1,33 @@
-"""In-memory state of the server: per document texts, pending proposals, observed changes, caches."""
+"""The values the server keeps: proposals and what became of them, document snapshots and per-document
+state (observations, own edits, marks, caches). The `Store` (server.lsp.store) holds them."""
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import time
-from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Generic, TypeVar
+from typing import Generic, TypeVar
+
+from pygls.uris import to_fs_path, urlparse
 
 from server.fidelity import FidelityReport
 from server.fidelity import cache as fidelity_cache
 from server.lsp.hunk_views import HunkView, StatementView
+from server.lsp.unit_edits import UnitGeometry
+from server.lsp.view_parts import ActionEntry
 from server.lsp.windowed import Window
 
 
-@dataclass
+@dataclass(frozen=True, slots=True)
 class Proposal:
+    """What was computed for one answer of one backend: frozen. A partial apply carries the rest over
+    to the new buffer as another `Proposal` under the same id (`Store.replace`); what becomes of it
+    (applied, rejected, awaited) is its `ApplyState`, which the store holds beside it."""
+
     id: str
-    uri: str
+    uri: str  # the normalised key (`Store.key`)
     version: int  # the document version the edits apply to
     backend: str
     instruction: str
@@ -30,7 +39,7 @@ class Proposal:
     error_kind: str | None = None
     edited: str | None = None
     report: FidelityReport | None = None
-    flagged: list[bool] = field(default_factory=list)
+    flagged: list[bool] = field(default_factory=list)  # the judgment per unit (`flag_hunks`: with its verdicts)
     views: list[HunkView] = field(default_factory=list)
     statement_views: list[StatementView] = field(default_factory=list)  # flagged statements inside unflagged units
     latency_ms: float = 0.0
@@ -42,11 +51,6 @@ class Proposal:
     sample: int = 0  # which of the backend's `n` samples
     samples: int = 1  # how many answers the backend gave to the request
     created: float = field(default_factory=time.time)
-    # after a partial apply: the text we expect the client to produce, to carry the rest over
-    expected_text: str | None = None
-    applied_hunks: list[int] = field(default_factory=list)
-    expected_budget: int = 0  # didChanges to wait for that text before giving up
-    closed: bool = False  # accepted in full, rejected, or superseded
     client_uri: str = ""  # the URI as the client spelled it (`uri` is the normalised key)
     generation: int = 0  # which opening of the document (`DocState.generation`) it was computed on
 
@@ -56,8 +60,19 @@ class Proposal:
         return self.backend if self.samples <= 1 else f"{self.backend}, sample {self.sample + 1} of {self.samples}"
 
     @property
-    def pending(self) -> bool:
-        return self.status == "ok" and not self.closed and self.report is not None and bool(self.report.hunks)
+    def has_units(self) -> bool:
+        return self.status == "ok" and self.report is not None and bool(self.report.hunks)
+
+
+@dataclass(slots=True)
+class ApplyState:
+    """What became of a proposal since it was computed (`Store.apply_state`)."""
+
+    closed: bool = False  # accepted in full, rejected, or superseded
+    # after a partial apply: the text we expect the client to produce, to carry the rest over
+    expected_text: str | None = None
+    applied_units: list[int] = field(default_factory=list)
+    expected_budget: int = 0  # didChanges to wait for that text before giving up
 
 
 @dataclass
@@ -71,7 +86,7 @@ class Observation:
     flagged: list[bool]
     views: list[HunkView]
     window: Window | None = None
-    geometry: Any = None  # server.lsp.unit_edits.UnitGeometry: where the units lie, their reverts
+    geometry: UnitGeometry | None = None  # where the units lie, their reverts
 
 
 @dataclass
@@ -103,22 +118,30 @@ class DocumentSnapshot:
     request's measurement) is handed, so it never reads a later edit; `state.current is snap` tells
     whether the buffer is still that one."""
 
-    uri: str
+    uri: str  # the normalised key (`Store.key`)
     version: int
     generation: int  # which opening (versions restart when a document is reopened)
     text: str
     language: str  # what measure() measures it as (`resolve(languageId, path)`)
+    client_uri: str  # as the client spelled it in didOpen (what diagnostics and edits are sent for)
+    language_id: str  # the client's languageId ("" when it sent none)
+
+    @property
+    def path(self) -> str:
+        """The file's path (as pygls' documents give it): a file: URI's, else the URI's path part."""
+        path = to_fs_path(self.client_uri)
+        return path if path is not None else urlparse(self.client_uri)[2]
 
 
 @dataclass
 class DocState:
     uri: str
     current: DocumentSnapshot  # the buffer after the last change we saw (the one copy of its text)
-    snapshot: str  # baseline text at open / last save / explicit snapshot
+    snapshot_text: str  # checkChange's "snapshot" baseline: the text at open, last save or last takeSnapshot
     observe_baseline: str | None = None  # text before the first large change of a burst
     observation: Observation | None = None
-    observe_task: asyncio.Task | None = None
-    actions_cache: tuple[int, list] | None = None  # (version, entries)
+    observe_task: asyncio.Task[None] | None = None
+    actions_cache: tuple[int, list[ActionEntry]] | None = None  # (version, entries)
     dismissed: bool = False
     python: bool = True  # observed: Python or a language the fidelity layer supports
     bug_marks: list[BugMark] = field(default_factory=list)  # the last locateBug answers (any change clears them)
@@ -144,7 +167,7 @@ class DocState:
 
     def advance(self, version: int, text: str) -> DocumentSnapshot:
         """The buffer after a didChange: a new snapshot (the old one stays what it was for its holders)."""
-        self.current = DocumentSnapshot(self.uri, version, self.current.generation, text, self.current.language)
+        self.current = dataclasses.replace(self.current, version=version, text=text)
         return self.current
 
 
@@ -177,69 +200,3 @@ class Owned(Generic[T]):
 
 def owned(owner: str, fn: Callable[[], T]) -> Owned[T]:
     return Owned(owner, fn)
-
-
-class Store:
-    MAX_PROPOSALS = 200  # each holds two versions of a file
-    MAX_RELEASED = 1000  # ids of released proposals remembered, to refuse them as closed/stale (not "unknown")
-
-    def __init__(self) -> None:
-        self.docs: dict[str, DocState] = {}
-        self.proposals: dict[str, Proposal] = {}
-        self.released: OrderedDict[str, str] = OrderedDict()  # proposal id -> uri
-        self._generation = 0
-
-    def next_generation(self) -> int:
-        self._generation += 1
-        return self._generation
-
-    def forget(self, ids: list[str], uri: str) -> None:
-        for pid in ids:
-            self.proposals.pop(pid, None)
-            self.released[pid] = uri
-        while len(self.released) > self.MAX_RELEASED:
-            self.released.popitem(last=False)
-
-    def release_document(self, uri: str) -> list[str]:
-        """didClose: the document's proposals and its analysis cache entries (those no open document
-        shares) go; the ids are remembered so that applying one is refused (closed, or stale once reopened)."""
-        ids = [pid for pid, p in self.proposals.items() if p.uri == uri]
-        self.forget(ids, uri)
-        fidelity_cache.release(uri)
-        return ids
-
-    def add_proposal(self, p: Proposal) -> None:
-        self.proposals[p.id] = p
-        if len(self.proposals) > self.MAX_PROPOSALS:  # forget the oldest closed or stale ones first
-            for pid in sorted(self.proposals, key=lambda k: (self.proposals[k].pending, self.proposals[k].created)):
-                if len(self.proposals) <= self.MAX_PROPOSALS:
-                    break
-                del self.proposals[pid]
-
-    def pending_for(self, uri: str, version: int | None) -> list[Proposal]:
-        """Pending proposals of `uri`: for `version` of the buffer it holds now (the current opening and
-        content, see `same_content`), or for any version (None)."""
-        state = self.docs.get(uri)
-
-        def matches(p: Proposal) -> bool:
-            if version is None:
-                return True
-            if state is not None and version == state.version:
-                return same_content(state, p.version, p.generation, p.original)
-            return p.version == version and (state is None or p.generation == state.generation)
-
-        return [p for p in self.proposals.values() if p.uri == uri and p.pending and matches(p)]
-
-    def shown_proposal(self, uri: str, version: int) -> tuple[Proposal | None, list[Proposal]]:
-        """The pending proposal the editor shows for the buffer (the active one, else the first) and
-        all pending ones, in request order (backend order, then sample)."""
-        pending = self.pending_for(uri, version)
-        state = self.docs.get(uri)
-        active = state.active_proposal if state is not None else None
-        shown = next((p for p in pending if p.id == active), pending[0] if pending else None)
-        return shown, pending
-
-    def invalidate_actions(self, uri: str) -> None:
-        doc = self.docs.get(uri)
-        if doc is not None:
-            doc.actions_cache = None

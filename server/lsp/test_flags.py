@@ -7,18 +7,15 @@ from __future__ import annotations
 import functools
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 from server.fidelity.necessity import NecessityResult, find_needed_hunks
 from server.fidelity.parts import judge_parts, new_parts, without_parts
 from server.fidelity.test_evidence import EVIDENT, judge_units_with_tests
 from server.lsp.flagging import flagged_severity
+from server.lsp.server import EditFidelityServer
 from server.lsp.settings import NecessitySettings
 from server.lsp.state import Proposal, owned
 from server.protocol.commands import FlaggedStatement, UnneededFlag
-
-if TYPE_CHECKING:
-    from server.lsp.server import EditFidelityServer
 
 Outcome = bool | None
 

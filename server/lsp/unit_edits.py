@@ -11,7 +11,7 @@ on the same line as a reverted rename stays).
 from __future__ import annotations
 
 from bisect import bisect_right
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 from server.fidelity import FidelityReport, TextEdit, apply_text_edits
 from server.lsp.lines import split_lines, utf16_len
@@ -50,7 +50,7 @@ class _Text:
         return {"line": line, "character": utf16_len(self.text[self.starts[line] : offset])}
 
 
-def offsets_of(text: str, edits) -> list[tuple[int, int]]:
+def offsets_of(text: str, edits: Sequence[TextEdit]) -> list[tuple[int, int]]:
     """Each edit's (start, end) offsets in `text` (the text the edits are against)."""
     t = _Text(text)
     return [(t.offset(e.range.start), t.offset(e.range.end)) for e in edits]

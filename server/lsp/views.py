@@ -7,26 +7,28 @@ edited side, which is the buffer). Only items computed for the buffer's current 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from lsprotocol import types
 
+from server.fidelity import FidelityReport
 from server.lsp.hunk_views import HunkView
 from server.lsp.lines import split_lines, utf16_len
+from server.lsp.necessity_views import necessity_actions, necessity_diagnostics
+from server.lsp.server import EditFidelityServer
 from server.lsp.state import DocState, Observation, Proposal
-from server.protocol.names import Command
+from server.lsp.view_parts import (
+    CMD_APPLY,
+    CMD_DISMISS,
+    CMD_REJECT,
+    CMD_REVERT,
+    CMD_SELECT,
+    SOURCE,
+    ActionEntry,
+    hunk_range,
+)
 
-if TYPE_CHECKING:
-    from server.lsp.server import EditFidelityServer
-
-SOURCE = "edit-fidelity"
 BUG_DIAGNOSTIC_CODE = "located-bug"  # a locateBug answer's diagnostic
-CMD_APPLY = Command.APPLY_PROPOSAL.value
-CMD_REJECT = Command.REJECT_PROPOSAL.value
-CMD_REVERT = Command.REVERT_HUNKS.value
-CMD_DISMISS = Command.DISMISS.value
-CMD_SELECT = Command.SELECT_PROPOSAL.value
 
 _SOURCE_LABEL = {
     "observed": "observed change",
@@ -36,28 +38,18 @@ _SOURCE_LABEL = {
 }
 
 
-def hunk_range(lines: list[str], view: HunkView) -> types.Range:
-    if view.span is not None:  # the unit's own extent (finer than lines)
-        a, b = view.span
-        return types.Range(start=types.Position(**a), end=types.Position(**b))
-    start = view.start_line - 1
-    if view.end_line < view.start_line:  # an insertion point / deleted lines: zero width
-        if start < len(lines):
-            pos = types.Position(line=start, character=0)
-        elif lines:
-            last = lines[-1]
-            if last.endswith(("\n", "\r")):
-                pos = types.Position(line=len(lines), character=0)
-            else:
-                pos = types.Position(line=len(lines) - 1, character=utf16_len(last))
-        else:
-            pos = types.Position(line=0, character=0)
-        return types.Range(start=pos, end=pos)
-    end = min(view.end_line, len(lines)) - 1
-    end_text = lines[end].rstrip("\r\n") if 0 <= end < len(lines) else ""
-    return types.Range(
-        start=types.Position(line=max(start, 0), character=0),
-        end=types.Position(line=max(end, 0), character=utf16_len(end_text)),
+def publish(ls: EditFidelityServer, key: str) -> None:
+    """The diagnostics of the open document filed under `key` (`Store.key`), for its current version
+    (nothing when it is not open)."""
+    state = ls.store.docs.get(key)
+    if state is None:
+        return
+    state.actions_cache = None
+    snap = state.current
+    ls.text_document_publish_diagnostics(
+        types.PublishDiagnosticsParams(
+            uri=snap.client_uri, version=snap.version, diagnostics=diagnostics_for(ls, state)
+        )
     )
 
 
@@ -111,8 +103,6 @@ def diagnostics_for(ls: EditFidelityServer, state: DocState) -> list[types.Diagn
                     data={"kind": "observation", "uri": state.uri, "version": state.version, "hunk": v.index},
                 )
             )
-    from server.lsp.necessity import necessity_diagnostics  # imports this module
-
     out.extend(necessity_diagnostics(ls, state, lines))
     if state.bug_marks:
         out.extend(bug_diagnostics(state, lines))
@@ -150,7 +140,7 @@ def _fmt(v: Any, digits: int = 4) -> str:
     return str(v)
 
 
-def report_markdown(title: str, report: Any, view: HunkView | None, flagged: list[bool]) -> str:
+def report_markdown(title: str, report: FidelityReport, view: HunkView | None, flagged: list[bool]) -> str:
     rows = [f"**edit-fidelity** · {title}", ""]
     n = len(report.hunks)
     k = sum(1 for f in flagged if f)
@@ -221,7 +211,7 @@ def hover_for(ls: EditFidelityServer, state: DocState, line: int) -> str | None:
 
 
 # -- code lenses -------------------------------------------------------------------------------------
-def _lens(line: int, title: str, command: str, argument: dict) -> types.CodeLens:
+def _lens(line: int, title: str, command: str, argument: dict[str, Any]) -> types.CodeLens:
     pos = types.Position(line=max(line, 0), character=0)
     return types.CodeLens(
         range=types.Range(start=pos, end=pos),
@@ -289,37 +279,18 @@ def code_lenses_for(ls: EditFidelityServer, state: DocState) -> list[types.CodeL
 
 
 # -- code actions ------------------------------------------------------------------------------------
-@dataclass
-class ActionEntry:
-    lo: int  # 0-based line span the action belongs to
-    hi: int
-    action: types.CodeAction
-    diagnostic_key: tuple
-
-
-def _workspace_edit(uri: str, version: int, edits: list[dict]) -> types.WorkspaceEdit:
-    text_edits = [
-        types.TextEdit(
-            range=types.Range(start=types.Position(**e["range"]["start"]), end=types.Position(**e["range"]["end"])),
-            new_text=e["newText"],
-        )
-        for e in edits
-    ]
-    return types.WorkspaceEdit(
-        document_changes=[
-            types.TextDocumentEdit(
-                text_document=types.OptionalVersionedTextDocumentIdentifier(uri=uri, version=version),
-                edits=text_edits,
-            )
-        ]
-    )
-
-
 def build_action_entries(ls: EditFidelityServer, state: DocState, uri: str) -> list[ActionEntry]:
     entries: list[ActionEntry] = []
 
     def add(
-        lo: int, hi: int, key: tuple, title: str, short: str, command: str, args: dict, preferred: bool | None = None
+        lo: int,
+        hi: int,
+        key: tuple[Any, ...],
+        title: str,
+        short: str,
+        command: str,
+        args: dict[str, Any],
+        preferred: bool | None = None,
     ) -> None:
         action = types.CodeAction(
             title=title,
@@ -404,13 +375,11 @@ def build_action_entries(ls: EditFidelityServer, state: DocState, uri: str) -> l
                 CMD_DISMISS,
                 {"uri": state.uri},
             )
-    from server.lsp.necessity import necessity_actions  # imports this module
-
     entries.extend(necessity_actions(ls, state, uri))
     return entries
 
 
-def _diag_key(d: types.Diagnostic) -> tuple | None:
+def _diag_key(d: types.Diagnostic) -> tuple[Any, ...] | None:
     data = d.data if isinstance(d.data, dict) else None
     if not data or d.source != SOURCE:
         return None
@@ -440,7 +409,7 @@ def code_actions_for(
         )
     ):
         return []
-    diags: dict[tuple, list[types.Diagnostic]] = {}
+    diags: dict[tuple[Any, ...], list[types.Diagnostic]] = {}
     if context is not None:
         for d in context.diagnostics:
             key = _diag_key(d)

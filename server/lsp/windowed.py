@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 import msgspec
 
-from server.fidelity import FidelityReport, common_affix, measure
+from server.fidelity import FidelityReport, TextEdit, common_affix, measure
 from server.lsp.lines import split_lines
 
 
@@ -23,7 +23,7 @@ class Window:
     after_end: int  # edited side
 
 
-def _shift_edit(e, offset: int):
+def _shift_edit(e: TextEdit, offset: int) -> TextEdit:
     r = e.range
     return msgspec.structs.replace(
         e,

@@ -14,7 +14,7 @@ from typing import Any
 import msgspec
 
 from benchmark import cli
-from benchmark.records import SampleRecord
+from benchmark.run.records import SampleRecord
 from benchmark.suites import codeeditorbench as ceb
 
 REPO = Path(__file__).resolve().parents[2]

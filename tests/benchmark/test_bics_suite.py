@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from benchmark import cli
-from benchmark.records import RunConfig, SampleRecord
-from benchmark.store import RESULTS, read_records
+from benchmark.run.records import RunConfig, SampleRecord
+from benchmark.run.store import RESULTS, read_records
 from benchmark.suite import Verdict
 from benchmark.suites.bics import snippets
 from benchmark.suites.bics.suite import Bics, published_report

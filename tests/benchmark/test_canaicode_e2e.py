@@ -8,7 +8,7 @@ import shutil
 from pathlib import Path
 
 from benchmark import cli
-from benchmark.store import RESULTS, read_records
+from benchmark.run.store import RESULTS, read_records
 from tests.benchmark.cli_runs import quiet_run
 
 

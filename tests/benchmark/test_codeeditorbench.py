@@ -15,11 +15,11 @@ from pathlib import Path
 import pytest
 
 from benchmark import cli
-from benchmark.backends import Replay
 from benchmark.datadir import DataError
-from benchmark.endpoint import ReplayEndpoint
-from benchmark.records import RunConfig, SampleRecord
-from benchmark.session import ServerSession
+from benchmark.run.answer_sources import Replay
+from benchmark.run.endpoint import ReplayEndpoint
+from benchmark.run.records import RunConfig, SampleRecord
+from benchmark.run.session import ServerSession
 from benchmark.suites import codeeditorbench as ceb
 from benchmark.suites.codeeditorbench.tasks import _make
 from sandbox import Sandbox

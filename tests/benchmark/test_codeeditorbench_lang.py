@@ -9,8 +9,8 @@ import pytest
 from rapidfuzz.distance import Levenshtein
 
 import server.fidelity.lang as L
-from benchmark.lang_fidelity import lang_fidelity
-from benchmark.records import RunConfig, SampleRecord
+from benchmark.run.lang_fidelity import lang_fidelity
+from benchmark.run.records import RunConfig, SampleRecord
 from benchmark.suites import codeeditorbench as ceb
 
 CPP = """#include <vector>

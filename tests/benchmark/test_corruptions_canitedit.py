@@ -1,5 +1,5 @@
 """A minimal-fix suite made from CanItEdit's `after` solutions (a few problems here; the 200-task suite is
-`python -m benchmark.bench_overedit`): every kept task fails its tests and every gold patch passes."""
+`python -m tools.bench.bench_overedit`): every kept task fails its tests and every gold patch passes."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from benchmark.corruptions import FAMILIES, invert
-from benchmark.corruptions.testrun import run_tests
-from benchmark.make_suite import make_suite, sources
+from benchmark.build.corruptions import FAMILIES, invert
+from benchmark.build.make_suite import make_suite, sources
+from benchmark.run.testrun import run_tests
 from sandbox import Sandbox, envs
 
 pytestmark = pytest.mark.skipif(

@@ -7,7 +7,7 @@ import textwrap
 
 import pytest
 
-from benchmark.corruptions import (
+from benchmark.build.corruptions import (
     BY_NAME,
     FAMILIES,
     HELD_OUT,

@@ -13,8 +13,8 @@ from pathlib import Path
 import msgspec
 import pytest
 
-from benchmark.corruptions import HELD_OUT, invert
-from benchmark.corruptions.testrun import run_tests
+from benchmark.build.corruptions import HELD_OUT, invert
+from benchmark.run.testrun import run_tests
 from benchmark.suites.overedit import Task
 from sandbox import Sandbox, envs
 
@@ -73,7 +73,7 @@ def _make(src: Path | str, out: Path, *extra: str, seed: int = 3, hashseed: str 
     cmd = [
         sys.executable,
         "-m",
-        "benchmark.make_suite",
+        "benchmark.build.make_suite_cli",
         "make-suite",
         "--from",
         str(src),

@@ -75,7 +75,10 @@ def test_a_failed_download_leaves_nothing_behind(rows_server, tmp_path, capsys):
 def test_a_recorded_run_by_url_is_fetched_once_and_checked(tmp_path, monkeypatch):
     import hashlib
 
-    from benchmark import recorded
+    from benchmark.run import recorded
+    from benchmark.suites.canitedit.suite import CanItEdit
+
+    load = CanItEdit().load_recorded  # a run archive is the suite's to read; the download is `recorded`'s
 
     runs = sorted((SHARED_DATA / "canitedit_runs").glob("codellama*.tar.gz")) if SHARED_DATA else []
     if not runs:
@@ -85,9 +88,9 @@ def test_a_recorded_run_by_url_is_fetched_once_and_checked(tmp_path, monkeypatch
     with FileServer({f"/backups/{runs[0].name}": body}) as srv:
         url = f"{srv.url}/backups/{runs[0].name}"
         with pytest.raises(recorded.RecordedError, match="expected 00"):
-            recorded.load(f"{url}#sha256={'0' * 64}")
+            load(f"{url}#sha256={'0' * 64}")
         assert not (tmp_path / "recorded" / runs[0].name).exists()
-        got = recorded.load(f"{url}#sha256={hashlib.sha256(body).hexdigest()}")
-        assert got.completions == recorded.load(runs[0]).completions
-        recorded.load(url)  # cached: no second fetch
+        got = load(f"{url}#sha256={hashlib.sha256(body).hexdigest()}")
+        assert got.completions == load(runs[0]).completions
+        load(url)  # cached: no second fetch
         assert len(srv.paths()) == 2

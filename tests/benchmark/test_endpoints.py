@@ -1,4 +1,4 @@
-"""Several OpenAI-compatible endpoints as one backend (benchmark/balancer.py): real scripted servers on
+"""Several OpenAI-compatible endpoints as one backend (benchmark/run/balancer.py): real scripted servers on
 127.0.0.1, one fast, one slow, one failing, one that goes down and comes back, behind the balancer, and a
 replay through the real CLI, language server and sandbox with all of them."""
 
@@ -17,9 +17,9 @@ from pathlib import Path
 import pytest
 
 from benchmark import cli
-from benchmark.balancer import Balancer
-from benchmark.store import RESULTS, read_records
-from benchmark.vllm import command
+from benchmark.run.balancer import Balancer
+from benchmark.run.store import RESULTS, read_records
+from benchmark.run.vllm import command
 from sandbox import envs
 from tests.benchmark.test_replay_vllm import _log, standin  # noqa: F401  # the stand-in `vllm` fixture
 from tools.doubles.scripted import ScriptedServer, Step, fenced, user_code
@@ -103,7 +103,7 @@ def test_all_endpoints_failing_is_a_503_not_an_answer():
 
 
 def test_endpoint_that_restarts_is_probed_readmitted_and_serves_again(caplog):
-    caplog.set_level(logging.DEBUG, logger="benchmark.balancer")
+    caplog.set_level(logging.DEBUG, logger="benchmark.run.balancer")
     flaky = ScriptedServer({"m": ECHO}).start()
     flaky_url = flaky.base_url
     port = int(flaky_url.rsplit(":", 1)[1].split("/")[0])
@@ -149,7 +149,7 @@ def test_endpoint_that_restarts_is_probed_readmitted_and_serves_again(caplog):
 
 
 def test_endpoint_answering_500_then_ok_comes_back_after_its_cool_down(caplog):
-    caplog.set_level(logging.WARNING, logger="benchmark.balancer")
+    caplog.set_level(logging.WARNING, logger="benchmark.run.balancer")
     script = [Step(status=500), Step(status=500), Step(content="ok")]  # 500s while it recovers, then fine
     with ScriptedServer({"m": script}) as srv, Balancer([srv.base_url], probe_s=0.2, max_failures=2) as bal:
         url = srv.base_url

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
-from benchmark.engine import Job, score
+from benchmark.run.engine import Job, score
 from benchmark.suite import Answer
 from server.fidelity import FidelityReport, measure
 from server.protocol.commands import ProposalRecord

@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 
 from benchmark import cli
-from benchmark.engine import flag_counts
-from benchmark.records import RunConfig, SampleRecord
-from benchmark.report import render_compare, summarise
-from benchmark.store import RESULTS, read_records
+from benchmark.report.summary import render_compare, summarise
+from benchmark.run.engine import flag_counts
+from benchmark.run.records import RunConfig, SampleRecord
+from benchmark.run.store import RESULTS, read_records
 from benchmark.suites import canitedit, overedit
 from sandbox import envs
 from server.fidelity import measure

@@ -14,11 +14,11 @@ import msgspec
 import pytest
 
 from benchmark import cli
-from benchmark.engine import flag_kinds
-from benchmark.metrics import mean
-from benchmark.records import RunConfig, SampleRecord, unit_views
-from benchmark.report import render_text, summarise
-from benchmark.store import RESULTS, read_records
+from benchmark.report.metrics import mean
+from benchmark.report.summary import render_text, summarise
+from benchmark.run.engine import flag_kinds
+from benchmark.run.records import RunConfig, SampleRecord, unit_views
+from benchmark.run.store import RESULTS, read_records
 from benchmark.suites import canitedit
 from sandbox import envs
 from server.protocol.commands import FlaggedStatement, ProposalRecord

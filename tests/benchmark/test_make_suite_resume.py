@@ -109,9 +109,9 @@ def test_a_torn_write_is_cut_on_resume(tmp_path: Path, base_env: None):
     the torn lines are cut and that source is made again."""
     import msgspec
 
-    from benchmark.corruptions import select
-    from benchmark.make_suite import _identity, sources
-    from benchmark.suite_writer import Header
+    from benchmark.build.corruptions import select
+    from benchmark.build.make_suite import _identity, sources
+    from benchmark.build.suite_writer import Header
     from server.cli import build_parser
 
     src = _sources(tmp_path / "src")

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from benchmark import necessity_study as ns
-from benchmark.corruptions.testrun import run_tests
+from benchmark.run.testrun import run_tests
+from benchmark.studies import necessity_study as ns
 from sandbox import Sandbox, envs
 from server.fidelity import distances
 from server.fidelity.necessity import hunk_edits, sub_edit

@@ -71,7 +71,7 @@ def test_scientific_tasks_pass_with_gold_and_fail_corrupted(shared_data: Path):
 
 
 def test_what_the_sandbox_lacks_is_told_apart_from_a_wrong_solution():
-    from benchmark.corruptions.testrun import missing_from, run_tests
+    from benchmark.run.testrun import missing_from, run_tests
 
     solution = (
         "import socket\n\ndef task_func(ip):\n    try:\n        return socket.gethostbyaddr(ip)[0]\n"

@@ -12,7 +12,7 @@ import pytest
 
 from benchmark import cli
 from benchmark.datadir import DataError
-from benchmark.store import RESULTS, read_records
+from benchmark.run.store import RESULTS, read_records
 from benchmark.suites import overedit
 from benchmark.suites.overedit import OverEdit, Task, compare_conditions, parse_tasks
 from benchmark.suites.overedit import sections as overedit_html_sections

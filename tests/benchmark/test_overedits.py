@@ -10,9 +10,10 @@ from pathlib import Path
 import msgspec
 import pytest
 
-from benchmark.overedits.classify import evaluate
-from benchmark.overedits.make import Candidate, Pair, _run_all, candidates_for
-from benchmark.overedits.transforms import KINDS
+from benchmark.build.overedits.corpus import Candidate
+from benchmark.build.overedits.make import Pair, _run_all, candidates_for
+from benchmark.build.overedits.transforms import KINDS
+from benchmark.studies.overedits.classify import evaluate
 from sandbox import envs
 
 ORIGINAL = '''import math
@@ -90,10 +91,15 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path: Path):
     bad = tmp_path / "bad.jsonl"
     bad.write_text("not json\n")
     run = subprocess.run(
-        [sys.executable, "-m", "benchmark.overedits.classify", str(bad)], capture_output=True, text=True, check=False
+        [sys.executable, "-m", "benchmark.studies.overedits.classify", str(bad)],
+        capture_output=True,
+        text=True,
+        check=False,
     )
     assert run.returncode == 2 and run.stderr.count("\n") == 1 and "error:" in run.stderr
-    run = subprocess.run([sys.executable, "-m", "benchmark.overedits"], capture_output=True, text=True, check=False)
+    run = subprocess.run(
+        [sys.executable, "-m", "benchmark.build.overedits"], capture_output=True, text=True, check=False
+    )
     assert run.returncode == 2 and "usage:" in run.stderr
     # make: an unknown source is not read as the over-editing suite; nothing is written for a bad request
     for argv, said in (
@@ -103,7 +109,7 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path: Path):
     ):
         out = ["--out", str(tmp_path / "c.jsonl")] if "--out" not in argv else []
         run = subprocess.run(
-            [sys.executable, "-m", "benchmark.overedits", "make", *out, *argv],
+            [sys.executable, "-m", "benchmark.build.overedits", "make", *out, *argv],
             capture_output=True,
             text=True,
             check=False,
@@ -114,7 +120,7 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path: Path):
 
 @pytest.mark.skipif(not envs.is_prepared("base"), reason="sandbox env missing: run scripts/setup-sandbox")
 def test_necessity_over_units_finds_the_fix_alone():
-    from benchmark.overedits.necessity import study
+    from benchmark.studies.overedits.necessity import study
 
     cands = [c for c in corpus(per_task=8) if all(ch.family != "none_guard" for ch in c.changes)][:3]
     pairs = asyncio.run(study(cands, max_runs=24, workers=2, timeout_s=20))
@@ -146,14 +152,17 @@ def test_aware_judge_needs_instructions(tmp_path: Path):
     old = tmp_path / "old.jsonl"
     old.write_bytes(msgspec.json.encode(corpus(per_task=1)[0]) + b"\n")  # made without an instruction
     run = subprocess.run(
-        [sys.executable, "-m", "benchmark.overedits.classify", str(old), "--judge", "aware"],
+        [sys.executable, "-m", "benchmark.studies.overedits.classify", str(old), "--judge", "aware"],
         capture_output=True,
         text=True,
         check=False,
     )
     assert run.returncode == 2 and run.stderr.count("\n") == 1 and "no instruction" in run.stderr
     run = subprocess.run(
-        [sys.executable, "-m", "benchmark.overedits.classify", str(old)], capture_output=True, text=True, check=False
+        [sys.executable, "-m", "benchmark.studies.overedits.classify", str(old)],
+        capture_output=True,
+        text=True,
+        check=False,
     )
     assert run.returncode == 0 and "fix kept" in run.stdout
 
@@ -173,7 +182,7 @@ def test_lines_inserted_above_the_target_are_outside_it():
 
 
 def test_an_insertion_beside_a_copy_of_itself_matches_either_copy():
-    from benchmark.overedits.classify import _widen
+    from benchmark.studies.overedits.classify import _widen
 
     text = "    return ((a * b) / gcd(a, b))"
     assert _widen(text, [(11, 12)], slide=True) == [(11, 13)]  # the second `(` may be the inserted one

@@ -11,11 +11,12 @@ from pathlib import Path
 import msgspec
 import pytest
 
-from benchmark.corruptions.choice import Chooser
-from benchmark.overedits import classify, lang_make, lang_sources, make
-from benchmark.overedits.lang_sources import LangPair, inject_bug
-from benchmark.overedits.lang_transforms import KINDS, TRANSFORMS
-from benchmark.overedits.transforms import apply
+from benchmark.build.corruptions.choice import Chooser
+from benchmark.build.overedits import corpus, lang_make, lang_sources, make
+from benchmark.build.overedits.lang_sources import LangPair, inject_bug
+from benchmark.build.overedits.lang_transforms import KINDS, TRANSFORMS
+from benchmark.build.overedits.transforms import apply
+from benchmark.studies.overedits import classify
 from server.fidelity.lang import by_name, functions, parse
 
 JS = """const fs = require('fs');
@@ -231,7 +232,7 @@ def _data() -> Path | None:
 def test_make_and_classify_per_language(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "corpus.jsonl"
     assert make.main(["--from", "canaicode-js,canaicode-ts", "--limit", "4", "--per-task", "3", "--out", str(out)]) == 0
-    cands = make.load_corpus(out)
+    cands = corpus.load_corpus(out)
     assert cands and {c.language for c in cands} == {"javascript", "typescript"}
     assert all(json.loads(c.tests)["question"] for c in cands)
     capsys.readouterr()
@@ -244,7 +245,7 @@ def test_make_and_classify_per_language(tmp_path: Path, capsys: pytest.CaptureFi
     raw = msgspec.json.decode(out.read_bytes().splitlines()[0])
     raw.pop("language")
     old.write_bytes(msgspec.json.encode(raw) + b"\n")
-    assert make.load_corpus(old)[0].language == "python"
+    assert corpus.load_corpus(old)[0].language == "python"
 
 
 def test_an_unknown_source_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

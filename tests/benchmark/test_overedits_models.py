@@ -1,4 +1,4 @@
-"""`python -m benchmark.overedits.models`: recorded CanItEdit runs through the real language server, the
+"""`python -m benchmark.studies.overedits.models`: recorded CanItEdit runs through the real language server, the
 unrequested units per model and instruction kind.
 
 A crafted archive (the MultiPL-E format of the recorded runs) is judged by the command and replayed by
@@ -20,9 +20,9 @@ import msgspec
 import pytest
 
 from benchmark.datadir import run_script
-from benchmark.metrics import mean
-from benchmark.overedits.models import NO_SANDBOX, ModelsReport, main
-from benchmark.store import RESULTS, read_records
+from benchmark.report.metrics import mean
+from benchmark.run.store import RESULTS, read_records
+from benchmark.studies.overedits.models import NO_SANDBOX, ModelsReport, main
 from benchmark.suites import canitedit
 from sandbox import envs
 from tests.benchmark.cli_runs import quiet_run
@@ -171,7 +171,7 @@ def test_bad_input_is_one_line_and_status_2(shared_data, tmp_path, capsys):
         err = capsys.readouterr().err.strip().splitlines()
         assert len(err) == 1 and says in err[0], err
     p = subprocess.run(
-        [sys.executable, "-m", "benchmark.overedits.models", str(tmp_path / "missing.tar.gz")],
+        [sys.executable, "-m", "benchmark.studies.overedits.models", str(tmp_path / "missing.tar.gz")],
         cwd=ROOT,
         capture_output=True,
         text=True,

@@ -1,4 +1,4 @@
-"""`python -m benchmark.overedits.real`: real completions through the real language server (a scripted
+"""`python -m benchmark.studies.overedits.real`: real completions through the real language server (a scripted
 endpoint answers each one), the server's flags measured against human labels.
 
 The crafted set's expected figures are computed here from its labels and the flags the server returned,
@@ -16,8 +16,8 @@ import msgspec
 import pytest
 
 from benchmark.datadir import run_script
-from benchmark.overedits.real import RealReport, main, render_text
-from benchmark.overedits.real_score import Change, Unit, meets
+from benchmark.studies.overedits.real import RealReport, main, render_text
+from benchmark.studies.overedits.real_score import Change, Unit, meets
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -278,7 +278,7 @@ def test_the_module_reports_bad_input_without_a_traceback(tmp_path, capsys):
     path = tmp_path / "labels.jsonl"
     path.write_text('{"key": 1}\n')
     p = subprocess.run(
-        [sys.executable, "-m", "benchmark.overedits.real", str(path)],
+        [sys.executable, "-m", "benchmark.studies.overedits.real", str(path)],
         capture_output=True,
         text=True,
         cwd=ROOT,

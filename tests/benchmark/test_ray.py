@@ -23,8 +23,9 @@ from pathlib import Path
 
 import pytest
 
-from benchmark.ray_judge import HOLD_ENV, TASK_RETRIES, TRACE_ENV
-from benchmark.store import RESULTS, read_records
+from benchmark.run.cluster.judge import TASK_RETRIES
+from benchmark.run.cluster.trace import HOLD_ENV, TRACE_ENV
+from benchmark.run.store import RESULTS, read_records
 from sandbox import envs
 from tools.doubles.scripted import ScriptedServer, Step, fenced
 
@@ -211,7 +212,7 @@ def _wait_nodes(address: str, n: int) -> None:
 @contextmanager
 def cluster(cpus: int = 1, hold: dict[str, float] | None = None) -> Iterator[Cluster]:
     """Two nodes of `cpus` logical CPUs each (a session's or an execution's slot); `hold`: per node, the
-    seconds each traced step waits after its start line (ray_judge.HOLD_ENV)."""
+    seconds each traced step waits after its start line (`benchmark.run.cluster.trace.HOLD_ENV`)."""
     temp = Path(tempfile.mkdtemp(prefix="efray-", dir="/tmp"))  # short: Ray's socket paths have a length limit
     port = _free_port()
     nodes: list[Node] = []

@@ -173,7 +173,7 @@ def test_malformed_canitedit_line_names_file_and_line(tmp_path: Path, data: Path
 
 def test_dataerror_is_not_systemexit():
     from benchmark.datadir import DataError
-    from benchmark.recorded import RecordedError
+    from benchmark.run.recorded import RecordedError
     from server.errors import UserError
 
     assert not issubclass(DataError, SystemExit) and issubclass(DataError, Exception)

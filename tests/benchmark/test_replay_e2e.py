@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from benchmark import cli
-from benchmark.store import RESULTS, read_records
+from benchmark.run.store import RESULTS, read_records
 from sandbox import envs
 from tools.doubles.scripted import ScriptedServer, Step, fenced, user_code
 
@@ -83,9 +83,9 @@ def test_recorded_run_agrees_with_its_verdicts_and_replays_again(tmp_path, capsy
         assert s["conditions"][cond]["pass@1"] == d["recorded_pass@1"]
     first = {r.key[:2] + (r.sample,): r for r in read_records(tmp_path / "rec" / RESULTS)}
     # the stored completions go through the server unchanged (modulo the buffer's final newline)
-    from benchmark import recorded
+    from benchmark.suites.canitedit.archive import load_archive
 
-    stored = recorded.load(RUNS[0])
+    stored = load_archive(RUNS[0])
     for (task, cond, sample), r in first.items():
         assert r.completion.rstrip("\n") == stored.get(task, cond)[sample].rstrip("\n")
     # our own results file replays as a recorded run, with the same verdicts

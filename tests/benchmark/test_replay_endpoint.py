@@ -9,8 +9,9 @@ import urllib.request
 
 import pytest
 
-from benchmark import recorded
-from benchmark.endpoint import AnswerBook, ReplayEndpoint, fence
+from benchmark.run import recorded
+from benchmark.run.endpoint import AnswerBook, ReplayEndpoint, fence
+from benchmark.suites.canitedit.suite import CanItEdit
 
 
 def post(url: str, body: dict) -> tuple[int, dict]:
@@ -97,7 +98,7 @@ def _archive(tmp_path):
 
 
 def test_load_a_canitedit_archive(tmp_path):
-    r = recorded.load(_archive(tmp_path))
+    r = CanItEdit().load_recorded(_archive(tmp_path))  # the suite reads its archives, `recorded` the rest
     assert r.get("1_cipher", "lazy") == ["a = 1\n", "a = 2\n"]
     assert r.verdict("1_cipher", "lazy", 0) is True and r.verdict("1_cipher", "lazy", 1) is False
     assert r.recorded_missing("1_cipher", "lazy", 0) == [3]
@@ -110,3 +111,5 @@ def test_load_errors(tmp_path):
     (tmp_path / "x.txt").write_text("")
     with pytest.raises(recorded.RecordedError, match="expected"):
         recorded.load(tmp_path / "x.txt")
+    with pytest.raises(recorded.RecordedError, match="CanItEdit's format: replay it with --suite canitedit"):
+        recorded.load(_archive(tmp_path))  # the generic loader: an archive is CanItEdit's hook's to read

@@ -4,7 +4,7 @@ from math import comb
 
 import pytest
 
-from benchmark import metrics
+from benchmark.report import metrics
 from benchmark.suites.canitedit import metrics as excess
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from benchmark import cli
-from benchmark.store import RESULTS, read_records
+from benchmark.run.store import RESULTS, read_records
 from sandbox import envs
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -12,12 +12,12 @@ from pathlib import Path
 
 import pytest
 
-from benchmark import backends
-from benchmark.engine import Engine
-from benchmark.local_sessions import LocalSessions
-from benchmark.records import RunConfig
-from benchmark.session import ServerError, ServerSession, ServerUnavailable
-from benchmark.store import ResultsStore
+from benchmark.run import answer_sources
+from benchmark.run.engine import Engine
+from benchmark.run.local_sessions import LocalSessions
+from benchmark.run.records import RunConfig
+from benchmark.run.session import ServerError, ServerSession, ServerUnavailable
+from benchmark.run.store import ResultsStore
 from benchmark.suites import canitedit
 from sandbox import Sandbox, envs
 
@@ -61,7 +61,7 @@ CANITEDIT = pytest.mark.skipif(
 
 
 def _engine(config: RunConfig, problems, store: ResultsStore, box: Sandbox, **kw) -> Engine:
-    return Engine(config, canitedit.CanItEdit(), problems, backends.parse("gold"), store, box, **kw)
+    return Engine(config, canitedit.CanItEdit(), problems, answer_sources.parse("gold"), store, box, **kw)
 
 
 def _lines(path: Path) -> list[dict]:
@@ -154,14 +154,14 @@ def test_a_judge_that_raises_costs_its_sample_only_and_resume_runs_it_again(tmp_
     suite = Flaky()
     try:
         with ResultsStore(tmp_path, config, resume=False) as store:
-            asyncio.run(Engine(config, suite, problems, backends.parse("gold"), store, box).run())
+            asyncio.run(Engine(config, suite, problems, answer_sources.parse("gold"), store, box).run())
             outcomes = {r.task_id: (r.outcome, r.error) for r in store.records}
         assert outcomes[problems[1].task_id] == ("pass", None)
         assert outcomes[problems[0].task_id] == ("sandbox_error", "judge failed: RuntimeError: judge bug")
         suite.broken = False
         with ResultsStore(tmp_path, config, resume=True) as store:
             assert store.retrying == 1
-            asyncio.run(Engine(config, suite, problems, backends.parse("gold"), store, box).run())
+            asyncio.run(Engine(config, suite, problems, answer_sources.parse("gold"), store, box).run())
             assert sorted(r.outcome for r in store.records) == ["pass", "pass"]
     finally:
         box.close()

@@ -3,8 +3,8 @@
 import msgspec
 import pytest
 
-from benchmark.records import RunConfig, SampleRecord
-from benchmark.store import CONFIG, RESULTS, ResultsStore, RunDirError, read_records
+from benchmark.run.records import RunConfig, SampleRecord
+from benchmark.run.store import CONFIG, RESULTS, ResultsStore, RunDirError, read_records
 
 
 def cfg(**kw) -> RunConfig:

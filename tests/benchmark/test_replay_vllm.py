@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from benchmark import cli
-from benchmark.store import RESULTS, read_records
-from benchmark.vllm import VllmError, VllmServer
+from benchmark.run.store import RESULTS, read_records
+from benchmark.run.vllm import VllmError, VllmServer
 from sandbox import envs
 
 DATA = Path(os.environ.get("EDIT_FIDELITY_DATA") or Path(__file__).resolve().parents[3] / "shared" / "data")

@@ -12,9 +12,9 @@ import msgspec
 import pytest
 
 from benchmark import cli
-from benchmark.records import SampleRecord, UnitView
-from benchmark.report_html.browser import render_browser, sample_id
-from benchmark.store import RESULTS, read_records
+from benchmark.report.browser import render_browser, sample_id
+from benchmark.run.records import SampleRecord, UnitView
+from benchmark.run.store import RESULTS, read_records
 from sandbox import envs
 from tests.benchmark.cli_runs import bench
 from tools import headless
@@ -194,7 +194,7 @@ def test_old_records_and_hostile_text_render(tmp_path: Path):
         flagged_hunks=1,
         units=[UnitView(lines=(1, 1, 1, 1), kinds=["rename"], flagged=True, message="renamed a")],
     )
-    from benchmark.html import page as full_page
+    from benchmark.report.html import page as full_page
 
     html = full_page({"suite": "canitedit", "backend": "b"}, "", render_browser([old, new]))
     (tmp_path / "p.html").write_text(html)

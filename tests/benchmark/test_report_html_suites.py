@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from benchmark import suites
-from benchmark.report_html.browser import sample_id
-from benchmark.store import RESULTS, read_records
+from benchmark.report.browser import sample_id
+from benchmark.run.store import RESULTS, read_records
 from tests.benchmark.cli_runs import CebRun, bench, quiet_run
 from tools import headless
 
@@ -62,7 +62,7 @@ def test_codeeditorbench_report_and_win_rate(ceb_runs: dict[str, CebRun], tmp_pa
 
 def test_text_column_headers_are_never_cut(shared_data: Path):
     """Text reports stay for terminals and CI logs: each header in full, each row as wide as its header."""
-    from benchmark.report import render_compare
+    from benchmark.report.summary import render_compare
     from benchmark.suites.bics import BUG_TYPES
     from benchmark.suites.bics.suite import published_report
 

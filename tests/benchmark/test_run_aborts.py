@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from benchmark import backends
-from benchmark.engine import Engine, RunAborted
-from benchmark.records import RunConfig
-from benchmark.store import ResultsStore, read_records
+from benchmark.run import answer_sources
+from benchmark.run.engine import Engine, RunAborted
+from benchmark.run.records import RunConfig
+from benchmark.run.store import ResultsStore, read_records
 from benchmark.suites import canitedit
 from sandbox import Sandbox, envs
 from tests.benchmark.cli_runs import bench
@@ -59,7 +59,7 @@ def test_an_endpoint_that_goes_away_for_good_ends_the_run_with_its_records_kept(
     try:
         assert endpoint.stdout is not None
         url = endpoint.stdout.readline().strip()
-        backend = backends.parse("openai", suite=canitedit.CanItEdit(), base_url=[url], model="m")
+        backend = answer_sources.parse("openai", suite=canitedit.CanItEdit(), base_url=[url], model="m")
         with ResultsStore(tmp_path, config, resume=False) as store:
             engine = Engine(config, canitedit.CanItEdit(), problems, backend, store, box, concurrency=1)
             engine.endpoint_failures, engine.endpoint_probes, engine.endpoint_probe_s = 3, 2, 0.1

@@ -14,10 +14,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import msgspec
 import pytest
 
-from benchmark.records import RunConfig, SampleRecord
-from benchmark.store import CONFIG, RESULTS, read_records
+from benchmark.run.records import RunConfig, SampleRecord
+from benchmark.run.store import CONFIG, RESULTS, read_records
 from sandbox import envs
 from tools.doubles.scripted import ScriptedServer, Step, fenced, user_code
 
@@ -134,6 +135,24 @@ def test_a_recorded_run_of_another_suite_is_refused(tmp_path: Path) -> None:
         *run_args(tmp_path / "run", "--backend", f"recorded:{RUNS[0]}", "--limit", "2", suite="codeeditorbench")
     )
     line = one_line(done)
+    # a run archive is CanItEdit's format, read by that suite's `load_recorded`: refused before it is read
+    assert "a run archive is CanItEdit's format: replay it with --suite canitedit" in line
+    assert not (tmp_path / "run").exists()
+    # a run of ours of another suite is read, and refused for holding none of this suite's tasks
+    other = tmp_path / "other.jsonl"
+    record = SampleRecord(
+        suite="canitedit",
+        task_id="1_cipher",
+        task="1_cipher",
+        condition="lazy",
+        backend="gold",
+        sample=0,
+        outcome="pass",
+        completion="x = 1\n",
+    )
+    other.write_bytes(msgspec.json.encode(record) + b"\n")
+    args = run_args(tmp_path / "run", "--backend", f"recorded:{other}", "--limit", "2", suite="codeeditorbench")
+    line = one_line(bench(*args))
     assert "has no completion for any of the" in line and "pass a recorded run of suite codeeditorbench" in line
     assert not (tmp_path / "run").exists()
     # a recorded run that covers only part of what is asked: more samples than it holds for some task
@@ -308,7 +327,6 @@ def test_summary_bytes_do_not_depend_on_the_order_of_results(tmp_path: Path) -> 
                         distance=rng.random(),
                     )
                 )
-    import msgspec
 
     def write(run: Path, recs: list[SampleRecord]) -> bytes:
         run.mkdir()

@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from benchmark import backends
-from benchmark.engine import Engine
-from benchmark.records import RunConfig
-from benchmark.report import render_text, report
-from benchmark.store import RESULTS, ResultsStore, read_records
+from benchmark.report.summary import render_text, report
+from benchmark.run import answer_sources
+from benchmark.run.engine import Engine
+from benchmark.run.records import RunConfig
+from benchmark.run.store import RESULTS, ResultsStore, read_records
 from benchmark.suites import canitedit
 from sandbox import Sandbox, envs
 
@@ -60,7 +60,7 @@ def _run(tmp_path: Path, votes: list[bool], recorded: bool | None = None) -> tup
     problems = canitedit.load(DATA, 4)
     suite = Scripted(problems[0].task_id, votes)
     config = RunConfig(suite="canitedit", backend="gold", samples=1, limit=4, conditions=["lazy"], planned=4)
-    backend = backends.parse("gold")
+    backend = answer_sources.parse("gold")
     if recorded is not None:  # as a recorded run's backend: every sample has a stored verdict
         backend.recorded_verdict = lambda *_: (recorded, None)  # type: ignore[method-assign]
     box = Sandbox(workers=2)

@@ -157,20 +157,47 @@ async def test_a_dead_worker_fails_its_request_and_is_restarted(backend):
     assert again.completion_tokens == 2 and backend.restarts == restarts + 1
 
 
+async def test_the_cancel_grace_is_counted_in_the_workers_cpu_time(backend):
+    """The grace that decides a worker is stuck is its own CPU time, which grows while it generates
+    and not while it is stopped (a loaded machine slows both the worker and its confirmation)."""
+    events: list[LocalProgress] = []
+    task = asyncio.create_task(backend.complete(MESSAGES, on_progress=events.append, max_tokens=LONG))
+    await wait_for(lambda: any(e.tokens >= 1 for e in events), 20)
+    worker = backend._worker
+    first = worker.cpu_seconds()
+    assert first is not None and first > 0
+    await wait_for(lambda: (worker.cpu_seconds() or 0) > first, 20)
+    os.kill(worker.proc.pid, signal.SIGSTOP)
+    try:
+        await asyncio.sleep(0.1)  # a sample in flight lands
+        stopped = worker.cpu_seconds()
+        await asyncio.sleep(0.5)
+        assert worker.cpu_seconds() == stopped
+    finally:
+        os.kill(worker.proc.pid, signal.SIGCONT)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    await wait_for(lambda: not worker.jobs, 30)  # confirmed, or killed
+    assert worker.alive and backend._worker is worker  # it confirmed the cancel: kept
+
+
 async def test_a_worker_that_ignores_cancel_is_killed_and_replaced(backend):
+    """A stopped worker computes nothing and never confirms: it is given up on after the wall limit
+    (one that computes without confirming is given up on after `cancel_grace_s` of its CPU time)."""
     events: list[LocalProgress] = []
     task = asyncio.create_task(backend.complete(MESSAGES, on_progress=events.append, max_tokens=LONG))
     await wait_for(lambda: any(e.tokens >= 1 for e in events), 20)
     stuck = backend._worker.proc
     os.kill(stuck.pid, signal.SIGSTOP)  # it can no longer see the cancel flag
-    backend.cancel_grace_s, restarts = 0.3, backend.restarts
+    backend.cancel_wall_limit_s, restarts = 0.3, backend.restarts
     try:
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
             await task
         await asyncio.wait_for(stuck.wait(), 5)
     finally:
-        backend.cancel_grace_s = 3.0
+        backend.cancel_wall_limit_s = 120.0
     assert stuck.returncode == -signal.SIGKILL
     assert (await backend.complete(MESSAGES, max_tokens=2)).completion_tokens == 2
     assert backend.restarts == restarts + 1

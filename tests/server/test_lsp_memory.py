@@ -51,6 +51,7 @@ async def test_closed_documents_leave_nothing_cached_and_cycles_do_not_grow_the_
         broken = cycle % 2 == 0  # every other text does not parse: the broken-piece memo is used too
         opened = await _cycle(lsp, uri, base, cycle, broken)
         assert opened["caches"]["documentState"]["entries"] == 1 and opened["caches"]["documentState"]["bytes"] > 0
+        assert opened["caches"]["documentState"]["workspace_documents"] == 0  # the store holds the one copy
         open_entries.append(sum(c["entries"] for c in opened["caches"].values()))
         closed = await execute(lsp, "editFidelity.serverStats", {})  # answered after the didClose
         assert closed["documents"] == 0 and closed["proposals"] == 0

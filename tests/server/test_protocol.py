@@ -12,9 +12,20 @@ from pathlib import Path
 import pytest
 
 from server.fidelity.flags import SEVERITY_DEFAULTS
+from server.lsp.command_handler import register_commands
+from server.lsp.handlers import COMMAND_HANDLERS
+from server.lsp.progress import WorkDoneToken
+from server.lsp.server import EditFidelityServer
 from server.protocol import BUG_TYPES, COMMANDS, STYLES, Command, DecodeError, convert, generate
 from server.protocol import settings as wire
-from server.protocol.commands import ApplyProposalArgs, CheckChangeArgs, RequestEditArgs
+from server.protocol.commands import (
+    ApplyProposalArgs,
+    CheckChangeArgs,
+    IdArgs,
+    RejectResult,
+    RequestEditArgs,
+    SelectResult,
+)
 from server.protocol.names import SEVERITY_NAMES
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -74,7 +85,7 @@ def test_check_fails_in_one_line_when_stale(tmp_path):
 def test_names_are_the_ones_everybody_uses():
     from server.backends.locate import BUG_TYPES as parser_bug_types
     from server.backends.prompts import STYLES as prompt_styles
-    from server.lsp.server import create_server
+    from server.lsp import create_server
 
     assert set(create_server().protocol.fm.commands) == {c.value for c in Command}  # every one, and no other
     assert parser_bug_types is BUG_TYPES and prompt_styles is STYLES
@@ -83,6 +94,37 @@ def test_names_are_the_ones_everybody_uses():
     ts = (ROOT / generate.TYPES).read_text()
     for command in Command:
         assert f'"{command.value}"' in ts
+
+
+class _WrongResult:
+    """A rejectProposal handler that answers another command's result."""
+
+    name = Command.REJECT_PROPOSAL
+
+    async def run(self, ls: EditFidelityServer, args: IdArgs, work_done: WorkDoneToken) -> SelectResult:
+        raise AssertionError("never called")
+
+
+class _Reject:
+    name = Command.REJECT_PROPOSAL
+
+    async def run(self, ls: EditFidelityServer, args: IdArgs, work_done: WorkDoneToken) -> RejectResult:
+        raise AssertionError("never called")
+
+
+def test_command_handlers_are_held_to_the_table():
+    """Every command's handler is registered by `COMMANDS`: one per command, its `run` taking the table's
+    argument Struct and returning its result Struct, or the server does not start."""
+    others = [h for h in COMMAND_HANDLERS if h.name != Command.REJECT_PROPOSAL]
+    with pytest.raises(TypeError, match="must take IdArgs and return RejectResult"):
+        register_commands(EditFidelityServer(), [*others, _WrongResult()])
+    with pytest.raises(TypeError, match="one handler per command"):
+        register_commands(EditFidelityServer(), others)
+    with pytest.raises(TypeError, match="one handler per command"):
+        register_commands(EditFidelityServer(), [*COMMAND_HANDLERS, _Reject()])
+    ls = EditFidelityServer()
+    register_commands(ls, [*others, _Reject()])
+    assert list(ls.protocol.fm.commands) == [*(h.name.value for h in others), Command.REJECT_PROPOSAL.value]
 
 
 @pytest.mark.parametrize(

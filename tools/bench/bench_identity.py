@@ -17,8 +17,8 @@ the first line printed says where `server` and `benchmark` were imported from):
   raw bytes (the digest the older checkout's plain output has);
 - the wire: `editFidelity.requestEdit` (over-editing pairs, answered by a scripted endpoint, with and without
   a gold) and `editFidelity.checkChange` as a language client receives them (ids, URIs, latencies dropped);
-- `python -m benchmark.overedits.real --format json` on the real-edit labels and the held-out set, and
-  `python -m benchmark.overedits.models --format json` on the two recorded runs of DATA/canitedit_runs.
+- `python -m benchmark.studies.overedits.real --format json` on the real-edit labels and the held-out set, and
+  `python -m benchmark.studies.overedits.models --format json` on the two recorded runs of DATA/canitedit_runs.
 
 The last lines are `digest NAME SHA256` sorted by name: run it in both checkouts and diff those lines.
 """
@@ -190,8 +190,8 @@ def _stripped(value: Any) -> Any:
 
 
 async def _wire(out: Path) -> dict[str, str]:
-    from benchmark.backends import Replay
-    from benchmark.session import ServerSession
+    from benchmark.run.answer_sources import Replay
+    from benchmark.run.session import ServerSession
 
     rows = [json.loads(line) for line in (DATA / "overedit" / "corrupted_solutions_manual_easy_400.jsonl").open()][:8]
     instruction = "Fix the bug in this function."
@@ -230,13 +230,16 @@ def real(out: Path) -> dict[str, str]:
     found: dict[str, str] = {}
     for name, labels in (
         ("labels", DATA / "real_edits" / "labels.jsonl"),
-        ("heldout", Path("benchmark") / "overedits" / "heldout_labels.jsonl"),  # relative: the report names it
+        # relative: the report names it (benchmark/overedits/ before issue 29 step 2: only that path differs)
+        ("heldout", Path("benchmark") / "studies" / "overedits" / "heldout_labels.jsonl"),
     ):
-        got = sh([sys.executable, "-m", "benchmark.overedits.real", str(labels), "--format", "json"]).stdout
+        got = sh([sys.executable, "-m", "benchmark.studies.overedits.real", str(labels), "--format", "json"]).stdout
         (out / f"real-{name}.json").write_bytes(got)
         found[f"real/{name}"] = digest(got)
     archives = sorted(str(p) for p in (DATA / "canitedit_runs").glob("*.tar.gz"))
-    got = sh([sys.executable, "-m", "benchmark.overedits.models", *archives, "--format", "json", "--quiet"]).stdout
+    got = sh(
+        [sys.executable, "-m", "benchmark.studies.overedits.models", *archives, "--format", "json", "--quiet"]
+    ).stdout
     (out / "models.json").write_bytes(got)
     found["real/models"] = digest(got)
     return found

@@ -25,7 +25,7 @@ from collections import Counter
 from pathlib import Path
 
 from benchmark import cli
-from benchmark.store import RESULTS, read_records
+from benchmark.run.store import RESULTS, read_records
 
 SPEC_GOLD = {
     "no_comments_mean": 0.0128,
@@ -101,9 +101,9 @@ def replay_figures(out: Path, limit: int | None, workers: int | None) -> None:
 
 
 async def generated_figures(out: Path, workers: int | None, max_tasks: int = 200) -> None:
-    from benchmark.corruptions import FAMILIES, invert
-    from benchmark.corruptions.testrun import run_tests
-    from benchmark.make_suite import encode, make_suite, sources
+    from benchmark.build.corruptions import FAMILIES, invert
+    from benchmark.build.make_suite import encode, make_suite, sources
+    from benchmark.run.testrun import run_tests
     from sandbox import Sandbox
 
     srcs, errors = sources("canitedit")

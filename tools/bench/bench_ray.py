@@ -34,11 +34,11 @@ from pathlib import Path
 from typing import Any
 
 from benchmark import suites
-from benchmark.backends import Replay
-from benchmark.cli import number_arg
-from benchmark.local_sessions import Asker, LocalSessions, Sessions
-from benchmark.ray_judge import Cluster
-from benchmark.ray_sessions import SessionPool
+from benchmark.arg_types import number_arg
+from benchmark.run.answer_sources import Replay
+from benchmark.run.cluster.judge import Cluster
+from benchmark.run.cluster.sessions import SessionPool
+from benchmark.run.local_sessions import Asker, LocalSessions, Sessions
 from sandbox import Sandbox
 
 Judge = Callable[[Any, str, str], Awaitable[Any]]

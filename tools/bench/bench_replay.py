@@ -19,9 +19,9 @@ import sys
 import time
 from pathlib import Path
 
-from benchmark import recorded
 from benchmark.datadir import data_dir
-from benchmark.store import RESULTS, read_records
+from benchmark.run.store import RESULTS, read_records
+from benchmark.suites.canitedit.archive import load_archive
 
 REFERENCE = {  # SPEC 3.3: (pass@1, ExcessCode)
     "codellama-7b": {"descriptive": (27.1, 0.72), "lazy": (18.0, 0.90)},
@@ -99,7 +99,7 @@ def main(argv: list[str] | None = None) -> int:
             f"  time split (summed per completion): server round trips {server:.1f} s, sandbox programs "
             f"{sandbox:.1f} s, scoring {scoring:.1f} s"
         )
-        stored = recorded.load(run)
+        stored = load_archive(run)
         changed = [
             r
             for r in records

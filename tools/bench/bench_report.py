@@ -22,10 +22,10 @@ from pathlib import Path
 
 import msgspec
 
-from benchmark.records import SampleRecord, UnitView
-from benchmark.report import report
-from benchmark.report_html.browser import sample_id
-from benchmark.store import RESULTS, read_config, read_records
+from benchmark.report.browser import sample_id
+from benchmark.report.summary import report
+from benchmark.run.records import SampleRecord, UnitView
+from benchmark.run.store import RESULTS, read_config, read_records
 from tools import headless
 
 
@@ -92,7 +92,7 @@ def main(argv: list[str] | None = None) -> int:
     if not (args.run_dir / RESULTS).exists():
         print(f"bench_report: {args.run_dir} has no {RESULTS}: give a run directory", file=sys.stderr)
         return 2
-    from benchmark.html import render
+    from benchmark.report.html import render
 
     records = read_records(args.run_dir / RESULTS)
     origin = f"{len(records)} records of {args.run_dir}"

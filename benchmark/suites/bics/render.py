@@ -29,7 +29,7 @@ def _depth(d: float) -> str:
 
 def heatmap_svg(title: str, matrix: dict) -> str:
     """Accuracy per (depth row, length column), each cell labelled with its value (matplotlib, inline SVG)."""
-    from benchmark.report_html import charts
+    from benchmark.report import charts
 
     return charts.heatmap(
         title,

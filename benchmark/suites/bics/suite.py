@@ -22,15 +22,17 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from benchmark import metrics
+from benchmark.report import metrics
+from benchmark.report.summary import load_summary
+from benchmark.run import recorded
 from benchmark.suite import Answer, Suite, Verdict, own_proposal
 from benchmark.suites.bics import haystack as hs
 from benchmark.suites.bics import render, scoring, snippets
 from server.protocol.names import Command
 
 if TYPE_CHECKING:
-    from benchmark.records import RunConfig, SampleRecord
-    from benchmark.session import ServerSession
+    from benchmark.run.records import RunConfig, SampleRecord
+    from benchmark.run.session import ServerSession
 
 NAME = "bics"
 COMMAND = Command.LOCATE_BUG.value
@@ -184,7 +186,7 @@ class Bics(Suite[BicsTask]):
             session.close(uri)
         answers = (result or {}).get("answers") or []
         if len(answers) != 1:
-            from benchmark.session import ServerError
+            from benchmark.run.session import ServerError
 
             raise ServerError(f"locateBug returned {len(answers)} answers, expected 1")
         a = answers[0]
@@ -235,8 +237,6 @@ class Bics(Suite[BicsTask]):
 
     def load_recorded(self, path: str | Path) -> Any:
         """A bics run of ours (`recorded:RUN_DIR`): its answers as the model gave them (`raw`), to replay."""
-        from benchmark import recorded
-
         rec = recorded.load(path)
         return msgspec.structs.replace(
             rec, completions={k: [raw_answer(c) for c in v] for k, v in rec.completions.items()}
@@ -309,7 +309,6 @@ def entries_of(summary: dict[str, Any]) -> list[dict]:
 def published_report(stats_dir: str | Path, fmt: str = "text", runs: Sequence[str | Path] = ()) -> str:
     """`bench report --published bics DIR [RUN_DIR...]`: the published runs (DIR = bics/stats) and ours,
     side by side, in `fmt` (text, json or html)."""
-    from benchmark.report import load_summary
     from benchmark.suites.bics import published
 
     entries = []

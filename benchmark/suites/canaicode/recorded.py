@@ -15,7 +15,7 @@ from pathlib import Path
 
 import msgspec
 
-from benchmark.recorded import RecordedError
+from benchmark.run.recorded import RecordedError
 from benchmark.suites.canaicode.interview import LANGUAGES, SETS
 
 

@@ -23,8 +23,8 @@ from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 import msgspec
 
-from benchmark import metrics
 from benchmark.datadir import DataError, data_dir, require
+from benchmark.report import metrics
 from benchmark.suite import Answer, Suite, Verdict, own_proposal
 from benchmark.suites.canaicode import recorded as rec_eval
 from benchmark.suites.canaicode.checks import LIST_PADDING, ListPadding
@@ -40,8 +40,8 @@ from benchmark.suites.canaicode.prompts import DEFAULT_TEMPLATE, PromptError, re
 from benchmark.suites.canaicode.reference import reference_answer
 
 if TYPE_CHECKING:
-    from benchmark.records import RunConfig, SampleRecord
-    from benchmark.session import ServerSession
+    from benchmark.run.records import RunConfig, SampleRecord
+    from benchmark.run.session import ServerSession
 
 NAME = "canaicode"
 GRADED = ("PASS", "FAIL", "NO_CODE", "NO_FUNCTION")

@@ -13,7 +13,7 @@ from typing import Any
 
 import msgspec
 
-from benchmark.recorded import Recorded, RecordedError, why
+from benchmark.run.recorded import Recorded, RecordedError, why
 
 _NAME = re.compile(r"(?:^|/)(?P<full>\d+_[^/]+?)_instruction_(?P<kind>descriptive|lazy)(?P<res>\.results)?\.json\.gz$")
 

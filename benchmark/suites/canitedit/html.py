@@ -3,9 +3,9 @@ per change kind (the paper's figures), pass@1 against ExcessCode, and the flagge
 
 from __future__ import annotations
 
-from benchmark.html import esc, flagged_kinds_chart, fmt, pct
-from benchmark.records import SampleRecord
-from benchmark.report_html import charts
+from benchmark.report import charts
+from benchmark.report.html import esc, flagged_kinds_chart, fmt, pct
+from benchmark.run.records import SampleRecord
 
 
 def _table(conds: dict, details: dict) -> str:

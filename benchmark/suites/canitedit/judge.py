@@ -17,7 +17,7 @@ from benchmark.suites.canitedit import metrics
 from benchmark.suites.canitedit.problems import NAME, Problem
 
 if TYPE_CHECKING:
-    from benchmark.records import SampleRecord
+    from benchmark.run.records import SampleRecord
 
 TIMEOUT_S = 15.0  # CPU seconds (the sandbox's budget; its wall-clock ceiling is 5x)
 # the coverage run's own verdict is ignored (tracing slows a program several times): more CPU, so that a

@@ -6,15 +6,17 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from benchmark.run import recorded
 from benchmark.suite import Suite
 from benchmark.suites.canitedit import html as report
 from benchmark.suites.canitedit import summary as tables
+from benchmark.suites.canitedit.archive import load_archive
 from benchmark.suites.canitedit.download import download
 from benchmark.suites.canitedit.judge import TIMING, Verdict, judge, passes
 from benchmark.suites.canitedit.problems import CONDITIONS, NAME, Problem, load
 
 if TYPE_CHECKING:
-    from benchmark.records import RunConfig, SampleRecord
+    from benchmark.run.records import RunConfig, SampleRecord
 
 
 class CanItEdit(Suite[Problem]):
@@ -27,6 +29,11 @@ class CanItEdit(Suite[Problem]):
 
     def load(self, data: str | Path | None, limit: int | None) -> list[Problem]:
         return load(data, limit)
+
+    def load_recorded(self, path: str | Path) -> recorded.Recorded:
+        """A published run archive (MultiPL-E's tar.gz, `archive.py`), or a run of ours."""
+        found = recorded.locate(path)
+        return load_archive(found) if found.name.endswith(recorded.ARCHIVES) else recorded.load(found)
 
     def download(self, data: str | Path | None, log: Callable[[str], None]) -> Path:
         return download(data, log=log)

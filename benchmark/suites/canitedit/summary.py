@@ -12,9 +12,10 @@ from pathlib import Path
 from statistics import median
 from typing import Any
 
-from benchmark import metrics
-from benchmark.records import RunConfig, SampleRecord
-from benchmark.report import errors_cell, flag_details, fmt, incomplete_notes, pct, ref_free_details, run_name
+from benchmark.datadir import DataError
+from benchmark.report import metrics
+from benchmark.report.summary import errors_cell, flag_details, fmt, incomplete_notes, pct, ref_free_details, run_name
+from benchmark.run.records import RunConfig, SampleRecord
 from benchmark.suites.canitedit.metrics import suite_excess_code
 from benchmark.suites.canitedit.problems import FILE, load
 
@@ -114,8 +115,6 @@ def summarise(config: RunConfig, records: list[SampleRecord]) -> dict[str, Any]:
 
 def change_kinds(config: RunConfig) -> dict[str, str]:
     """CanItEdit's taxonomy per task (corrective / adaptive / perfective), when the data is at hand."""
-    from benchmark.datadir import DataError
-
     if not config.data_dir or not (Path(config.data_dir) / FILE).exists():
         return {}  # never a download for a report
     try:

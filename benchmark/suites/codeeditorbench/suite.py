@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 from benchmark.datadir import DataError, data_dir
-from benchmark.lang_fidelity import lang_fidelity
+from benchmark.run.lang_fidelity import lang_fidelity
 from benchmark.suite import Suite, Verdict
 from benchmark.suites.codeeditorbench.download import download
 from benchmark.suites.codeeditorbench.kinds import CONDITIONS, KINDS, NAME, kind_of
@@ -23,7 +23,7 @@ from benchmark.suites.codeeditorbench.testsets import TaskTests, build_tests, ch
 from sandbox.judge import Judge, JudgeLimits, Program, SingleFlight, guess_language
 
 if TYPE_CHECKING:
-    from benchmark.records import RunConfig, SampleRecord
+    from benchmark.run.records import RunConfig, SampleRecord
 
 logger = logging.getLogger(__name__)
 

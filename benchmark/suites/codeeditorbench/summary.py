@@ -7,12 +7,13 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from benchmark import metrics
+from benchmark.report import metrics
+from benchmark.report.summary import flag_details
 from benchmark.suites.codeeditorbench.kinds import CATEGORY_METRIC, kind_of
 from benchmark.suites.codeeditorbench.scores import win_rate
 
 if TYPE_CHECKING:
-    from benchmark.records import RunConfig, SampleRecord
+    from benchmark.run.records import RunConfig, SampleRecord
 
 
 def _round(x: float | None, nd: int) -> float | None:
@@ -41,8 +42,6 @@ def _lang_means(passing: list[SampleRecord]) -> dict[str, Any]:
 def summarise(config: RunConfig, records: list[SampleRecord]) -> dict[str, Any]:
     """conditions[cond]: pass@1 (a fraction, as the paper), n_tasks, n_samples, and for polish opt_score
     and opt_score_margin; details[cond]: verdict classes, outcomes, fidelity over passing edits, tasks."""
-    from benchmark.report import flag_details
-
     by_cond = metrics.by_condition(records)
     conditions: dict[str, dict[str, Any]] = {}
     details: dict[str, dict[str, Any]] = {}

@@ -6,8 +6,8 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from benchmark import metrics
-from benchmark.records import SampleRecord
+from benchmark.report import metrics
+from benchmark.run.records import SampleRecord
 from benchmark.suites.overedit.summary import fmt, group, pct
 
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from benchmark.html import esc, flagged_kinds_chart, fmt, pct
-from benchmark.records import SampleRecord
-from benchmark.report_html import charts
+from benchmark.report import charts
+from benchmark.report.html import esc, flagged_kinds_chart, fmt, pct
+from benchmark.run.records import SampleRecord
 
 
 def _short(family: str) -> str:

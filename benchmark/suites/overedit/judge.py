@@ -6,7 +6,7 @@ from __future__ import annotations
 import ast
 from typing import Any
 
-from benchmark.corruptions.testrun import run_tests
+from benchmark.run.testrun import run_tests
 from benchmark.suite import Verdict
 from benchmark.suites.overedit.tasks import Task
 from server.fidelity import pyast

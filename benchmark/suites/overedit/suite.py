@@ -18,7 +18,7 @@ from benchmark.suites.overedit.fidelity import normalised_flags, report_fidelity
 from benchmark.suites.overedit.tasks import CONDITIONS, DATA_FILE, ENV, NAME, Task, load
 
 if TYPE_CHECKING:
-    from benchmark.records import RunConfig, SampleRecord
+    from benchmark.run.records import RunConfig, SampleRecord
     from server.protocol.report import FidelityReport
 
 

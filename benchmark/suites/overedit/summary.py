@@ -8,10 +8,10 @@ import statistics
 from collections import defaultdict
 from typing import Any
 
-from benchmark import metrics
 from benchmark.datadir import DataError
-from benchmark.records import RunConfig, SampleRecord
-from benchmark.report import flag_details, ref_free_details
+from benchmark.report import metrics
+from benchmark.report.summary import flag_details, ref_free_details
+from benchmark.run.records import RunConfig, SampleRecord
 from benchmark.suites.overedit.tasks import load
 
 logger = logging.getLogger(__name__)

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import msgspec
 
-from benchmark.corruptions import Corruption
-from benchmark.corruptions.testrun import TestKind, detect_kind
+from benchmark.build.corruptions import Corruption
 from benchmark.datadir import DataError, data_dir
+from benchmark.run.testrun import TestKind, detect_kind
 from benchmark.suites.overedit.download import download
 
 NAME = "overedit"

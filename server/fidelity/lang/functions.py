@@ -14,6 +14,7 @@ from __future__ import annotations
 import threading
 from bisect import bisect_left
 from collections import OrderedDict
+from collections.abc import Iterator
 from typing import NamedTuple
 
 import tree_sitter as ts
@@ -372,14 +373,14 @@ def simple(name: str) -> str:
     return complexity.simple_name(name)
 
 
-def _ancestors(node: ts.Node):
+def _ancestors(node: ts.Node) -> Iterator[ts.Node]:
     p = node.parent
     while p is not None:
         yield p
         p = p.parent
 
 
-def _walk_named(node: ts.Node):
+def _walk_named(node: ts.Node) -> Iterator[ts.Node]:
     stack = [node]
     while stack:
         n = stack.pop()

@@ -3,15 +3,15 @@ need (see `server.lsp.necessity`): progress while the tests run, cancellable."""
 
 from __future__ import annotations
 
-from lsprotocol import types
+from server.lsp.necessity import analyze
+from server.lsp.progress import WorkDoneToken
+from server.lsp.server import EditFidelityServer
+from server.protocol.commands import IdArgs, NecessityRecord
+from server.protocol.names import Command
 
-from server.lsp import args as A
-from server.lsp.necessity import COMMAND, analyze
-from server.protocol.commands import IdArgs
 
+class AnalyzeNecessityHandler:
+    name = Command.ANALYZE_NECESSITY
 
-def register(ls) -> None:
-    @ls.command(COMMAND)
-    async def analyze_necessity(ls, params: types.ExecuteCommandParams):
-        args = A.decode(COMMAND, params.arguments, IdArgs)
-        return await analyze(ls, args.id, params.work_done_token)
+    async def run(self, ls: EditFidelityServer, args: IdArgs, work_done: WorkDoneToken) -> NecessityRecord:
+        return await analyze(ls, args.id, work_done)

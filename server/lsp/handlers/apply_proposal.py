@@ -15,31 +15,33 @@ import msgspec
 from lsprotocol import types
 
 from server.fidelity import apply_text_edits
-from server.lsp import args as A
+from server.lsp.args import InvalidArgs
 from server.lsp.observe import expect_own_edit, forget_own_edit
-from server.lsp.records import ApplyResult
+from server.lsp.progress import WorkDoneToken
+from server.lsp.server import EditFidelityServer
 from server.lsp.state import same_content
 from server.lsp.unit_edits import unit_edits
-from server.lsp.views import _workspace_edit
-from server.protocol.commands import ApplyProposalArgs
+from server.lsp.view_parts import workspace_edit
+from server.lsp.views import publish
+from server.protocol.commands import ApplyProposalArgs, ApplyResult
 from server.protocol.names import Command
 
 COMMAND = Command.APPLY_PROPOSAL.value
 
 
-def _refuse(reason: str, message: str, **kw) -> dict:
-    return msgspec.to_builtins(ApplyResult(applied=False, reason=reason, message=message, **kw))
+def _refuse(reason: str, message: str, version: int | None = None) -> ApplyResult:
+    return ApplyResult(applied=False, reason=reason, message=message, version=version)
 
 
-def register(ls) -> None:
-    @ls.command(COMMAND)
-    async def apply_proposal(ls, params: types.ExecuteCommandParams):
-        args = A.decode(COMMAND, params.arguments, ApplyProposalArgs)
+class ApplyProposalHandler:
+    name = Command.APPLY_PROPOSAL
+
+    async def run(self, ls: EditFidelityServer, args: ApplyProposalArgs, work_done: WorkDoneToken) -> ApplyResult:
         pid, hunks, rest = args.id, args.hunks, args.rest
         p = ls.store.proposals.get(pid)
         if p is None and pid in ls.store.released:  # its document was closed (and maybe reopened) since
             uri = ls.store.released[pid]
-            if ls.open_document(uri) is None:
+            if uri not in ls.store.docs:
                 return _refuse("closed", f"the document {uri} is not open")
             return _refuse(
                 "stale",
@@ -52,20 +54,19 @@ def register(ls) -> None:
         n = len(p.report.hunks)
         if hunks is not None:
             if not hunks:
-                raise A.InvalidArgs(COMMAND, "`hunks` is empty (omit it to apply every hunk)")
+                raise InvalidArgs(COMMAND, "`hunks` is empty (omit it to apply every hunk)")
             bad = [i for i in hunks if not 0 <= i < n]
             if bad:
-                raise A.InvalidArgs(
-                    COMMAND, f"hunk index {bad[0]} out of range: the proposal has {n} hunks (0-{n - 1})"
-                )
-        if p.closed:
+                raise InvalidArgs(COMMAND, f"hunk index {bad[0]} out of range: the proposal has {n} hunks (0-{n - 1})")
+        applying = ls.store.apply_state(p)
+        if applying.closed:
             return _refuse("closed", f"proposal {pid} was already applied or rejected")
         if n == 0:
             return _refuse("nothing", "the proposal changes nothing")
-        opened = ls.open_document(p.uri)
-        if opened is None:
+        state = ls.store.docs.get(p.uri)
+        if state is None:
             return _refuse("closed", f"the document {p.uri} is not open")
-        doc, state = opened
+        doc = state.current
         if doc.version != p.version or not same_content(state, p.version, p.generation, p.original):
             reopened = state.generation != p.generation
             return _refuse(
@@ -80,31 +81,31 @@ def register(ls) -> None:
             return _refuse("unsupported", "the client does not support workspace/applyEdit")
         chosen = sorted(hunks) if hunks is not None else list(range(n))
         edits = unit_edits(p.report, chosen)
-        ws_edit = _workspace_edit(doc.uri, p.version, [msgspec.to_builtins(e) for e in edits])
+        ws_edit = workspace_edit(doc.client_uri, p.version, [msgspec.to_builtins(e) for e in edits])
         partial = len(chosen) < n
         carry = partial and rest != "reject"
         # Set before sending: the client's didChange can arrive before its applyEdit answer.
         expected = apply_text_edits(p.original, edits)
-        p.expected_text = expected if carry else None
-        p.applied_hunks = chosen
-        p.expected_budget = 2 * len(edits) + 2
-        own = expect_own_edit(state, expected, edits, p.expected_budget)
+        applying.expected_text = expected if carry else None
+        applying.applied_units = chosen
+        applying.expected_budget = 2 * len(edits) + 2
+        own = expect_own_edit(state, expected, edits, applying.expected_budget)
         try:
             result = await ls.workspace_apply_edit_async(
                 types.ApplyWorkspaceEditParams(edit=ws_edit, label=f"edit-fidelity: {p.label}")
             )
         except Exception as exc:  # noqa: BLE001 - a client's error answer is a refusal, not a crash
-            p.expected_text = None
+            applying.expected_text = None
             forget_own_edit(state, own)
             return _refuse("rejected", f"workspace/applyEdit failed: {exc}"[:300])
         if not result.applied:
-            p.expected_text = None
+            applying.expected_text = None
             forget_own_edit(state, own)
             return _refuse("rejected", result.failure_reason or "the client did not apply the edit")
         if not carry:
-            p.closed = True
+            applying.closed = True
             # VS Code answers before it sends the edit's didChange, which then finds no pending
             # proposal to clear: withdraw this one's diagnostics and lenses now
-            ls.publish(p.uri)
+            publish(ls, p.uri)
             ls.refresh_code_lenses()
-        return msgspec.to_builtins(ApplyResult(applied=True, hunks=chosen, version=p.version))
+        return ApplyResult(applied=True, hunks=chosen, version=p.version)

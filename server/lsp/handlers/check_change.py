@@ -10,45 +10,41 @@ from __future__ import annotations
 
 import functools
 
-import msgspec
-from lsprotocol import types
-
-from server.lsp import args as A
+from server.lsp.args import ContentModified, InvalidArgs
 from server.lsp.gitbase import head_text
 from server.lsp.observe import store_observation
-from server.lsp.records import CheckChangeResult
+from server.lsp.progress import WorkDoneToken
+from server.lsp.server import EditFidelityServer
 from server.lsp.state import owned
 from server.lsp.windowed import measure_windowed
-from server.protocol.commands import BaselineText, CheckChangeArgs, Window
+from server.protocol.commands import BaselineText, CheckChangeArgs, CheckChangeResult, Window
 from server.protocol.names import Command
 
 COMMAND = Command.CHECK_CHANGE.value
 
 
-def register(ls) -> None:
-    @ls.command(COMMAND)
-    async def check_change(ls, params: types.ExecuteCommandParams):
-        args = A.decode(COMMAND, params.arguments, CheckChangeArgs)
+class CheckChangeHandler:
+    name = Command.CHECK_CHANGE
+
+    async def run(self, ls: EditFidelityServer, args: CheckChangeArgs, work_done: WorkDoneToken) -> CheckChangeResult:
         uri, baseline = args.uri, args.baseline
         kind = "text" if isinstance(baseline, BaselineText) else baseline
-        opened = ls.open_document(uri)
-        if opened is None:
-            raise A.InvalidArgs(
-                COMMAND, f"unknown document {uri!r}: the editor has not opened it (textDocument/didOpen)"
-            )
-        doc, state = opened
-        if args.version is not None and args.version != doc.version:
-            raise A.ContentModified(
-                message=f"{COMMAND}: document version {args.version} is not the current one ({doc.version})"
+        state = ls.store.document(uri)
+        if state is None:
+            raise InvalidArgs(COMMAND, f"unknown document {uri!r}: the editor has not opened it (textDocument/didOpen)")
+        snap = state.current
+        if args.version is not None and args.version != snap.version:
+            raise ContentModified(
+                message=f"{COMMAND}: document version {args.version} is not the current one ({snap.version})"
             )
         if kind == "snapshot":
-            before = state.snapshot
+            before = state.snapshot_text
         elif kind == "git":
-            before = await head_text(doc.path)
+            before = await head_text(snap.path)
         else:
             assert isinstance(baseline, BaselineText)
             before = baseline.text
-        snap = state.current
+        snap = state.current  # git answered meanwhile: measure the buffer as it is now
         report, window = await ls.compute(
             owned(
                 state.uri,
@@ -65,7 +61,7 @@ def register(ls) -> None:
             else None
         )
         views = obs.views if obs is not None else []
-        result = CheckChangeResult(
+        return CheckChangeResult(
             report=report,
             baseline=kind,
             flagged_hunks=[v.index for v in views if v.flagged],
@@ -76,4 +72,3 @@ def register(ls) -> None:
             if window is None
             else Window(start_line=window.start_line, end_line=window.after_end, baseline_end_line=window.before_end),
         )
-        return msgspec.to_builtins(result)

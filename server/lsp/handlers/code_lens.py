@@ -5,13 +5,14 @@ from __future__ import annotations
 
 from lsprotocol import types
 
+from server.lsp.server import EditFidelityServer
 from server.lsp.views import code_lenses_for
 
 
-def register(ls) -> None:
+def register(ls: EditFidelityServer) -> None:
     @ls.feature(types.TEXT_DOCUMENT_CODE_LENS)
-    def code_lens(ls, params: types.CodeLensParams):
-        opened = ls.open_document(params.text_document.uri)
-        if opened is None:
+    def code_lens(ls: EditFidelityServer, params: types.CodeLensParams) -> list[types.CodeLens]:
+        state = ls.store.document(params.text_document.uri)
+        if state is None:
             return []
-        return code_lenses_for(ls, opened[1])
+        return code_lenses_for(ls, state)

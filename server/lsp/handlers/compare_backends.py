@@ -3,15 +3,12 @@ backend concurrently, one row each; every row's proposal stays pending, so the b
 
 from __future__ import annotations
 
-import msgspec
-from lsprotocol import types
-
 from server.lsp.edit_flow import parse_request, run_edit, stale_warning
-from server.lsp.records import CompareResult, CompareRow
+from server.lsp.progress import WorkDoneToken
+from server.lsp.server import EditFidelityServer
 from server.lsp.state import Proposal
+from server.protocol.commands import CompareBackendsArgs, CompareResult, CompareRow
 from server.protocol.names import Command
-
-COMMAND = Command.COMPARE_BACKENDS.value
 
 
 def row(p: Proposal) -> CompareRow:
@@ -60,11 +57,12 @@ def row(p: Proposal) -> CompareRow:
     )
 
 
-def register(ls) -> None:
-    @ls.command(COMMAND)
-    async def compare_backends(ls, params: types.ExecuteCommandParams):
-        req = parse_request(ls, COMMAND, params.arguments, allow_backend_choice=True)
-        proposals = await run_edit(ls, req, params.work_done_token, "Comparing backends")
+class CompareBackendsHandler:
+    name = Command.COMPARE_BACKENDS
+
+    async def run(self, ls: EditFidelityServer, args: CompareBackendsArgs, work_done: WorkDoneToken) -> CompareResult:
+        req = parse_request(ls, self.name.value, args)
+        proposals = await run_edit(ls, req, work_done, "Comparing backends")
         stale = stale_warning(ls, req)
         warnings = [*req.warnings, stale] if stale else req.warnings
-        return msgspec.to_builtins(CompareResult(rows=[row(p) for p in proposals], warnings=warnings))
+        return CompareResult(rows=[row(p) for p in proposals], warnings=warnings)

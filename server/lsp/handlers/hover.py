@@ -4,16 +4,16 @@ from __future__ import annotations
 
 from lsprotocol import types
 
+from server.lsp.server import EditFidelityServer
 from server.lsp.views import hover_for
 
 
-def register(ls) -> None:
+def register(ls: EditFidelityServer) -> None:
     @ls.feature(types.TEXT_DOCUMENT_HOVER)
-    def hover(ls, params: types.HoverParams):
-        opened = ls.open_document(params.text_document.uri)
-        if opened is None:
+    def hover(ls: EditFidelityServer, params: types.HoverParams) -> types.Hover | None:
+        state = ls.store.document(params.text_document.uri)
+        if state is None:
             return None
-        _, state = opened
         text = hover_for(ls, state, params.position.line)
         if text is None:
             return None

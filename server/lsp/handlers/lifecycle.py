@@ -9,13 +9,14 @@ import os
 from lsprotocol import types
 
 from server.fidelity import cache as fidelity_cache
+from server.lsp.server import EditFidelityServer
 from server.lsp.settings import SECTION, extract_section
 
 logger = logging.getLogger(__name__)
 CACHE_ENV = "EDIT_FIDELITY_CACHE_MB"  # the analysis caches' byte cap (estimated), default 128
 
 
-def configure_caches(ls) -> None:
+def configure_caches(ls: EditFidelityServer) -> None:
     raw = os.environ.get(CACHE_ENV)
     if raw is None or not raw.strip():
         return
@@ -33,19 +34,19 @@ def configure_caches(ls) -> None:
     fidelity_cache.configure(int(mb * 1024 * 1024))
 
 
-def register(ls) -> None:
+def register(ls: EditFidelityServer) -> None:
     @ls.feature(types.INITIALIZE)
-    def initialize(ls, params: types.InitializeParams):
+    def initialize(ls: EditFidelityServer, params: types.InitializeParams) -> None:
         configure_caches(ls)
         ls.init_options = extract_section(params.initialization_options)
         ls.apply_settings(ls.init_options, announce=False)
 
     @ls.feature(types.INITIALIZED)
-    async def initialized(ls, params: types.InitializedParams):
+    async def initialized(ls: EditFidelityServer, params: types.InitializedParams) -> None:
         await ls.pull_configuration()
 
     @ls.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
-    async def did_change_configuration(ls, params: types.DidChangeConfigurationParams):
+    async def did_change_configuration(ls: EditFidelityServer, params: types.DidChangeConfigurationParams) -> None:
         caps = ls.client_capabilities
         if caps and caps.workspace and caps.workspace.configuration:
             await ls.pull_configuration()
@@ -57,7 +58,7 @@ def register(ls) -> None:
             ls.apply_settings(merged)
 
     @ls.feature(types.SHUTDOWN)
-    async def shutdown(ls, params):
+    async def shutdown(ls: EditFidelityServer, params: object) -> None:
         ls.tasks.cancel()  # pending observations, carry-overs: nothing of them is wanted now
         try:
             await asyncio.wait_for(ls.pool.aclose(), timeout=2.0)

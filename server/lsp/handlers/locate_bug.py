@@ -15,12 +15,10 @@ from __future__ import annotations
 
 import asyncio
 import time
-from typing import TYPE_CHECKING
 
-import msgspec
 from lsprotocol import types
 
-from server.backends import BackendError
+from server.backends import BackendError, OpenAIBackend
 from server.backends.local_backend import LocalBackend, LocalProgress
 from server.backends.locate import (
     LocatedBug,
@@ -28,43 +26,48 @@ from server.backends.locate import (
     document_lines,
     parse_answer,
 )
-from server.lsp import args as A
+from server.backends.prompts import ChatMessage
+from server.lsp.args import ContentModified, InvalidArgs, RequestFailed, span
 from server.lsp.lines import whole_lines
-from server.lsp.progress import WorkProgress, as_finished
+from server.lsp.progress import WorkDoneToken, WorkProgress, as_finished
+from server.lsp.server import EditFidelityServer
 from server.lsp.state import BugMark, same_content
+from server.lsp.views import publish
 from server.protocol.commands import BugAnswer, LocateBugArgs, LocateBugResult, Usage
 from server.protocol.names import Command
-
-if TYPE_CHECKING:
-    from server.lsp.server import EditFidelityServer
 
 COMMAND = Command.LOCATE_BUG.value
 RAW_LIMIT = 20_000  # characters of the answer returned as `raw`
 
 
-def _choose_backends(ls: EditFidelityServer, names: list[str] | None) -> list:
+Backend = OpenAIBackend | LocalBackend
+
+
+def _choose_backends(ls: EditFidelityServer, names: list[str] | None) -> list[Backend]:
     if len(ls.pool) == 0:
-        raise A.RequestFailed(
+        raise RequestFailed(
             message=f"{COMMAND}: no backends configured (settings: editFidelity.backends)"
             + (f"; rejected entries: {'; '.join(ls.config_problems)}" if ls.config_problems else "")
         )
     if names is None:
-        return [ls.pool.get(n) for n in ls.pool.names()]
+        names = ls.pool.names()
     unknown = [n for n in names if ls.pool.get(n) is None]
     if unknown:
-        raise A.InvalidArgs(
+        raise InvalidArgs(
             COMMAND,
             f"unknown backend{'s' if len(unknown) > 1 else ''} "
             f"{', '.join(map(repr, unknown))}; configured: {', '.join(ls.pool.names())}",
         )
-    return [ls.pool.get(n) for n in names]
+    return [b for n in names if (b := ls.pool.get(n)) is not None]
 
 
 def _said(a: BugAnswer) -> str:
     return f"{a.backend}: " + (f"line {a.line}, {a.bug_type}" if a.status == "ok" else a.status)
 
 
-async def _ask(backend, messages, first: int, last: int, progress: WorkProgress) -> BugAnswer:
+async def _ask(
+    backend: Backend, messages: list[ChatMessage], first: int, last: int, progress: WorkProgress
+) -> BugAnswer:
     started = time.perf_counter()
     try:
         if isinstance(backend, LocalBackend):
@@ -105,39 +108,36 @@ async def _ask(backend, messages, first: int, last: int, progress: WorkProgress)
     return answer
 
 
-def register(ls) -> None:
-    @ls.command(COMMAND)
-    async def locate_bug(ls: EditFidelityServer, params: types.ExecuteCommandParams):
-        args = A.decode(COMMAND, params.arguments, LocateBugArgs)
-        uri, version, rng = args.uri, args.version, A.span(args.range)
+class LocateBugHandler:
+    name = Command.LOCATE_BUG
+
+    async def run(self, ls: EditFidelityServer, args: LocateBugArgs, work_done: WorkDoneToken) -> LocateBugResult:
+        uri, version, rng = args.uri, args.version, span(args.range)
         names = list(dict.fromkeys(args.backends)) if args.backends is not None else None
-        opened = ls.open_document(uri)
-        if opened is None:
-            raise A.InvalidArgs(
-                COMMAND, f"unknown document {uri!r}: the editor has not opened it (textDocument/didOpen)"
-            )
-        doc, state = opened
+        doc = ls.store.snapshot(uri)
+        if doc is None:
+            raise InvalidArgs(COMMAND, f"unknown document {uri!r}: the editor has not opened it (textDocument/didOpen)")
         if doc.version != version:
-            raise A.ContentModified(
+            raise ContentModified(
                 message=f"{COMMAND}: document version {version} is not the current one "
                 f"({doc.version}); the buffer changed, request again"
             )
-        text = state.text
+        text = doc.text
         n_lines = len(document_lines(text))
         if n_lines == 0:
-            raise A.InvalidArgs(COMMAND, "the document is empty: there is no line to find a bug on")
+            raise InvalidArgs(COMMAND, "the document is empty: there is no line to find a bug on")
         selection = None
         if rng is not None:
             (sl, sc), (el, ec) = rng
             if sl > n_lines - 1 or el > n_lines:
-                raise A.InvalidArgs(COMMAND, f"`range` lies outside the document ({n_lines} lines)")
+                raise InvalidArgs(COMMAND, f"`range` lies outside the document ({n_lines} lines)")
             selection = whole_lines(text, (sl, sc), (el, ec))
             selection = (selection[0], min(selection[1], n_lines - 1))
         backends = _choose_backends(ls, names)
         first, last = (selection[0] + 1, selection[1] + 1) if selection else (1, n_lines)
         messages = build_messages(text, selection)
 
-        progress = WorkProgress(ls, params.work_done_token, "Locating the syntax bug")
+        progress = WorkProgress(ls, work_done, "Locating the syntax bug")
         await progress.start(f"asking {len(backends)} backend{'s' if len(backends) != 1 else ''}")
         tasks = [
             asyncio.create_task(_ask(b, messages, first, last, progress), name=f"locate:{b.name}") for b in backends
@@ -152,25 +152,20 @@ def register(ls) -> None:
         for a in answers:
             if a.status == "ok" and not a.in_range:
                 warnings.append(f"{a.backend} answered line {a.line}, outside the lines it was shown ({first}-{last})")
-        current = ls.open_document(uri)
-        if (
-            current is None
-            or current[0].version != version
-            or not same_content(current[1], version, state.generation, text)
-        ):
+        current = ls.store.document(uri)
+        if current is None or current.version != version or not same_content(current, version, doc.generation, text):
             # edited, closed, or closed and reopened with other text (versions restart on reopen)
             warnings.append("the document changed while the backends worked: no diagnostics were published")
         else:
-            current[1].bug_marks = [
+            current.bug_marks = [
                 BugMark(line=a.line - 1, bug_type=a.bug_type or "", backend=a.backend, version=version)
                 for a in answers
                 if a.status == "ok" and a.in_range and a.line is not None
             ]
-            ls.publish(current[1].uri)
+            publish(ls, current.uri)
         errors = [a for a in answers if a.status == "error"]
         if errors and len(errors) == len(answers):
             ls.show("edit-fidelity: " + "; ".join(a.error or "" for a in errors)[:800], types.MessageType.Error)
-        result = LocateBugResult(
-            answers=answers, uri=doc.uri, version=version, first_line=first, last_line=last, warnings=warnings
+        return LocateBugResult(
+            answers=answers, uri=doc.client_uri, version=version, first_line=first, last_line=last, warnings=warnings
         )
-        return msgspec.to_builtins(result)

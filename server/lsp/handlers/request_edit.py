@@ -2,16 +2,13 @@
 
 from __future__ import annotations
 
-import msgspec
-from lsprotocol import types
-
 from server.fidelity.flags import unrequested_of
 from server.lsp.edit_flow import parse_request, run_edit, stale_warning
-from server.lsp.records import FlaggedStatement, ProposalRecord, RequestEditResult, Usage
+from server.lsp.progress import WorkDoneToken
+from server.lsp.server import EditFidelityServer
 from server.lsp.state import Proposal
+from server.protocol.commands import FlaggedStatement, ProposalRecord, RequestEditArgs, RequestEditResult, Usage
 from server.protocol.names import Command
-
-COMMAND = Command.REQUEST_EDIT.value
 
 
 def hunk_unrequested(p: Proposal) -> list[list[str]]:
@@ -62,14 +59,14 @@ def proposal_record(p: Proposal) -> ProposalRecord:
     )
 
 
-def register(ls) -> None:
-    @ls.command(COMMAND)
-    async def request_edit(ls, params: types.ExecuteCommandParams):
-        req = parse_request(ls, COMMAND, params.arguments, allow_backend_choice=True)
-        proposals = await run_edit(ls, req, params.work_done_token, "Requesting edit")
+class RequestEditHandler:
+    name = Command.REQUEST_EDIT
+
+    async def run(self, ls: EditFidelityServer, args: RequestEditArgs, work_done: WorkDoneToken) -> RequestEditResult:
+        req = parse_request(ls, self.name.value, args)
+        proposals = await run_edit(ls, req, work_done, "Requesting edit")  # looked up here: a test double swaps it
         warnings = list(req.warnings)
         stale = stale_warning(ls, req)
         if stale:
             warnings.append(stale)
-        result = RequestEditResult(proposals=[proposal_record(p) for p in proposals], warnings=warnings)
-        return msgspec.to_builtins(result)
+        return RequestEditResult(proposals=[proposal_record(p) for p in proposals], warnings=warnings)
