@@ -26,12 +26,9 @@ read as a stuck worker (nor a late timer on the server's busy event loop as a mi
 from __future__ import annotations
 
 import asyncio
-import collections
-import contextlib
 import itertools
 import logging
 import os
-import signal
 import sys
 import time
 import weakref
@@ -41,6 +38,7 @@ from typing import Any
 import msgspec
 
 from server.backends.config import BackendConfig
+from server.backends.local_process import WorkerProcess, stop_worker
 from server.backends.local_protocol import (
     Cancel,
     Event,
@@ -50,7 +48,6 @@ from server.backends.local_protocol import (
     LoadFailed,
     Loading,
     Ready,
-    Shutdown,
     Started,
     Tokens,
     WorkerConfig,
@@ -138,7 +135,7 @@ class _Job:
         loop: asyncio.AbstractEventLoop,
         owner: LocalBackend,
         slot: asyncio.Semaphore,
-    ):
+    ) -> None:
         self.id = job_id
         self.owner = owner
         self.slot = slot
@@ -148,47 +145,6 @@ class _Job:
         self.future.add_done_callback(lambda f: f.cancelled() or f.exception())
         self.max_new_tokens = 0
         self.prompt_tokens = 0
-
-
-class _Worker:
-    """One worker process and the tasks that read its pipes."""
-
-    def __init__(self, proc: asyncio.subprocess.Process, loop: asyncio.AbstractEventLoop):
-        self.proc = proc
-        self.ready: asyncio.Future[Ready] = loop.create_future()
-        self.ready.add_done_callback(lambda f: f.exception() if not f.cancelled() else None)
-        self.stderr_tail: collections.deque[str] = collections.deque(maxlen=20)
-        self.tasks: list[asyncio.Task] = []
-        self.jobs: dict[int, _Job] = {}  # sent to this worker and not finished, whichever backend sent them
-        self.loading_listener: ProgressCallback | None = None
-
-    @property
-    def alive(self) -> bool:
-        return self.proc.returncode is None
-
-    def send(self, request: Generate | Cancel | Shutdown) -> None:
-        stdin = self.proc.stdin
-        if stdin is not None and not stdin.is_closing():
-            stdin.write(encode(request) + b"\n")
-
-    def kill(self) -> None:
-        if self.alive:
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(self.proc.pid, signal.SIGKILL)
-
-    def cpu_seconds(self) -> float | None:
-        """CPU time the worker process (all its threads) has used, or None where /proc cannot say."""
-        try:
-            with open(f"/proc/{self.proc.pid}/stat", "rb") as f:
-                fields = f.read().rsplit(b")", 1)[1].split()
-        except (OSError, IndexError):
-            return None
-        # utime and stime are fields 14 and 15 of stat(5); fields[0] here is field 3 (state)
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-    def tail(self) -> str:
-        lines = [ln for ln in self.stderr_tail if ln.strip()]
-        return " | ".join(lines[-3:])[-400:]
 
 
 class LocalBackend:
@@ -210,7 +166,7 @@ class LocalBackend:
         context: int = 8192,
         ignore_eos: bool | None = None,
         python: str = sys.executable,
-    ):
+    ) -> None:
         self.config = config
         self.spec = check_available(config.model)
         # None: follow HF_HUB_OFFLINE, which `edit-fidelity serve --offline` sets
@@ -265,12 +221,12 @@ class LocalBackend:
         return encode(msgspec.structs.replace(self.worker_config(), threads=self.threads))
 
     @property
-    def _worker(self) -> _Worker | None:
+    def _worker(self) -> WorkerProcess[_Job] | None:
         """This backend's model worker in the running loop, when one is started."""
         shared = _shared_or_none()
         return shared.workers.get(self._key()) if shared is not None else None
 
-    async def _spawn(self) -> _Worker:
+    async def _spawn(self) -> WorkerProcess[_Job]:
         cfg = self.worker_config()
         env = dict(os.environ)
         env.setdefault("TOKENIZERS_PARALLELISM", "false")  # the tokenizer's threads would fight torch's
@@ -290,7 +246,7 @@ class LocalBackend:
             start_new_session=True,  # killpg reaches anything it starts; terminal signals do not reach it
         )
         loop = asyncio.get_running_loop()
-        worker = _Worker(proc, loop)
+        worker = WorkerProcess[_Job](proc, loop)
         worker.tasks = [
             asyncio.create_task(self._read_events(worker), name=f"local:{self.name}:events"),
             asyncio.create_task(self._read_stderr(worker), name=f"local:{self.name}:stderr"),
@@ -298,7 +254,7 @@ class LocalBackend:
         logger.info("local backend %s: started worker pid %d for %s", self.name, proc.pid, self.spec.describe())
         return worker
 
-    async def _ensure_worker(self, on_progress: ProgressCallback | None) -> _Worker:
+    async def _ensure_worker(self, on_progress: ProgressCallback | None) -> WorkerProcess[_Job]:
         """The worker for this backend's model, started when needed. Called with the shared slot held,
         so every other worker is idle: they are stopped first (one model per server process)."""
         shared = _shared()
@@ -311,7 +267,7 @@ class LocalBackend:
             for other_key, other in list(shared.workers.items()):
                 if other_key != key:
                     del shared.workers[other_key]
-                    await _stop(other)
+                    await stop_worker(other)
             worker = shared.workers[key] = await self._spawn()
         worker.loading_listener = on_progress
         try:
@@ -332,7 +288,7 @@ class LocalBackend:
     def _get_slot(self) -> asyncio.Semaphore:
         return _shared().slot
 
-    async def _read_stderr(self, worker: _Worker) -> None:
+    async def _read_stderr(self, worker: WorkerProcess[_Job]) -> None:
         stream = worker.proc.stderr
         assert stream is not None
         while True:
@@ -346,7 +302,7 @@ class LocalBackend:
             worker.stderr_tail.append(text)
             logger.debug("local worker %d: %s", worker.proc.pid, text)
 
-    async def _read_events(self, worker: _Worker) -> None:
+    async def _read_events(self, worker: WorkerProcess[_Job]) -> None:
         stream = worker.proc.stdout
         assert stream is not None
         try:
@@ -371,7 +327,7 @@ class LocalBackend:
             for job in list(worker.jobs.values()):
                 job.owner._finish(worker, job, BackendError("connection", f"backend {job.owner.name!r}: {why}"))
 
-    def _dispatch(self, worker: _Worker, event: Event) -> None:
+    def _dispatch(self, worker: WorkerProcess[_Job], event: Event) -> None:
         if isinstance(event, Loading):
             self._notify(
                 worker.loading_listener,
@@ -424,7 +380,7 @@ class LocalBackend:
         except Exception:  # a broken progress display must not fail the request
             logger.exception("local backend %s: progress callback failed", self.name)
 
-    def _finish(self, worker: _Worker, job: _Job, outcome: Finished | BackendError) -> None:
+    def _finish(self, worker: WorkerProcess[_Job], job: _Job, outcome: Finished | BackendError) -> None:
         """The worker is done with `job` (answered, failed, or died): the slot is free again."""
         if worker.jobs.pop(job.id, None) is None:
             return
@@ -435,12 +391,14 @@ class LocalBackend:
                 job.future.set_result(outcome)
         job.slot.release()
 
-    def _kill_if_running(self, worker: _Worker, job: _Job, why: str) -> None:
+    def _kill_if_running(self, worker: WorkerProcess[_Job], job: _Job, why: str) -> None:
         if job.id in worker.jobs:
             logger.warning("local backend %s: %s; killing worker %d", self.name, why, worker.proc.pid)
             worker.kill()
 
-    def _watch_cancel(self, worker: _Worker, job: _Job, cpu_at_cancel: float | None, wall_at_cancel: float) -> None:
+    def _watch_cancel(
+        self, worker: WorkerProcess[_Job], job: _Job, cpu_at_cancel: float | None, wall_at_cancel: float
+    ) -> None:
         """Kill the worker once it has spent `cancel_grace_s` of CPU time since the cancel without
         confirming it (wall time where /proc is missing); a worker that computes nothing is given up on
         after `cancel_wall_limit_s`."""
@@ -566,7 +524,7 @@ class LocalBackend:
         key = self._key()
         if shared is None or key not in shared.workers or any(b._key() == key for b in _OPEN):
             return
-        await _stop(shared.workers.pop(key))
+        await stop_worker(shared.workers.pop(key))
 
 
 class _Shared:
@@ -574,7 +532,7 @@ class _Shared:
 
     def __init__(self) -> None:
         self.slot = asyncio.Semaphore(1)  # held from a request's start until its worker is idle again
-        self.workers: dict[bytes, _Worker] = {}
+        self.workers: dict[bytes, WorkerProcess[_Job]] = {}
 
 
 _SHARED: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Shared] = weakref.WeakKeyDictionary()
@@ -594,20 +552,3 @@ def _shared_or_none() -> _Shared | None:
         return _SHARED.get(asyncio.get_running_loop())
     except RuntimeError:  # no running loop: nothing was started
         return None
-
-
-async def _stop(worker: _Worker) -> None:
-    """Ask the worker to exit, then kill it after a short wait."""
-    if worker.alive:
-        worker.send(Shutdown())
-        with contextlib.suppress(Exception):
-            if worker.proc.stdin is not None:
-                worker.proc.stdin.close()
-        try:
-            await asyncio.wait_for(worker.proc.wait(), 3.0)
-        except TimeoutError:
-            worker.kill()
-            await worker.proc.wait()
-    for task in worker.tasks:
-        with contextlib.suppress(BaseException):
-            await asyncio.wait_for(task, 2.0)

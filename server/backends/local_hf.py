@@ -103,7 +103,7 @@ def threads_for(cfg: WorkerConfig) -> int:
 
 
 class HFModel:
-    def __init__(self, cfg: WorkerConfig, channel: Any):
+    def __init__(self, cfg: WorkerConfig, channel: Any) -> None:
         started = time.monotonic()
         path = resolve(cfg, channel)  # before importing torch: a missing model fails in a second, not five
         import torch

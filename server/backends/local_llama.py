@@ -91,7 +91,7 @@ def resolve(cfg: WorkerConfig, channel: Any) -> str:
 
 
 class LlamaModel:
-    def __init__(self, cfg: WorkerConfig, channel: Any):
+    def __init__(self, cfg: WorkerConfig, channel: Any) -> None:
         started = time.monotonic()
         path = resolve(cfg, channel)
         try:

@@ -40,7 +40,7 @@ class BackendError(Exception):
     bad_response, empty, no_code, too_large; the local backend adds missing_dependency and
     model_unavailable."""
 
-    def __init__(self, kind: str, message: str, *, status: int | None = None, attempts: int = 1):
+    def __init__(self, kind: str, message: str, *, status: int | None = None, attempts: int = 1) -> None:
         super().__init__(message)
         self.kind = kind
         self.message = message
@@ -125,7 +125,7 @@ class OpenAIBackend:
         config: BackendConfig,
         *,
         environ: Mapping[str, str] | None = None,
-    ):
+    ) -> None:
         self.config = config
         self._environ = environ if environ is not None else os.environ
         self._semaphore = asyncio.Semaphore(config.max_concurrency)

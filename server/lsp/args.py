@@ -23,7 +23,7 @@ T = TypeVar("T")
 
 
 class InvalidArgs(JsonRpcInvalidParams):
-    def __init__(self, command: str, message: str):
+    def __init__(self, command: str, message: str) -> None:
         super().__init__(message=f"{command}: {message}")
 
 

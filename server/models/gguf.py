@@ -102,7 +102,7 @@ class GGUFInfo(msgspec.Struct, frozen=True):
 
 
 class _Reader:
-    def __init__(self, f: BinaryIO, size: int, path: str):
+    def __init__(self, f: BinaryIO, size: int, path: str) -> None:
         self.f, self.size, self.path = f, size, path
 
     def need(self, n: int, what: str) -> bytes:
