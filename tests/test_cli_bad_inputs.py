@@ -58,6 +58,9 @@ BASES: dict[tuple[str, ...], list[str]] = {
     ("bench", "run"): ["--suite", "canitedit", "--backend", "gold", "--out", "{out}", "--data", "{data}"],
     ("bench", "make-suite"): ["--from", "{dir}", "--out", "{out}"],
     ("sandbox", "run"): ["{a}"],
+    # a valid name would download a model (a gigabyte): each bad option is judged beside an unknown name;
+    # a download's own failures (resume, checksum, no source) are tested in tests/server/test_local_models.py
+    ("model", "fetch"): ["no-such-model"],
 }
 # for options whose value is a spec rather than a path
 EXTRA_VALUES: dict[str, list[str]] = {
