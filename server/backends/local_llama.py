@@ -4,7 +4,10 @@ code in a prebuilt wheel), in the worker process.
 - The model's own chat template (the GGUF's Jinja template) turns the messages into the prompt.
 - One slot, `cache_prompt`: a request whose prompt starts like the previous one (system prompt and
   document) takes that prefix's KV cache and computes only the rest. `cache_reuse` (off by default)
-  also reuses later chunks by shifting them, which is approximate (their attention saw the old text).
+  is meant to reuse later chunks by shifting them (approximate: their attention saw the old text); with
+  the xllamacpp build pinned here it reused nothing after a change in the middle (SmolLM2-135M: the
+  cached tokens were the unchanged prefix's with and without it, ctx_shift on or off), so the editor
+  does not offer it.
 - Tokens stream through a callback that also checks the cancel flag and the deadline after every
   token: returning True stops the slot at once. The prompt itself is computed in one piece, which
   nothing can interrupt; the server kills a worker that does not confirm a cancel in time.

@@ -11,8 +11,8 @@ engine, model and thread count:
   load      worker start + model load (+ the thread probe when threads are not given), seconds
   cold      first token of the first request (the whole prompt computed), seconds
   warm      first token after one line in the middle of the document changed (same instruction): the
-            prefix before the change comes from the KV cache; with --cache-reuse N the chunks after it
-            too, shifted (approximate: their attention saw the old line)
+            prefix before the change comes from the KV cache; --cache-reuse N asks llama.cpp to shift
+            the chunks after it into place too (with the pinned build it reused nothing: see local_llama)
   end       first token after the last line changed: everything before it is cached
   decode    tokens/s after the first token
   RSS       the worker's peak resident memory (VmHWM), MB
