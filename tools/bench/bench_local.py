@@ -16,6 +16,7 @@ engine, model and thread count:
   end       first token after the last line changed: everything before it is cached
   decode    tokens/s after the first token
   RSS       the worker's peak resident memory (VmHWM), MB
+  cancel    from cancelling a request mid-generation to the worker confirming it stopped, ms
   bound     copy bandwidth / bytes a token reads: the speed memory allows; `of bound` is decode / bound
 The transformers rows use random weights in Qwen2.5-Coder-0.5B's exact shape (fp32; the same cost per
 token as the real weights, which are not on these machines in transformers' format).
@@ -25,13 +26,14 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import os
 import tempfile
 import time
 from pathlib import Path
 
-from server.backends.local_backend import LocalBackend, local_backend_config
-from server.backends.prompts import build_messages
+from server.backends.local_backend import LocalBackend, LocalProgress, local_backend_config
+from server.backends.prompts import ChatMessage, build_messages
 from server.models.bandwidth import copy_bandwidth, read_bandwidth
 from server.models.catalog import CATALOG, is_fetched, model_path
 from server.models.gguf import read_gguf
@@ -101,9 +103,31 @@ async def measure(spec: str, threads: int, tokens: int, cache_reuse: int) -> dic
                 break  # no prompt cache in the transformers engine: warm is cold
         worker = backend._worker
         row["rss_mb"] = peak_rss_mb(worker.proc.pid) if worker is not None else None
+        row["cancel_ms"] = await cancel_latency_ms(backend, build_messages(INSTRUCTION, end, style="minimal"), tokens)
     finally:
         await backend.aclose()
     return row
+
+
+async def cancel_latency_ms(backend: LocalBackend, messages: list[ChatMessage], tokens: int) -> float:
+    """From cancelling a request mid-generation to the worker's confirmation that it stopped."""
+    generating = asyncio.Event()
+
+    def on_progress(progress: LocalProgress) -> None:
+        if progress.tokens:
+            generating.set()
+
+    task = asyncio.create_task(backend.complete(messages, max_tokens=tokens * 8, on_progress=on_progress))
+    await generating.wait()
+    worker = backend._worker
+    assert worker is not None
+    started = time.perf_counter()
+    task.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await task
+    while worker.jobs and worker.alive:
+        await asyncio.sleep(0.001)
+    return (time.perf_counter() - started) * 1000.0
 
 
 def main() -> int:
@@ -138,7 +162,7 @@ def main() -> int:
         runs.append(("transformers 0.5B-shape fp32", f"local:{path}", params))
     header = (
         f"{'engine and model':<32} {'thr':>3} {'load s':>6} {'prompt':>6} {'cold s':>6} {'warm s':>6} "
-        f"{'end s':>6} {'tok/s':>6} {'RSS MB':>7} {'B/token':>8} {'bound':>6} {'of bound':>8}"
+        f"{'end s':>6} {'tok/s':>6} {'RSS MB':>7} {'B/token':>8} {'bound':>6} {'of bound':>8} {'cancel ms':>9}"
     )
     print(header)
     for label, spec, per_token in runs:
@@ -152,7 +176,7 @@ def main() -> int:
                 f"{label:<32} {n:>3} {r['load_s']:>6.1f} {r['prompt']:>6} {r['cold']:>6.2f} "
                 f"{warm:>6} {end:>6} "
                 f"{r['decode']:>6.1f} {r['rss_mb'] or 0:>7.0f} {per_token / 1e6:>7.0f}M {bound:>6.1f} "
-                f"{r['decode'] / bound:>8.0%}",
+                f"{r['decode'] / bound:>8.0%} {r['cancel_ms']:>9.0f}",
                 flush=True,
             )
             if gguf:
