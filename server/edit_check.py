@@ -10,9 +10,9 @@ settings. The result is `server.protocol.checked.CheckedEdit`.
 from __future__ import annotations
 
 from server.fidelity import FidelityReport, measure
-from server.fidelity.analysis import split_lines
-from server.fidelity.flags import unrequested_of
-from server.fidelity.textedits import utf16_len
+from server.fidelity.judge.flags import unrequested_of
+from server.fidelity.text.analysis import split_lines
+from server.fidelity.text.textedits import utf16_len
 from server.lsp.flagging import flag_hunks, flagged_severity
 from server.lsp.hunk_views import hunk_views
 from server.lsp.settings import Thresholds

@@ -7,7 +7,7 @@ tests accept" estimate the gold-based excess, where a gold patch is known?
 For each candidate edit M of an original C with a gold patch G and hidden tests:
 - gold-based excess = d(M, C) - d(G, C);
 - reference-free excess = d(M, C) - D_min, D_min = d(S, C) for the smallest sub-edit S of M (a subset of
-  its hunks, found by ddmin, `server.fidelity.necessity`) that still passes the tests in the sandbox;
+  its hunks, found by ddmin, `server.fidelity.judge.necessity`) that still passes the tests in the sandbox;
 with d the normalised `no_comments` token distance (SPEC 3.1). Sources:
 - overedit (SPEC 3.4): C = the corrupted solution, G = the canonical one; the candidates are the gold
   fix plus behaviour-preserving extra hunks a model might add (an unused import, a defensive guard, a
@@ -59,7 +59,8 @@ from benchmark.studies.necessity_figures import summarise as _summarise
 from benchmark.suites import canitedit
 from benchmark.suites.canitedit.archive import load_archive
 from sandbox import Sandbox, envs
-from server.fidelity import distances, pyast
+from server.fidelity import distances
+from server.fidelity.text import pyast
 
 OVEREDIT_FILE = "overedit/corrupted_solutions_manual_easy_400.jsonl"
 

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from rapidfuzz.distance import Levenshtein
 
-from server.fidelity.analysis import Analysis, analyze
-from server.fidelity.classifier import build_units
 from server.fidelity.lang.measure import measure_lang, measure_unsupported
 from server.fidelity.lang.table import Lang, detect
-from server.fidelity.localize import broken_functions, localized_distances
-from server.fidelity.tokens import lex
+from server.fidelity.metrics.localize import broken_functions, localized_distances
+from server.fidelity.text.analysis import Analysis, analyze
+from server.fidelity.text.tokens import lex
+from server.fidelity.units.classifier import build_units
 from server.protocol.report import (
     VARIANTS,
     ComplexityDelta,

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from server.fidelity import FidelityReport
-from server.fidelity.necessity import NecessityResult
+from server.fidelity.judge.necessity import NecessityResult
 from server.lsp.state import Proposal
 from server.protocol.commands import NecessityRecord
 

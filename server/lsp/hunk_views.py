@@ -8,9 +8,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from server.fidelity import FidelityReport, Hunk
-from server.fidelity.analysis import split_lines
-from server.fidelity.flags import split_flags
-from server.fidelity.instruction import Verdict
+from server.fidelity.judge.flags import split_flags
+from server.fidelity.judge.instruction import Verdict
+from server.fidelity.text.analysis import split_lines
 from server.lsp.flagging import flagged_severity
 from server.lsp.settings import Thresholds
 from server.protocol.report import UNREQUESTED_KINDS

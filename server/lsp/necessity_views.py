@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from lsprotocol import types
 
-from server.fidelity.analysis import split_lines
+from server.fidelity.text.analysis import split_lines
 from server.lsp.server import EditFidelityServer
 from server.lsp.state import DocState
 from server.lsp.view_parts import CMD_APPLY, CMD_REJECT, SOURCE, ActionEntry, hunk_range

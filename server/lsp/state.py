@@ -13,7 +13,7 @@ from typing import Generic, TypeVar
 from pygls.uris import to_fs_path, urlparse
 
 from server.fidelity import FidelityReport
-from server.fidelity import cache as fidelity_cache
+from server.fidelity.text import cache as fidelity_cache
 from server.lsp.hunk_views import HunkView, StatementView
 from server.lsp.unit_edits import UnitGeometry
 from server.lsp.view_parts import ActionEntry

@@ -15,7 +15,7 @@ from benchmark.run.testrun import run_tests
 from benchmark.studies import necessity_study as ns
 from sandbox import Sandbox, envs
 from server.fidelity import distances
-from server.fidelity.necessity import hunk_edits, sub_edit
+from server.fidelity.judge.necessity import hunk_edits, sub_edit
 
 CANONICAL = '''import math
 

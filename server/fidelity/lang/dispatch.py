@@ -67,7 +67,7 @@ def join_wrapped_indents(old_text: str, new_text: str, atoms: list) -> None:
     `try:`): reverting the wrapper restores the lines, and it reads as one change. The wrapper is a
     bracket pair (`units._balance`) of two pure insertions; its whitespace atoms are the line-start
     indentation changes strictly between the two halves."""
-    from server.fidelity.units import CODE, SPACE
+    from server.fidelity.units.atoms import CODE, SPACE
 
     pairs: dict[int, list] = {}
     for a in atoms:

@@ -26,7 +26,7 @@ from server.fidelity.lang.table import Lang
 
 
 class LangFunction(NamedTuple):
-    """One function. The first seven fields mirror `server.fidelity.structure.FunctionInfo`."""
+    """One function. The first seven fields mirror `server.fidelity.text.structure.FunctionInfo`."""
 
     qualname: str  # scopes and name joined with "." (`Outer.method`, `ns.A.f`, `T.M` for a Go method)
     start: int  # first line (annotations and modifiers included, a doc comment above not)

@@ -11,13 +11,13 @@ from collections import Counter
 
 from rapidfuzz.distance import Levenshtein
 
-from server.fidelity.classifier import build_units
-from server.fidelity.hunks import line_regions
 from server.fidelity.lang.analysis import LangAnalysis, analyze_lang
 from server.fidelity.lang.analysis import _split_lines as split_lines
 from server.fidelity.lang.functions import LangFunction, functions
 from server.fidelity.lang.table import Lang
-from server.fidelity.textedits import region_edit
+from server.fidelity.text.textedits import region_edit
+from server.fidelity.units.classifier import build_units
+from server.fidelity.units.regions import line_regions
 from server.protocol.report import (
     VARIANTS,
     ComplexityDelta,

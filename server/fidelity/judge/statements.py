@@ -32,9 +32,9 @@ import beniget
 import gast
 import msgspec
 
-from server.fidelity import pyast
-from server.fidelity.analysis import split_lines
-from server.fidelity.instruction import Scope, guard_tests
+from server.fidelity.judge.instruction import Scope, guard_tests
+from server.fidelity.text import pyast
+from server.fidelity.text.analysis import split_lines
 from server.protocol.report import FidelityReport
 
 _DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from server.fidelity.analysis import split_lines
+from server.fidelity.text.analysis import split_lines
 from server.protocol.report import Position, Range, TextEdit
 
 

@@ -25,10 +25,10 @@ from collections import Counter
 
 from rapidfuzz.distance import Indel
 
-from server.fidelity import pyast
 from server.fidelity.lang.analysis import LangAnalysis
-from server.fidelity.unit_gaps import _gap_atoms, split_fstring_atoms
-from server.fidelity.unit_items import (  # re-exported: the classifier builds on them
+from server.fidelity.text import pyast
+from server.fidelity.units.gaps import _gap_atoms, split_fstring_atoms
+from server.fidelity.units.items import (  # re-exported: the classifier builds on them
     _NEWLINES,
     CODE,
     COMMENT,

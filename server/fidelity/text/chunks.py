@@ -20,13 +20,13 @@ from typing import NamedTuple
 from radon.raw import analyze as radon_raw
 from radon.visitors import ComplexityVisitor, HalsteadVisitor
 
-from server.fidelity import complexity, pyast
-from server.fidelity.cache import ByteLRU, register
-from server.fidelity.normalize import strip_comments_fallback
-from server.fidelity.rawmetrics import RawMetrics, raw_metrics
-from server.fidelity.structure import Structure, bound_names
-from server.fidelity.tokens import Lexed, lex
-from server.fidelity.unparse import unparse
+from server.fidelity.text import complexity, pyast
+from server.fidelity.text.cache import ByteLRU, register
+from server.fidelity.text.normalize import strip_comments_fallback
+from server.fidelity.text.rawmetrics import RawMetrics, raw_metrics
+from server.fidelity.text.structure import Structure, bound_names
+from server.fidelity.text.tokens import Lexed, lex
+from server.fidelity.text.unparse import unparse
 
 # Lines that look like a new statement at column 0 but continue the previous one.
 _CONTINUATION = re.compile(r"(?:else|elif|except|finally)\b|[)\]}]")

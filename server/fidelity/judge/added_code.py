@@ -8,7 +8,7 @@ import re
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from server.fidelity.instruction import Scope, UnitFacts
+    from server.fidelity.judge.instruction import Scope, UnitFacts
 
 # Special methods and the words that name them by their role in Python's data model: "the constructor"
 # points at `__init__`, "make it printable" asks for `__str__`; "return the string" asks for neither.

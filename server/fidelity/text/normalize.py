@@ -11,7 +11,7 @@ import io
 import re
 import tokenize
 
-from server.fidelity import pyast
+from server.fidelity.text import pyast
 
 
 def strip_comments_fallback(code: str) -> str:

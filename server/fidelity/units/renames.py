@@ -8,7 +8,7 @@ import re
 
 from rapidfuzz.distance import Indel
 
-from server.fidelity.hunks import LineRegion, common_affix, tidy_regions
+from server.fidelity.units.regions import LineRegion, common_affix, tidy_regions
 
 
 def _renamed_lines(lines: list[str], renames: dict[str, str], scopes: dict[str, tuple[int, int]]) -> list[str]:

@@ -29,10 +29,9 @@ from __future__ import annotations
 import re
 from collections.abc import Collection, Iterator, Sequence
 
-from server.fidelity.added_code import unrequested_definitions
-from server.fidelity.analysis import split_lines
-from server.fidelity.flags import judged_units
-from server.fidelity.instruction import (
+from server.fidelity.judge.added_code import unrequested_definitions
+from server.fidelity.judge.flags import judged_units
+from server.fidelity.judge.instruction import (
     _SCOPED,
     NEVER_REQUESTED,
     Scope,
@@ -42,11 +41,12 @@ from server.fidelity.instruction import (
     _raises_as_asked,
     _rename_reason,
 )
+from server.fidelity.text.analysis import split_lines
 from server.protocol.report import FidelityReport, Hunk
 
 # Kinds no test can need: they change no behaviour.
 SILENT_KINDS = frozenset({"docstring", "comment_only", "comment_removed", "formatting_only"})
-# statuses of `server.fidelity.necessity` whose `unnecessary` is evidence: a passing subset was found
+# statuses of `server.fidelity.judge.necessity` whose `unnecessary` is evidence: a passing subset was found
 EVIDENT = frozenset({"minimal", "budget"})
 REASON = "not requested: the tests pass without it, and the instruction asks for it neither by kind nor by name"
 

@@ -1,6 +1,6 @@
 """Statements inside the needed units: the second stage of the test-backed necessity search.
 
-ddmin over change units (`server.fidelity.necessity`) stops at a unit: when a model replaces three lines
+ddmin over change units (`server.fidelity.judge.necessity`) stops at a unit: when a model replaces three lines
 with seven, the fix and an extra `break` or a value computed and never read are one unit, and the tests
 need it. This module cuts the minimal passing text T (the original with only the needed units) into its
 new statements: every statement all of whose lines are new in T (not in the original), at any depth,
@@ -24,10 +24,10 @@ from collections.abc import Collection, Sequence
 
 import msgspec
 
-from server.fidelity import pyast
-from server.fidelity.analysis import split_lines
+from server.fidelity.judge.test_evidence import EVERY_FUNCTION, judge_units_with_tests
 from server.fidelity.measure import measure
-from server.fidelity.test_evidence import EVERY_FUNCTION, judge_units_with_tests
+from server.fidelity.text import pyast
+from server.fidelity.text.analysis import split_lines
 
 _DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 _TRAILING = re.compile(r"\s*(#.*)?$")

@@ -12,12 +12,12 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from server.fidelity import pyast
-from server.fidelity.analysis import Analysis
-from server.fidelity.normalize import strip_comments_fallback
-from server.fidelity.structure import FunctionInfo, Structure
-from server.fidelity.tokens import _PSEUDO, lex
-from server.fidelity.unparse import unparse
+from server.fidelity.text import pyast
+from server.fidelity.text.analysis import Analysis
+from server.fidelity.text.normalize import strip_comments_fallback
+from server.fidelity.text.structure import FunctionInfo, Structure
+from server.fidelity.text.tokens import _PSEUDO, lex
+from server.fidelity.text.unparse import unparse
 from server.protocol.report import Distance
 
 _CONTINUATION = re.compile(r"(?:else|elif|except|finally|case)\b|[)\]}]")

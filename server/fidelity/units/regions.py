@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from rapidfuzz.distance import Indel, Levenshtein
 
-from server.fidelity.analysis import Analysis
+from server.fidelity.text.analysis import Analysis
 
 
 @dataclass(slots=True)

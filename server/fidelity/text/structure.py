@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 from typing import Any, NamedTuple
 
-from server.fidelity.complexity import paper_cognitive
+from server.fidelity.text.complexity import paper_cognitive
 
 
 class FunctionInfo(NamedTuple):  # a tuple: cheap to build by the thousand when chunks are joined

@@ -13,7 +13,7 @@ import re
 
 import msgspec
 
-from server.fidelity.added_code import (
+from server.fidelity.judge.added_code import (
     ADD_DEFINITION,
     COMMENT_WORDS,
     DUNDER,

@@ -6,11 +6,11 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING, Any
 
-from server.fidelity import pyast
 from server.fidelity.lang import dispatch as other
+from server.fidelity.text import pyast
 
 if TYPE_CHECKING:
-    from server.fidelity.units import Atom
+    from server.fidelity.units.atoms import Atom
 
 
 def _plausibly_formatting(old: list[str], new: list[str]) -> bool:

@@ -14,24 +14,12 @@ from collections import Counter
 import msgspec
 from rapidfuzz.distance import Levenshtein
 
-from server.fidelity.analysis import Analysis
-from server.fidelity.hunks import (
-    LineRegion,
-    _in_ranges,
-    _is_name,
-    _placeholder_lines,
-    _plural,
-    _signature_changes,
-    line_regions,
-    rename_map,
-)
 from server.fidelity.lang import dispatch as other
 from server.fidelity.lang.analysis import LangAnalysis
-from server.fidelity.rename_regions import _regions_after_renames, _renamed_lines
-from server.fidelity.structure import FunctionInfo, Structure
-from server.fidelity.textedits import apply_text_edits, region_edit
-from server.fidelity.unit_trees import StatementTrees, _plausibly_formatting, _same_layout
-from server.fidelity.units import (
+from server.fidelity.text.analysis import Analysis
+from server.fidelity.text.structure import FunctionInfo, Structure
+from server.fidelity.text.textedits import apply_text_edits, region_edit
+from server.fidelity.units.atoms import (
     CODE,
     EOL,
     RENAME,
@@ -45,6 +33,18 @@ from server.fidelity.units import (
     region_atoms,
     split_definitions,
 )
+from server.fidelity.units.regions import (
+    LineRegion,
+    _in_ranges,
+    _is_name,
+    _placeholder_lines,
+    _plural,
+    _signature_changes,
+    line_regions,
+    rename_map,
+)
+from server.fidelity.units.renames import _regions_after_renames, _renamed_lines
+from server.fidelity.units.trees import StatementTrees, _plausibly_formatting, _same_layout
 from server.protocol.report import UNREQUESTED_KINDS, Hunk, TextEdit
 
 

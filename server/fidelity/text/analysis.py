@@ -18,13 +18,13 @@ from typing import Protocol
 
 from radon.metrics import mi_compute
 
-from server.fidelity import pyast
-from server.fidelity.cache import ByteLRU, current_owner, register
-from server.fidelity.chunks import CHUNK_CACHE, Chunk, split_chunks
-from server.fidelity.normalize import body_by_regex, body_start_line, first_function
-from server.fidelity.rawmetrics import RawMetrics
-from server.fidelity.structure import Structure
-from server.fidelity.tokens import Lexed, lex
+from server.fidelity.text import pyast
+from server.fidelity.text.cache import ByteLRU, current_owner, register
+from server.fidelity.text.chunks import CHUNK_CACHE, Chunk, split_chunks
+from server.fidelity.text.normalize import body_by_regex, body_start_line, first_function
+from server.fidelity.text.rawmetrics import RawMetrics
+from server.fidelity.text.structure import Structure
+from server.fidelity.text.tokens import Lexed, lex
 
 _LONE_CR = re.compile(r"\r(?!\n)")
 _LINE_BREAK_AFTER = re.compile(r"(?<=\n)|(?<=\r)(?!\n)")

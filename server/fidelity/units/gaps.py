@@ -10,9 +10,8 @@ import re
 
 from rapidfuzz.distance import Indel
 
-from server.fidelity.hunks import _placeholder_lines
 from server.fidelity.lang.analysis import LangAnalysis
-from server.fidelity.unit_items import (
+from server.fidelity.units.items import (
     _CLOSE,
     _FSTRING,
     _NEWLINES,
@@ -28,6 +27,7 @@ from server.fidelity.unit_items import (
     _is_line_start,
     _starts_logical_line,
 )
+from server.fidelity.units.regions import _placeholder_lines
 
 
 def _gap_atoms(

@@ -13,9 +13,9 @@ import textwrap
 import msgspec
 from rapidfuzz.distance import Levenshtein
 
-from server.fidelity import pyast
-from server.fidelity.analysis import split_lines
-from server.fidelity.instruction import UnitFacts, guard_tests
+from server.fidelity.judge.instruction import UnitFacts, guard_tests
+from server.fidelity.text import pyast
+from server.fidelity.text.analysis import split_lines
 from server.protocol.report import FidelityReport, Hunk, Position
 
 _KEYWORDS = frozenset(keyword.kwlist) | {"import", "from", "as"}

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 
-from server.fidelity.instruction import Scope, UnitFacts, Verdict, judge_unit, parse_instruction
-from server.fidelity.statements import StatementFlag, statement_flags
-from server.fidelity.unit_facts import unit_facts
+from server.fidelity.judge.instruction import Scope, UnitFacts, Verdict, judge_unit, parse_instruction
+from server.fidelity.judge.statements import StatementFlag, statement_flags
+from server.fidelity.judge.unit_facts import unit_facts
 from server.protocol.report import HUNK_KINDS, UNREQUESTED_KINDS, FidelityReport, Hunk
 
 WARNING = 2  # LSP DiagnosticSeverity: 1 error and 2 warning are warnings; 3 information and 4 hint are hints
@@ -129,7 +129,7 @@ def judge_statements(
     original: str | None,
     edited: str | None,
 ) -> list[StatementFlag]:
-    """The unrequested statements inside the units `verdicts` leave unflagged (`server.fidelity.statements`)."""
+    """The unrequested statements inside the units `verdicts` leave unflagged (`server.fidelity.judge.statements`)."""
     return statement_flags(report, scope, original=original, edited=edited, flagged=[v.flagged for v in verdicts])
 
 

@@ -24,10 +24,10 @@ from collections.abc import Awaitable, Callable, Generator, Sequence
 
 import msgspec
 
-from server.fidelity.analysis import analyze
-from server.fidelity.classifier import build_units
 from server.fidelity.measure import distances
-from server.fidelity.textedits import apply_text_edits
+from server.fidelity.text.analysis import analyze
+from server.fidelity.text.textedits import apply_text_edits
+from server.fidelity.units.classifier import build_units
 from server.protocol.report import Distance, TextEdit
 
 Outcome = bool | None  # True: passes; False: fails; None: unresolved (the check itself could not run)

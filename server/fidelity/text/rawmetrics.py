@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
-from server.fidelity.tokens import Lexed
+from server.fidelity.text.tokens import Lexed
 
 _STRING_TOKEN = re.compile(r"[A-Za-z]{0,3}['\"]")
 # Characters str.splitlines() treats as line breaks (radon splits with it) besides \n.

@@ -10,9 +10,9 @@ import re
 from bisect import bisect_right
 from dataclasses import dataclass, field
 
-from server.fidelity.analysis import Analysis
-from server.fidelity.hunks import not_variables
-from server.fidelity.textedits import utf16_len
+from server.fidelity.text.analysis import Analysis
+from server.fidelity.text.textedits import utf16_len
+from server.fidelity.units.regions import not_variables
 from server.protocol.report import Position
 
 CODE, COMMENT, SPACE, RENAME, EOL = "code", "comment", "space", "rename", "eol"
