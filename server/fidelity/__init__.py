@@ -8,7 +8,8 @@ Nothing here knows about editors, models or I/O. Public API:
 - `apply_text_edits(text, edits)`
 """
 
-from server.fidelity.measure import distances, measure, token_distance
+from server.fidelity.measure import measure
+from server.fidelity.metrics.distance import distances, token_distance
 from server.fidelity.text.normalize import function_body, normalize
 from server.fidelity.text.textedits import apply_text_edits
 from server.fidelity.text.tokens import paper_tokens

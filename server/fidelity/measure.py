@@ -6,6 +6,7 @@ from rapidfuzz.distance import Levenshtein
 
 from server.fidelity.lang.measure import measure_lang, measure_unsupported
 from server.fidelity.lang.table import Lang, detect
+from server.fidelity.metrics.distance import token_distance
 from server.fidelity.metrics.localize import broken_functions, localized_distances
 from server.fidelity.text.analysis import Analysis, analyze
 from server.fidelity.text.tokens import lex
@@ -18,19 +19,6 @@ from server.protocol.report import (
     FunctionChange,
     ParseStatus,
 )
-
-
-def token_distance(a: list[str], b: list[str]) -> Distance:
-    """Unit-cost Levenshtein over token lists, absolute and normalised by the longer list (0 if both empty)."""
-    tokens = Levenshtein.distance(a, b)
-    longest = max(len(a), len(b))
-    return Distance(tokens=tokens, normalized=tokens / longest if longest else 0.0)
-
-
-def distances(original: str, edited: str) -> dict[str, Distance]:
-    """d(edited, original) in the three variants of SPEC 3.1, with each text tokenised once per variant."""
-    a, b = analyze(original), analyze(edited)
-    return {v: token_distance(a.variant_tokens(v), b.variant_tokens(v)) for v in VARIANTS}
 
 
 def _delta(before: float | None, after: float | None) -> ComplexityDelta:

@@ -5,10 +5,31 @@ asked for without its name, output, comments) and which new definitions of a uni
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING
+from typing import Protocol
 
-if TYPE_CHECKING:
-    from server.fidelity.judge.instruction import Scope, UnitFacts
+
+# What the two functions below read of `instruction.Scope` and `instruction.UnitFacts`: the judge imports
+# this module, so it names the fields it needs instead of importing the judge's types (no import circle).
+class ScopeView(Protocol):
+    @property
+    def broad(self) -> str | None: ...
+    @property
+    def adds_definition(self) -> bool: ...
+    def mentions(self, name: str) -> bool: ...
+
+
+class FactsView(Protocol):
+    @property
+    def defines(self) -> tuple[str, ...]: ...
+    @property
+    def defines_used(self) -> tuple[str, ...]: ...
+    @property
+    def defines_copies(self) -> tuple[str, ...]: ...
+    @property
+    def defines_existing(self) -> tuple[str, ...]: ...
+    @property
+    def edit_defines(self) -> frozenset[str]: ...
+
 
 # Special methods and the words that name them by their role in Python's data model: "the constructor"
 # points at `__init__`, "make it printable" asks for `__str__`; "return the string" asks for neither.
@@ -44,7 +65,7 @@ OUTPUT_WORDS = re.compile(
 COMMENT_WORDS = re.compile(r"\bcomment\w*|\bdocument\w*|\bexplain\w*|\bannotat\w*|\bdescrib\w*", re.IGNORECASE)
 
 
-def unrequested_definitions(scope: Scope, facts: UnitFacts) -> tuple[list[str], list[str]]:
+def unrequested_definitions(scope: ScopeView, facts: FactsView) -> tuple[list[str], list[str]]:
     """(definitions the unit adds that nothing asked for, those of them that copy the original verbatim).
 
     A new definition is requested when the instruction names it (a special method by its role: "the

@@ -24,7 +24,7 @@ from collections.abc import Awaitable, Callable, Generator, Sequence
 
 import msgspec
 
-from server.fidelity.measure import distances
+from server.fidelity.metrics.distance import distances
 from server.fidelity.text.analysis import analyze
 from server.fidelity.text.textedits import apply_text_edits
 from server.fidelity.units.classifier import build_units

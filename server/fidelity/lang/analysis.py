@@ -18,7 +18,8 @@ from bisect import bisect_right
 from collections import Counter, OrderedDict
 from functools import cached_property
 
-from server.fidelity.lang import distance, facts
+import server.fidelity.lang.distance as distance
+import server.fidelity.lang.facts as facts
 from server.fidelity.lang.functions import file_complexity, functions
 from server.fidelity.lang.lex import LangLexed, lex
 from server.fidelity.lang.parse import Source, parse

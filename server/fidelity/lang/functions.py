@@ -19,7 +19,7 @@ from typing import NamedTuple
 
 import tree_sitter as ts
 
-from server.fidelity.lang import complexity
+import server.fidelity.lang.complexity as complexity
 from server.fidelity.lang.lex import LangLexed, lex
 from server.fidelity.lang.parse import Source, language, per_thread
 from server.fidelity.lang.table import Lang

@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
+from server.fidelity.metrics.distance import token_distance
 from server.fidelity.text import pyast
 from server.fidelity.text.analysis import Analysis
 from server.fidelity.text.normalize import strip_comments_fallback
@@ -92,8 +93,6 @@ def _tokens(text: str) -> tuple[list[str], list[str]]:
 
 
 def localized_distances(a: Analysis, b: Analysis) -> dict[str, Distance]:
-    from server.fidelity.measure import token_distance
-
     raw_a, norm_a = _tokens(a.text)
     raw_b, norm_b = _tokens(b.text)
     return {"raw": token_distance(raw_a, raw_b), "no_comments": token_distance(norm_a, norm_b)}

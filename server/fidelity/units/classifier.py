@@ -14,7 +14,7 @@ from collections import Counter
 import msgspec
 from rapidfuzz.distance import Levenshtein
 
-from server.fidelity.lang import dispatch as other
+import server.fidelity.lang.dispatch as other
 from server.fidelity.lang.analysis import LangAnalysis
 from server.fidelity.text.analysis import Analysis
 from server.fidelity.text.structure import FunctionInfo, Structure

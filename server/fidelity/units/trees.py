@@ -6,7 +6,7 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING, Any
 
-from server.fidelity.lang import dispatch as other
+import server.fidelity.lang.dispatch as other
 from server.fidelity.text import pyast
 
 if TYPE_CHECKING:
