@@ -1,7 +1,6 @@
-"""`measure` for the languages other than Python: the same `FidelityReport`, from the language layer.
-
-Kept out of the package's `__init__` (it imports the unit builder, which imports this package's
-analysis): `server.fidelity.measure.measure(..., language=...)` is the entry point.
+"""The languages other than Python as `Language`s: the same `FidelityReport`, from the language layer
+(`Grammar`, a row of the table), or from plain tokens and line regions where there is no grammar
+(`Unsupported`). `server.fidelity.measure.measure(..., language=...)` is the entry point.
 """
 
 from __future__ import annotations
@@ -187,3 +186,25 @@ def measure_unsupported(original: str, edited: str, language: str, *, gold: str 
         localized_distance=dist,
         language=f"unsupported:{language}",
     )
+
+
+class Grammar:
+    """A language of the table (`table.Lang`): measured with its tree-sitter grammar."""
+
+    def __init__(self, lang: Lang) -> None:
+        self.lang = lang
+        self.name = lang.name
+
+    def measure(self, original: str, edited: str, *, gold: str | None, target: range | None) -> FidelityReport:
+        return measure_lang(original, edited, self.lang, gold=gold, target=target)
+
+
+class Unsupported:
+    """A language with no grammar here: `measure_unsupported` (the target plays no part)."""
+
+    def __init__(self, language_id: str) -> None:
+        self.name = f"unsupported:{language_id}"
+        self.language_id = language_id
+
+    def measure(self, original: str, edited: str, *, gold: str | None, target: range | None) -> FidelityReport:
+        return measure_unsupported(original, edited, self.language_id, gold=gold)
