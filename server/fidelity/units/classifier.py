@@ -61,7 +61,7 @@ class Unit:
         self.sig_rename = False
 
 
-class UnitBuilder(StatementTrees):
+class UnitBuilder:
     """Builds and classifies the change units of one edit."""
 
     def __init__(self, original: Analysis, edited: Analysis, target: range | None) -> None:
@@ -114,7 +114,7 @@ class UnitBuilder(StatementTrees):
         if self.lang:  # a new block's re-indented lines go with it (indentation is layout there)
             other.join_wrapped_indents(self.old.text, self.new.text, self.atoms)
         self.changed_new = {it.token for a in self.atoms for it in a.new if it.token >= 0 and a.category != RENAME}
-        self._old_dump: dict[tuple[int, int], str | None] = {}
+        self.trees = StatementTrees(original, self.lang_original, self.old, self.new)
 
     def _region_atom(self, region: tuple[int, int, int, int]) -> Atom:
         """A whole line region as one atom: the fallback when token offsets cannot be trusted."""
@@ -251,7 +251,7 @@ class UnitBuilder(StatementTrees):
             new_keys = [it.key for it in new_code]
             # another language: quotes may mean a char, not a string, so its own tree decides
             if _plausibly_formatting(old_keys, new_keys) and (
-                (not self.lang and _same_layout(old_keys, new_keys)) or self._same_tree(atoms)
+                (not self.lang and _same_layout(old_keys, new_keys)) or self.trees.same_tree(atoms)
             ):
                 kinds.append("formatting_only")
                 details.append("reformats code (same syntax tree)")

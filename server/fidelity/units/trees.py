@@ -4,13 +4,16 @@
 from __future__ import annotations
 
 import ast
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import server.fidelity.lang.dispatch as other
 from server.fidelity.text import pyast
 
 if TYPE_CHECKING:
+    from server.fidelity.lang.analysis import LangAnalysis
+    from server.fidelity.text.analysis import Analysis
     from server.fidelity.units.atoms import Atom
+    from server.fidelity.units.items import Side
 
 
 def _plausibly_formatting(old: list[str], new: list[str]) -> bool:
@@ -75,17 +78,16 @@ def _dump_text(text: str) -> str | None:
 
 
 class StatementTrees:
-    """The syntax-tree checks of `UnitBuilder` on the statements a unit touches (a mixin: it reads the
-    builder's `original`, `old`, `new` and `lang`)."""
+    """The syntax-tree checks of `UnitBuilder` on the statements a unit touches, over the two sides of one
+    edit (a collaborator of the builder: it keeps its own cache of the original's statement dumps)."""
 
-    original: Any
-    lang_original: Any  # the original as a tree-sitter analysis (another language), else None
-    old: Any
-    new: Any
-    lang: bool
-    _old_dump: dict[tuple[int, int], str | None]
+    def __init__(self, original: Analysis, lang_original: LangAnalysis | None, old: Side, new: Side) -> None:
+        self.original = original
+        self.lang_original = lang_original  # the original as a tree-sitter analysis (another language), else None
+        self.old, self.new = old, new
+        self._old_dump: dict[tuple[int, int], str | None] = {}
 
-    def _same_tree(self, atoms: list[Atom]) -> bool:
+    def same_tree(self, atoms: list[Atom]) -> bool:
         """Does applying only these atoms leave the syntax tree of the statements they touch unchanged?"""
         if not self.original.parses:
             return False
