@@ -100,8 +100,8 @@ def _violations(source_prefix: str, forbidden) -> list[str]:
 def test_the_scan_sees_deferred_relative_and_typing_imports():
     """The collector can fail: it finds what a real module imports inside a function, under
     TYPE_CHECKING and through a relative import."""
-    assert "sandbox" in imports_of("server.lsp.necessity_env")  # `if TYPE_CHECKING:`
-    assert "sandbox" in imports_of("server.lsp.necessity")  # inside a function
+    assert "sandbox" in imports_of("server.lsp.necessity.environment")  # `if TYPE_CHECKING:`
+    assert "sandbox" in imports_of("server.lsp.necessity.analysis")  # inside a function
     relative = [
         n
         for n in modules()

@@ -1,5 +1,5 @@
 """The reference-free excess of one passing completion: which of its units the tests need (ddmin over the
-units, `server.fidelity.judge.necessity`, each try a sandbox run) and how far the completion goes beyond the smallest
+units, `server.fidelity.judge.ddmin`, each try a sandbox run) and how far the completion goes beyond the smallest
 sub-edit the tests accept. The step `bench run --necessity` runs for every passing completion of a suite with
 hidden tests; the studies (`benchmark.studies`) measure it against the gold-based excess."""
 
@@ -9,7 +9,7 @@ import asyncio
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from server.fidelity.judge.necessity import find_needed_hunks, hunk_edits, reference_free_excess, sub_edit
+from server.fidelity.judge.ddmin import find_needed_hunks, hunk_edits, reference_free_excess, sub_edit
 
 VARIANT = "no_comments"  # the paper's distance (SPEC 3.1)
 

@@ -8,7 +8,7 @@ import functools
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
-from server.fidelity.judge.necessity import NecessityResult, find_needed_hunks
+from server.fidelity.judge.ddmin import NecessityResult, find_needed_hunks
 from server.fidelity.judge.parts import judge_parts, new_parts, without_parts
 from server.fidelity.judge.test_evidence import EVIDENT, judge_units_with_tests
 from server.lsp.flagging import flagged_severity

@@ -14,7 +14,7 @@ from lsprotocol import types
 from server.fidelity import FidelityReport
 from server.lsp.hunk_views import HunkView
 from server.lsp.lines import split_lines, utf16_len
-from server.lsp.necessity_views import necessity_actions, necessity_diagnostics
+from server.lsp.necessity.views import necessity_actions, necessity_diagnostics
 from server.lsp.server import EditFidelityServer
 from server.lsp.state import DocState, Observation, Proposal
 from server.lsp.view_parts import (

@@ -278,7 +278,7 @@ class NecessityRecord(msgspec.Struct, rename="camel", frozen=True):
     """analyzeNecessity's result."""
 
     id: str
-    # minimal | budget | full_fails | unresolved | no_hunks (server.fidelity.judge.necessity), or
+    # minimal | budget | full_fails | unresolved | no_hunks (server.fidelity.judge.ddmin), or
     # command_failed: the test command could not start (a module or program missing), whatever the hunks
     status: str
     message: str

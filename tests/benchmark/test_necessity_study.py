@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 
 from benchmark.run.testrun import run_tests
-from benchmark.studies import necessity_study as ns
+from benchmark.studies.necessity import study as ns
 from sandbox import Sandbox, envs
 from server.fidelity import distances
-from server.fidelity.judge.necessity import hunk_edits, sub_edit
+from server.fidelity.judge.ddmin import hunk_edits, sub_edit
 
 CANONICAL = '''import math
 

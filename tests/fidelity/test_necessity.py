@@ -11,7 +11,7 @@ import asyncio
 import pytest
 
 from server.fidelity import distances, measure
-from server.fidelity.judge.necessity import (
+from server.fidelity.judge.ddmin import (
     find_needed_hunks,
     find_needed_hunks_sync,
     hunk_edits,

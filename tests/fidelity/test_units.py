@@ -5,7 +5,7 @@ from __future__ import annotations
 import textwrap
 
 from server.fidelity import apply_text_edits, measure, paper_tokens
-from server.fidelity.judge.necessity import find_needed_hunks_sync, hunk_edits, sub_edit
+from server.fidelity.judge.ddmin import find_needed_hunks_sync, hunk_edits, sub_edit
 
 MEAN = textwrap.dedent(
     """\

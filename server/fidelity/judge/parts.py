@@ -1,6 +1,6 @@
 """Statements inside the needed units: the second stage of the test-backed necessity search.
 
-ddmin over change units (`server.fidelity.judge.necessity`) stops at a unit: when a model replaces three lines
+ddmin over change units (`server.fidelity.judge.ddmin`) stops at a unit: when a model replaces three lines
 with seven, the fix and an extra `break` or a value computed and never read are one unit, and the tests
 need it. This module cuts the minimal passing text T (the original with only the needed units) into its
 new statements: every statement all of whose lines are new in T (not in the original), at any depth,

@@ -46,7 +46,7 @@ from server.protocol.report import FidelityReport, Hunk
 
 # Kinds no test can need: they change no behaviour.
 SILENT_KINDS = frozenset({"docstring", "comment_only", "comment_removed", "formatting_only"})
-# statuses of `server.fidelity.judge.necessity` whose `unnecessary` is evidence: a passing subset was found
+# statuses of `server.fidelity.judge.ddmin` whose `unnecessary` is evidence: a passing subset was found
 EVIDENT = frozenset({"minimal", "budget"})
 REASON = "not requested: the tests pass without it, and the instruction asks for it neither by kind nor by name"
 

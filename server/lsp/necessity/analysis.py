@@ -3,14 +3,14 @@
 `editFidelity.analyzeNecessity` {id} runs the workspace test command (`testCommand`) in the sandbox,
 never on the host: each run gets a copy of the workspace files the tests need (`necessity.include`,
 open buffers as the editor holds them) with the proposal's document replaced by one sub-edit, a
-subset of the proposal's change units (each applied with its own edits). The search is the core's ddmin (`server.fidelity.judge.necessity`): at most
+subset of the proposal's change units (each applied with its own edits). The search is the core's ddmin (`server.fidelity.judge.ddmin`): at most
 `necessity.maxRuns` runs, `necessity.parallel` at a time, each subset once. The hunks the tests pass
 without become diagnostics ("the tests still pass without this hunk") and a code action "Keep only
 the needed hunks" applies the needed units (applyProposal, the rest dropped). Those of them that the
 instruction asks for neither by kind nor by name are unrequested on the tests' evidence
 (`server.fidelity.judge.test_evidence`): the record lists them (`unrequested`) and their diagnostics are
 warnings at the severity the unit's kinds have (code `unrequested-for-tests`). The finished analyses
-are the server's `analyses` (server.lsp.analyses); what the editor shows of them, server.lsp.necessity_views.
+are the server's `analyses` (server.lsp.analyses); what the editor shows of them, server.lsp.necessity.views.
 
 Cancelling ($/cancelRequest or the progress' cancel button) cancels the search and kills the runs in
 flight: each analysis has its own sandbox pool, so the uids of its slots run nothing else.
@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING
 
 from pygls import uris
 
-from server.fidelity.judge.necessity import (
+from server.fidelity.judge.ddmin import (
     NecessityResult,
     Probe,
     find_needed_hunks,
@@ -41,7 +41,13 @@ from server.fidelity.judge.necessity import (
 from server.fidelity.judge.test_evidence import evidence
 from server.lsp.analyses import Analysis, stop_runs
 from server.lsp.args import ContentModified, InvalidArgs, RequestFailed
-from server.lsp.necessity_env import EnvironmentProblem, ensure_environment, requirements, start_failure, start_hint
+from server.lsp.necessity.environment import (
+    EnvironmentProblem,
+    ensure_environment,
+    requirements,
+    start_failure,
+    start_hint,
+)
 from server.lsp.progress import WorkDoneToken, WorkProgress
 from server.lsp.server import EditFidelityServer
 from server.lsp.settings import NecessitySettings

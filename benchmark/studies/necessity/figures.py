@@ -1,6 +1,6 @@
 """The necessity study's records and figures: one `StudyItem` per analysed completion, the correlation
 of the reference-free and the gold-based excess (Pearson, Spearman with average ranks), the agreement
-table, and the text and HTML renderings (`benchmark.studies.necessity_study` runs the study)."""
+table, and the text and HTML renderings (`benchmark.studies.necessity.study` runs the study)."""
 
 from __future__ import annotations
 

@@ -1,13 +1,13 @@
 """Validity study of the reference-free excess: how well does "excess over the smallest sub-edit the
 tests accept" estimate the gold-based excess, where a gold patch is known?
 
-    EDIT_FIDELITY_DATA=../shared/data .venv/bin/python -m benchmark.studies.necessity_study \\
+    EDIT_FIDELITY_DATA=../shared/data .venv/bin/python -m benchmark.studies.necessity.study \\
         [--overedit-tasks 20] [--canitedit-tasks 10] [--samples 1] [--max-runs 32] [--out DIR]
 
 For each candidate edit M of an original C with a gold patch G and hidden tests:
 - gold-based excess = d(M, C) - d(G, C);
 - reference-free excess = d(M, C) - D_min, D_min = d(S, C) for the smallest sub-edit S of M (a subset of
-  its hunks, found by ddmin, `server.fidelity.judge.necessity`) that still passes the tests in the sandbox;
+  its hunks, found by ddmin, `server.fidelity.judge.ddmin`) that still passes the tests in the sandbox;
 with d the normalised `no_comments` token distance (SPEC 3.1). Sources:
 - overedit (SPEC 3.4): C = the corrupted solution, G = the canonical one; the candidates are the gold
   fix plus behaviour-preserving extra hunks a model might add (an unused import, a defensive guard, a
@@ -47,7 +47,7 @@ from benchmark.arg_types import number_arg
 from benchmark.datadir import data_dir, require, run_script
 from benchmark.run.reference_free import VARIANT, Passes, reference_free_metrics
 from benchmark.run.testrun import run_tests
-from benchmark.studies.necessity_figures import (  # noqa: F401 - re-exported: the study's figures
+from benchmark.studies.necessity.figures import (  # noqa: F401 - re-exported: the study's figures
     StudyItem,
     _ranks,
     pearson,
@@ -55,7 +55,7 @@ from benchmark.studies.necessity_figures import (  # noqa: F401 - re-exported: t
     render_text,
     spearman,
 )
-from benchmark.studies.necessity_figures import summarise as _summarise
+from benchmark.studies.necessity.figures import summarise as _summarise
 from benchmark.suites import canitedit
 from benchmark.suites.canitedit.archive import load_archive
 from sandbox import Sandbox, envs

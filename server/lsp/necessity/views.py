@@ -1,4 +1,4 @@
-"""What the editor shows of a necessity analysis (server.lsp.necessity): a diagnostic per unit the tests pass
+"""What the editor shows of a necessity analysis (server.lsp.necessity.analysis): a diagnostic per unit the tests pass
 without (a warning when the instruction asks for it neither by kind nor by name, else information) and per
 unrequested statement they pass without, and the code action "Keep only the needed hunks"."""
 

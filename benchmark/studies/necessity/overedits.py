@@ -1,7 +1,7 @@
 """The necessity study on a labelled corpus: reference-free excess (ddmin over change units, the tests
 run in the sandbox) against the gold-based excess, per candidate.
 
-    python -m benchmark.studies.overedits.necessity CORPUS.jsonl [--max-runs 32] [--limit N] [--workers 2]
+    python -m benchmark.studies.necessity.overedits CORPUS.jsonl [--max-runs 32] [--limit N] [--workers 2]
 
 Prints the Spearman correlation of the two excesses (no_comments variant) and how often the units the
 tests need are exactly the gold fix's.
@@ -17,7 +17,7 @@ from pathlib import Path
 from benchmark.build.overedits.corpus import Candidate, load_corpus
 from benchmark.run.reference_free import VARIANT, reference_free_metrics
 from benchmark.run.testrun import run_tests
-from benchmark.studies.necessity_figures import spearman
+from benchmark.studies.necessity.figures import spearman
 from sandbox import Sandbox
 from server.fidelity import distances
 
@@ -50,7 +50,7 @@ async def study(cands: list[Candidate], max_runs: int, workers: int, timeout_s: 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m benchmark.studies.overedits.necessity",
+        prog="python -m benchmark.studies.necessity.overedits",
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
