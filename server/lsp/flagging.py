@@ -28,7 +28,7 @@ class Judgment(list):
     statements: list[StatementFlag]
 
 
-def flag_hunks(
+def flag_units(
     report: FidelityReport,
     instruction: str | None,
     *,

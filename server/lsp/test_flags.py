@@ -8,7 +8,7 @@ import functools
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
-from server.fidelity.judge.ddmin import NecessityResult, find_needed_hunks
+from server.fidelity.judge.ddmin import NecessityResult, find_needed_units
 from server.fidelity.judge.parts import judge_parts, new_parts, without_parts
 from server.fidelity.judge.test_evidence import EVIDENT, judge_units_with_tests
 from server.lsp.flagging import flagged_severity
@@ -63,7 +63,7 @@ async def unneeded_parts(
     async def check(keep: frozenset[int]) -> bool | None:
         return await check_text(without_parts(minimal, parts, every - keep))
 
-    found = await find_needed_hunks(len(parts), check, max_runs=budget, parallel=cfg.parallel, known={every: True})
+    found = await find_needed_units(len(parts), check, max_runs=budget, parallel=cfg.parallel, known={every: True})
     unneeded = frozenset(found.unnecessary) if found.status in EVIDENT else frozenset()
     if not unneeded:
         return PartsFound(len(parts), found.runs)

@@ -1,14 +1,14 @@
 """Which change units of an edit the tests need: delta debugging over units, and the reference-free excess.
 
 In the editor there is no gold patch, so "excess over the smallest edit that does the job" needs an
-estimate: the smallest sub-edit (a subset of the edit's hunks) that still passes a check (a test
-command, a suite's hidden tests). It is found with Zeller and Hildebrandt's ddmin over hunk indices;
-the result is 1-minimal: leaving out any single remaining hunk fails the check.
+estimate: the smallest sub-edit (a subset of the edit's units) that still passes a check (a test
+command, a suite's hidden tests). It is found with Zeller and Hildebrandt's ddmin over unit indices;
+the result is 1-minimal: leaving out any single remaining unit fails the check.
 
 - D_min = d(minimal passing sub-edit, original), in the core's distance variants;
 - reference-free excess = d(edit, original) - D_min (normalised, like the gold-based `excess`).
 
-The check is injected (sync or async: `check(kept_hunks) -> True | False | None`, None meaning the
+The check is injected (sync or async: `check(kept_units) -> True | False | None`, None meaning the
 check could not run), so this module does no I/O. Each subset runs at most once (results are cached
 per subset), at most `max_runs` checks run per analysis, and the candidates of one ddmin step are
 probed `parallel` at a time in ddmin's own order, taking the first that passes: the result is the one
@@ -34,7 +34,7 @@ Outcome = bool | None  # True: passes; False: fails; None: unresolved (the check
 Check = Callable[[frozenset[int]], Outcome | Awaitable[Outcome]]
 OnProbe = Callable[["Probe", int, int], None]  # (probe, runs so far, max runs)
 
-# status: minimal  - `needed` is 1-minimal (every hunk in it is needed given the others)
+# status: minimal  - `needed` is 1-minimal (every unit in it is needed given the others)
 #         budget   - the run budget ended the search: `needed` passes but may not be minimal
 #         full_fails - the whole edit fails the check: nothing to conclude
 #         unresolved - the check could not run on the whole edit (say, the sandbox failed)
@@ -43,15 +43,15 @@ STATUSES = ("minimal", "budget", "full_fails", "unresolved", "no_hunks")
 
 
 class Probe(msgspec.Struct, frozen=True):
-    hunks: list[int]  # the hunks kept in this run (the others left out)
+    hunks: list[int]  # the units kept in this run (the others left out)
     passed: bool | None
 
 
 class NecessityResult(msgspec.Struct, frozen=True):
     status: str
-    hunks: int  # number of hunks in the edit
-    needed: list[int]  # the smallest passing subset found; every hunk when nothing passes
-    unnecessary: list[int]  # the hunks the check passes without (all of them left out at once)
+    hunks: int  # number of units in the edit
+    needed: list[int]  # the smallest passing subset found; every unit when nothing passes
+    unnecessary: list[int]  # the units the check passes without (all of them left out at once)
     runs: int  # checks run (cache hits not counted)
     max_runs: int
     cache_hits: int
@@ -66,7 +66,7 @@ class ExcessEstimate(msgspec.Struct, frozen=True):
     excess: dict[str, float]  # distance - d_min, normalised
 
 
-def hunk_edits(original: str, edited: str) -> list[list[TextEdit]]:
+def edits_by_unit(original: str, edited: str) -> list[list[TextEdit]]:
     """The edit's change units, each as its own minimal text edits: `[h.edits for h in measure(...).hunks]`.
 
     ddmin runs over these units: a rename is one unit over all its occurrences, and a fix and an
@@ -131,19 +131,19 @@ class _Search:
 
     def __init__(
         self,
-        n_hunks: int,
+        n_units: int,
         max_runs: int,
         parallel: int,
         known: dict[frozenset[int], Outcome] | None,
         on_probe: OnProbe | None,
     ) -> None:
-        if n_hunks < 0:
-            raise ValueError(f"n_hunks must be >= 0, got {n_hunks}")
+        if n_units < 0:
+            raise ValueError(f"n_units must be >= 0, got {n_units}")
         if max_runs < 1:
             raise ValueError(f"max_runs must be >= 1, got {max_runs}")
         if parallel < 1:
             raise ValueError(f"parallel must be >= 1, got {parallel}")
-        self.n, self.max_runs, self.parallel = n_hunks, max_runs, parallel
+        self.n, self.max_runs, self.parallel = n_units, max_runs, parallel
         self.cache: dict[frozenset[int], Outcome] = dict(known or {})
         self.on_probe = on_probe
         self.runs = self.hits = self.unresolved = 0
@@ -227,8 +227,8 @@ class _Search:
         )
 
 
-def find_needed_hunks_sync(
-    n_hunks: int,
+def find_needed_units_sync(
+    n_units: int,
     check: Callable[[frozenset[int]], Outcome],
     *,
     max_runs: int = 64,
@@ -236,8 +236,8 @@ def find_needed_hunks_sync(
     known: dict[frozenset[int], Outcome] | None = None,
     on_probe: OnProbe | None = None,
 ) -> NecessityResult:
-    """`find_needed_hunks` with a synchronous check, called one subset at a time."""
-    steps = _Search(n_hunks, max_runs, parallel, known, on_probe).steps()
+    """`find_needed_units` with a synchronous check, called one subset at a time."""
+    steps = _Search(n_units, max_runs, parallel, known, on_probe).steps()
     outcomes: list[Outcome] | None = None
     while True:
         try:
@@ -254,8 +254,8 @@ async def _call(check: Check, subset: frozenset[int]) -> Outcome:
     return outcome
 
 
-async def find_needed_hunks(
-    n_hunks: int,
+async def find_needed_units(
+    n_units: int,
     check: Check,
     *,
     max_runs: int = 64,
@@ -263,14 +263,14 @@ async def find_needed_hunks(
     known: dict[frozenset[int], Outcome] | None = None,
     on_probe: OnProbe | None = None,
 ) -> NecessityResult:
-    """A smallest subset of hunks `0..n_hunks-1` that passes `check`, by ddmin.
+    """A smallest subset of units `0..n_units-1` that passes `check`, by ddmin.
 
     The whole edit and the empty edit (the original) are probed first: a whole edit that fails ends the
-    analysis (`full_fails`); an original that passes needs no hunk at all. `known` seeds the cache
+    analysis (`full_fails`); an original that passes needs no unit at all. `known` seeds the cache
     (say, the whole edit's verdict from an earlier run). Cancelling the returned coroutine cancels the
     checks in flight.
     """
-    steps = _Search(n_hunks, max_runs, parallel, known, on_probe).steps()
+    steps = _Search(n_units, max_runs, parallel, known, on_probe).steps()
     outcomes: list[Outcome] | None = None
     while True:
         try:

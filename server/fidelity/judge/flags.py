@@ -1,6 +1,6 @@
 """How loud a flagged change unit is: the pure part of the judge, shared by the server and the benchmark.
 
-The server (`server.lsp.flagging`, `server.lsp.hunk_views`) picks each unit's LSP severity with these rules and its settings; the
+The server (`server.lsp.flagging`, `server.lsp.unit_views`) picks each unit's LSP severity with these rules and its settings; the
 benchmark counts flagged units at warning severity (error or warning) and at hint severity (information
 or hint) with `split_flags`, from a proposal's `flaggedHunks` and `hunkSeverities`. Where the benchmark
 judges texts the server never saw (the over-editing suite's normalised footing), `count_unit_flags` gives

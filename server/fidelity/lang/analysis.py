@@ -1,5 +1,5 @@
 """`LangAnalysis`: the language layer behind the surface of `server.fidelity.text.analysis.Analysis`, so the
-hunk and unit code (which reads `text`, `lines`, `lexed`, `token_rows`, `token_span`, `tokens_in`,
+unit code (which reads `text`, `lines`, `lexed`, `token_rows`, `token_span`, `tokens_in`,
 `comments_in`, `line_map`, `parses`, `parse_error`, `structure`, `bound_names`, `variant_tokens`,
 `cyclomatic`, `sonar`) can take a JavaScript or Java text without a fork.
 

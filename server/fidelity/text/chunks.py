@@ -36,7 +36,7 @@ MIN_SPLIT_LINES = 150
 
 
 class ChunkFacts(NamedTuple):
-    """What the complexity metrics and the hunk classifier need from a chunk's syntax tree."""
+    """What the complexity metrics and the unit classifier need from a chunk's syntax tree."""
 
     structure: Structure
     paper_cognitive: int

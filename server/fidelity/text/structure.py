@@ -1,4 +1,4 @@
-"""What the hunk classifier needs to know about a module's shape, from one pass over its AST."""
+"""What the unit classifier needs to know about a module's shape, from one pass over its AST."""
 
 from __future__ import annotations
 

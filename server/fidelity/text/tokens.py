@@ -33,7 +33,7 @@ class Lexed(NamedTuple):
     """One tokenisation of a text, everything the core needs from it.
 
     `strings` is the paper's token list. `rows` holds, per token, the 1-based line it belongs to for
-    hunk mapping (NEWLINE is attached to the line it ends, not the next one). `comments` lists
+    unit mapping (NEWLINE is attached to the line it ends, not the next one). `comments` lists
     (row, text) of every comment. `ok` is False when tokenize raised and `strings` is `text.split()`.
     """
 

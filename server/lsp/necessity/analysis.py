@@ -34,7 +34,7 @@ from pygls import uris
 from server.fidelity.judge.ddmin import (
     NecessityResult,
     Probe,
-    find_needed_hunks,
+    find_needed_units,
     reference_free_excess,
     sub_edit,
 )
@@ -284,7 +284,7 @@ async def _analyze(
         )
 
     try:
-        result = await find_needed_hunks(
+        result = await find_needed_units(
             len(edits), check, max_runs=cfg.max_runs, parallel=cfg.parallel, on_probe=on_probe
         )
         parts = await unneeded_parts(ls, p, sub_edit(original, edits, result.needed), result, check_text, cfg)

@@ -9,7 +9,7 @@ from lsprotocol import types
 from server.fidelity.text.analysis import split_lines
 from server.lsp.server import EditFidelityServer
 from server.lsp.state import DocState
-from server.lsp.view_parts import CMD_APPLY, CMD_REJECT, SOURCE, ActionEntry, hunk_range
+from server.lsp.view_parts import CMD_APPLY, CMD_REJECT, SOURCE, ActionEntry, unit_range
 
 CODE = "unnecessary-for-tests"
 UNREQUESTED_CODE = "unrequested-for-tests"  # unnecessary, and nothing in the instruction asks for it
@@ -30,7 +30,7 @@ def necessity_diagnostics(ls: EditFidelityServer, state: DocState, lines: list[s
             runs = f"`{command}`, {a.result.runs} runs"
             out.append(
                 types.Diagnostic(
-                    range=hunk_range(lines, view),
+                    range=unit_range(lines, view),
                     message=f"{flag.message} ({runs}) [{p.label}]"
                     if flag
                     else f"the tests still pass without this hunk ({runs}) [{p.label}]",
@@ -45,7 +45,7 @@ def necessity_diagnostics(ls: EditFidelityServer, state: DocState, lines: list[s
             first = edited[part.start_line - 1].strip() if part.start_line <= len(edited) else ""
             out.append(
                 types.Diagnostic(
-                    range=hunk_range(lines, p.views[part.hunk]),
+                    range=unit_range(lines, p.views[part.hunk]),
                     message=f"`{first}` (line {part.start_line} of the proposal): {part.message} "
                     f"(`{command}`, {a.record.runs + a.record.part_runs} runs) [{p.label}]",
                     severity=types.DiagnosticSeverity(part.severity),

@@ -17,7 +17,7 @@ from server.protocol.report import UNREQUESTED_KINDS
 
 
 @dataclass(frozen=True)
-class HunkView:
+class UnitView:
     index: int
     start_line: int  # 1-based, on the side the diagnostics go (original for proposals, edited for observations)
     end_line: int  # inclusive; start_line - 1 for an empty range (insertion point)
@@ -53,15 +53,15 @@ def _complexity_for(report: FidelityReport, hunk: Hunk, edited_side: bool) -> tu
     return best
 
 
-def hunk_views(
+def unit_views(
     report: FidelityReport,
     flagged: list[bool],
     thresholds: Thresholds,
     *,
     edited_side: bool,
     spans: list[tuple[dict, dict] | None] | None = None,
-) -> list[HunkView]:
-    """What the editor shows per unit. `flagged` from `flag_hunks` carries the verdicts: the message
+) -> list[UnitView]:
+    """What the editor shows per unit. `flagged` from `flag_units` carries the verdicts: the message
     then says why a unit is (not) requested. `spans`: each unit's extent on the shown side (for
     proposals, the original side, it comes from the unit's edits when not given)."""
     verdicts: list[Verdict] | None = getattr(flagged, "verdicts", None)
@@ -107,7 +107,7 @@ def hunk_views(
             span = spans[i] if i < len(spans) else None
         else:
             span = None if edited_side else _original_span(hunk)
-        views.append(HunkView(i, lo, hi, is_flagged, message, severity, delta, code, span))
+        views.append(UnitView(i, lo, hi, is_flagged, message, severity, delta, code, span))
     return views
 
 
@@ -147,7 +147,7 @@ def _original_span(hunk: Hunk) -> tuple[dict, dict] | None:
     return {"line": start.line, "character": start.character}, {"line": end.line, "character": end.character}
 
 
-def count_flags(views: list[HunkView], statements: Sequence[StatementView] = ()) -> tuple[int, int]:
+def count_flags(views: list[UnitView], statements: Sequence[StatementView] = ()) -> tuple[int, int]:
     """Flagged units (and flagged statements, each a unit of its own) at warning severity (error or
     warning) and at hint severity (information or hint): what the benchmark suites report, from a
     proposal's views or its `hunkSeverities` and `flaggedStatements`."""
