@@ -3,7 +3,7 @@
 Each changed token of a unit is explained by the first matching kind: docstring, import, signature,
 added guard, placeholder; tokens nothing explains are `logic`, unless the unit leaves the syntax tree
 of its statements unchanged (parentheses, quotes, wrapping, trailing commas): then it is
-`formatting_only`. Comments and whitespace are units of their own (`units.py`).
+`formatting_only`. Comments and whitespace are units of their own (`atoms.py`).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The pieces change units are made of: tokens and comments with their character intervals (`Item`),
 differing intervals of both sides (`Atom`), and one side's offsets (`Side`). Pure data and lookups;
-`units.py` builds atoms from a diff, `unit_gaps.py` splits one differing gap.
+`atoms.py` builds atoms from a diff, `gaps.py` splits one differing gap.
 """
 
 from __future__ import annotations

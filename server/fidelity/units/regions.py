@@ -1,6 +1,6 @@
 """What the change units are made from: line regions, consistent renames, signature changes, placeholders.
 
-`units.py` cuts an edit into change units, `classifier.py` says what kind each one is; the facts both
+`atoms.py` cuts an edit into change units, `classifier.py` says what kind each one is; the facts both
 need about the two texts are found here.
 """
 
