@@ -1,4 +1,4 @@
-"""The sandbox's door to CPython's AST converter: the same process-wide lock as `server.fidelity.pyast`.
+"""The sandbox's door to CPython's AST converter: the same process-wide lock as `server.fidelity.text.pyast`.
 
 CPython 3.11 keeps the converter's recursion depth in state all threads share (gh-106905): two threads
 converting at once make one raise `SystemError: AST constructor recursion depth mismatch`. The judge
@@ -6,7 +6,7 @@ parses answers (`scan`, `assemble`) and reads values (`checkers`) on the benchma
 its worker threads measure with the fidelity core, so both must take one lock. sandbox may not import
 server, and the core may not import sandbox: the lock lives on the `ast` module under one key, made by
 whichever of the two modules is imported first (`dict.setdefault` is atomic). The reasons and what was
-verified to need no lock are in server/fidelity/pyast.py; keep the two modules' mechanics identical
+verified to need no lock are in server/fidelity/text/pyast.py; keep the two modules' mechanics identical
 (tests/test_pyast_rule.py checks they share the lock and the wrapped `ast.parse`).
 """
 

@@ -1,7 +1,7 @@
 """An edit judged as the editor shows it, for the tools outside an editor: the MCP server's `check_edit` and
 `check_git`, `check --format sarif` and `check --fail-on`.
 
-The same core and judge as the language server: `measure`, `flag_hunks` (the instruction-aware judge with
+The same core and judge as the language server: `measure`, `flag_units` (the instruction-aware judge with
 its flagged statements; without an instruction the core's view, every unrequested kind flagged, as for a
 change the server observes) and the views that give each unit its severity and message, at the default
 settings. The result is `server.protocol.checked.CheckedEdit`.
@@ -10,13 +10,13 @@ settings. The result is `server.protocol.checked.CheckedEdit`.
 from __future__ import annotations
 
 from server.fidelity import FidelityReport, measure
-from server.fidelity.analysis import split_lines
-from server.fidelity.flags import unrequested_of
-from server.fidelity.textedits import utf16_len
-from server.lsp.flagging import flag_hunks, flagged_severity
-from server.lsp.hunk_views import hunk_views
+from server.fidelity.judge.flags import unrequested_of
+from server.fidelity.text.analysis import split_lines
+from server.fidelity.text.textedits import utf16_len
+from server.lsp.flagging import flag_units, flagged_severity
 from server.lsp.settings import Thresholds
 from server.lsp.unit_edits import UnitGeometry
+from server.lsp.unit_views import unit_views
 from server.protocol.checked import (
     SEVERITY_ORDER,
     CheckedEdit,
@@ -47,10 +47,10 @@ def check_texts(
 
 def judge(report: FidelityReport, original: str, edited: str, *, instruction: str | None = None) -> CheckedEdit:
     """`report` (of `original` -> `edited`) judged: every unit, and the statements flagged inside units."""
-    flagged = flag_hunks(report, instruction, original=original, edited=edited)
+    flagged = flag_units(report, instruction, original=original, edited=edited)
     geometry = UnitGeometry(original, edited, report)
     spans = [geometry.edited_range(i) for i in range(len(report.hunks))]
-    views = hunk_views(report, flagged, _THRESHOLDS, edited_side=True, spans=spans)
+    views = unit_views(report, flagged, _THRESHOLDS, edited_side=True, spans=spans)
     verdicts = flagged.verdicts
     lines = split_lines(edited)
     units = [

@@ -25,7 +25,7 @@ from pydantic import Field, ValidationError
 from server.check_cli import Change, CheckError, git_files, language_of
 from server.edit_check import judge
 from server.fidelity import measure
-from server.fidelity.flags import WHITESPACE_HINT_LINES
+from server.fidelity.judge.flags import WHITESPACE_HINT_LINES
 from server.protocol.checked import KIND_DESCRIPTIONS, CheckedEdit, CheckedFile, CheckedRevision
 from server.protocol.settings import SEVERITY_KINDS, Thresholds
 

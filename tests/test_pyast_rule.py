@@ -1,6 +1,6 @@
 """Shipped code reaches CPython's AST converter only through the one process-wide lock.
 
-CPython 3.11 shares the converter's recursion depth between threads (gh-106905); `server/fidelity/pyast.py`
+CPython 3.11 shares the converter's recursion depth between threads (gh-106905); `server/fidelity/text/pyast.py`
 and `sandbox/pyast.py` hold one lock around it. Checked on the source of every shipped module (with
 `ast`): no `ast.parse` / `ast.literal_eval` (as calls or as values), no `compile()` with flags (the
 converter runs for `PyCF_ONLY_AST`; `compile()` of source or of a tree to code was measured not to
@@ -26,7 +26,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("server", "benchmark", "sandbox")
-OWNERS = {"server/fidelity/pyast.py", "sandbox/pyast.py"}
+OWNERS = {"server/fidelity/text/pyast.py", "sandbox/pyast.py"}
 # the judged program's own harness: text the judge runs inside the sandbox (one program, its own
 # process), never imported by the packages
 NOT_IMPORTED = ("sandbox/judge/harness/",)
@@ -98,7 +98,7 @@ import ast as A
 import re
 from ast import literal_eval, parse as p
 from radon.visitors import ComplexityVisitor
-from server.fidelity import pyast
+from server.fidelity.text import pyast
 
 A.parse(x)
 handlers = (json.loads, A.literal_eval)
@@ -129,7 +129,7 @@ with pyast.held():
 
 def test_shipped_code_reaches_the_converter_only_through_the_lock():
     found = [f"{rel}:{use}" for rel, path in shipped_files() for use in converter_uses(path.read_text(), rel)]
-    assert found == [], "use server.fidelity.pyast (sandbox: sandbox.pyast) instead:\n" + "\n".join(found)
+    assert found == [], "use server.fidelity.text.pyast (sandbox: sandbox.pyast) instead:\n" + "\n".join(found)
     assert sum(1 for _ in shipped_files()) > 100
 
 
@@ -137,14 +137,14 @@ def test_one_lock_for_every_package_whichever_is_imported_first():
     """sandbox first, in a fresh interpreter: the core's module takes the lock and the wrapped `ast.parse`
     the sandbox's made (here, both are already imported)."""
     code = (
-        "import ast, sandbox.pyast as s; wrapped = ast.parse; import server.fidelity.pyast as f; "
+        "import ast, sandbox.pyast as s; wrapped = ast.parse; import server.fidelity.text.pyast as f; "
         "print(s.LOCK is f.LOCK, ast.parse is wrapped, ast.parse is not f._unlocked_parse, "
         "f._unlocked_parse is s._unlocked_parse, ast.parse.__wrapped__ is f._unlocked_parse)"
     )
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert done.stdout.split() == ["True"] * 5, done.stderr
     from sandbox import pyast as sandbox_pyast
-    from server.fidelity import pyast
+    from server.fidelity.text import pyast
 
     assert sandbox_pyast.LOCK is pyast.LOCK
     assert ast.parse is vars(ast)["_edit_fidelity_locked_parse"]
@@ -154,7 +154,7 @@ def test_one_lock_for_every_package_whichever_is_imported_first():
 def unlocked_compiles(monkeypatch: pytest.MonkeyPatch) -> tuple[list[str], list[int]]:
     """AST-only compiles made without the lock held by their thread (`ast.parse` looks up `compile` in
     builtins at each call, so the spy sees every parse), and the count of all of them."""
-    from server.fidelity import pyast
+    from server.fidelity.text import pyast
 
     real = builtins.compile
     bad: list[str] = []
@@ -189,8 +189,9 @@ def test_server_pool_benchmark_threads_and_judge_parse_under_the_lock(
     from sandbox.judge import describe, read_value
     from sandbox.judge.model import Program
     from server.backends.extract import extract_code
-    from server.fidelity import chunks, measure
-    from server.fidelity.analysis import ANALYSIS_CACHE
+    from server.fidelity import measure
+    from server.fidelity.text import chunks
+    from server.fidelity.text.analysis import ANALYSIS_CACHE
     from server.lsp import create_server
 
     bad, seen = unlocked_compiles

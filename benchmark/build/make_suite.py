@@ -44,7 +44,7 @@ from benchmark.run.testrun import TestKind, TestRun, detect_kind, run_tests
 from benchmark.suites import canitedit, overedit
 from benchmark.suites.overedit import Task
 from sandbox import Sandbox, envs
-from server.fidelity import pyast
+from server.fidelity.text import pyast
 
 DEFAULT_TIMEOUT_S = 60.0  # seconds per test run (`--timeout`)
 

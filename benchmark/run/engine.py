@@ -40,7 +40,7 @@ from benchmark.run.session import ServerError
 from benchmark.run.store import ResultsStore, retryable
 from benchmark.suite import Answer, Suite, Task, Verdict
 from sandbox.singleflight import SingleFlight
-from server.fidelity.flags import WARNING, is_warning, split_flags
+from server.fidelity.judge.flags import WARNING, is_warning, split_flags
 from server.protocol.commands import ProposalRecord
 
 logger = logging.getLogger(__name__)

@@ -1,5 +1,5 @@
 """The reference-free excess of one passing completion: which of its units the tests need (ddmin over the
-units, `server.fidelity.necessity`, each try a sandbox run) and how far the completion goes beyond the smallest
+units, `server.fidelity.judge.ddmin`, each try a sandbox run) and how far the completion goes beyond the smallest
 sub-edit the tests accept. The step `bench run --necessity` runs for every passing completion of a suite with
 hidden tests; the studies (`benchmark.studies`) measure it against the gold-based excess."""
 
@@ -9,7 +9,7 @@ import asyncio
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from server.fidelity.necessity import find_needed_hunks, hunk_edits, reference_free_excess, sub_edit
+from server.fidelity.judge.ddmin import edits_by_unit, find_needed_units, reference_free_excess, sub_edit
 
 VARIANT = "no_comments"  # the paper's distance (SPEC 3.1)
 
@@ -29,7 +29,7 @@ async def reference_free_metrics(
     metrics dict (`necessity_status`, `necessity_runs`, `hunks`, `needed_hunks`, `unnecessary_hunks`,
     `d_min`, `excess_ref_free`; distances normalised, no_comments). `full_passed`: the whole
     completion's verdict when already known (saves one run)."""
-    edits = hunk_edits(before, completion)
+    edits = edits_by_unit(before, completion)
 
     async def check(keep: frozenset[int]) -> bool | None:
         return await passes(sub_edit(before, edits, keep))
@@ -37,7 +37,7 @@ async def reference_free_metrics(
     known: dict[frozenset[int], bool | None] | None = (
         {frozenset(range(len(edits))): full_passed} if full_passed is not None else None
     )
-    res = await find_needed_hunks(len(edits), check, max_runs=max_runs, parallel=parallel, known=known)
+    res = await find_needed_units(len(edits), check, max_runs=max_runs, parallel=parallel, known=known)
     metrics: dict[str, Any] = {
         "necessity_status": res.status,
         "necessity_runs": res.runs,

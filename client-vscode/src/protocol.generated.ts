@@ -225,7 +225,7 @@ export interface FidelityReport {
   language: string;
 }
 
-/** A new statement nobody asked for inside a unit that is not flagged itself (the unit holds a requested change too): an extra `break`, a value computed and never read. In a proposal, judged on the instruction (`server.fidelity.statements`); in `analyzeNecessity`'s record, one the tests pass without that the instruction asks for neither by kind nor by name (`server.fidelity.parts`). */
+/** A new statement nobody asked for inside a unit that is not flagged itself (the unit holds a requested change too): an extra `break`, a value computed and never read. In a proposal, judged on the instruction (`server.fidelity.judge.statements`); in `analyzeNecessity`'s record, one the tests pass without that the instruction asks for neither by kind nor by name (`server.fidelity.judge.parts`). */
 export interface FlaggedStatement {
   hunk: number;
   startLine: number;
@@ -518,7 +518,7 @@ export interface Thresholds {
   whitespaceHintLines?: number;
 }
 
-/** A unit the tests pass without that the instruction asks for neither by kind nor by name (`server.fidelity.test_evidence`): unrequested on the tests' evidence. */
+/** A unit the tests pass without that the instruction asks for neither by kind nor by name (`server.fidelity.judge.test_evidence`): unrequested on the tests' evidence. */
 export interface UnneededFlag {
   hunk: number;
   kinds: string[];

@@ -129,7 +129,7 @@ export interface NecessityRun {
   wallS?: number;
 }
 
-/** The result of `editFidelity.analyzeNecessity` (NecessityRecord in server/lsp/necessity.py). */
+/** The result of `editFidelity.analyzeNecessity` (NecessityRecord in server/lsp/necessity/analysis.py). */
 export interface NecessityResult {
   id: string;
   /** minimal | budget | full_fails | unresolved | no_hunks */

@@ -13,7 +13,7 @@ import ast
 import re
 import textwrap
 
-from server.fidelity import pyast
+from server.fidelity.text import pyast
 
 _THINK_BLOCK = re.compile(r"<(think|thinking|reasoning)>.*?</\1>", re.DOTALL | re.IGNORECASE)
 _THINK_OPEN = re.compile(r"<(think|thinking|reasoning)>", re.IGNORECASE)

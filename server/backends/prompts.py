@@ -52,7 +52,7 @@ MINIMAL_INSTRUCTION = (
     "concern."
 )
 
-# The minimal instruction's prohibitions and the kinds of change (server.fidelity.instruction) that ask
+# The minimal instruction's prohibitions and the kinds of change (server.fidelity.judge.instruction) that ask
 # for each: an instruction that asks to rename, document or validate must not be told not to. An
 # instruction that asks for none of them gets MINIMAL_INSTRUCTION unchanged (the over-editing suite's
 # `explicit` condition is that text: its prompts stay as recorded).
@@ -68,7 +68,7 @@ _OBJECTS = (
 
 def minimal_instruction(instruction: str) -> str:
     """MINIMAL_INSTRUCTION without the prohibitions that the instruction itself asks to break."""
-    from server.fidelity.instruction import allowed_kinds, parse_instruction
+    from server.fidelity.judge.instruction import allowed_kinds, parse_instruction
 
     scope = parse_instruction(instruction)
     asked = allowed_kinds(scope)

@@ -8,11 +8,12 @@ Nothing here knows about editors, models or I/O. Public API:
 - `apply_text_edits(text, edits)`
 """
 
-from server.fidelity.hunks import common_affix
-from server.fidelity.measure import distances, measure, token_distance
-from server.fidelity.normalize import function_body, normalize
-from server.fidelity.textedits import apply_text_edits
-from server.fidelity.tokens import paper_tokens
+from server.fidelity.measure import measure
+from server.fidelity.metrics.distance import distances, token_distance
+from server.fidelity.text.normalize import function_body, normalize
+from server.fidelity.text.textedits import apply_text_edits
+from server.fidelity.text.tokens import paper_tokens
+from server.fidelity.units.regions import common_affix
 from server.protocol.report import (
     HUNK_KINDS,
     UNREQUESTED_KINDS,

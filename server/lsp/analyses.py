@@ -1,4 +1,4 @@
-"""The necessity analyses a server holds (`editFidelity.analyzeNecessity`, server.lsp.necessity): the finished
+"""The necessity analyses a server holds (`editFidelity.analyzeNecessity`, server.lsp.necessity.analysis): the finished
 ones by proposal, the proposals being analysed, and the sandbox pools open, whose runs `exit` kills."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from server.fidelity import FidelityReport
-from server.fidelity.necessity import NecessityResult
+from server.fidelity.judge.ddmin import NecessityResult
 from server.lsp.state import Proposal
 from server.protocol.commands import NecessityRecord
 

@@ -27,12 +27,12 @@ from server.backends.prompts import WHOLE_DOCUMENT_STYLES, PromptPlan, build_pro
 from server.fidelity import measure
 from server.fidelity.lang.table import resolve
 from server.lsp.args import ContentModified, InvalidArgs, RequestFailed, span
-from server.lsp.flagging import flag_hunks
-from server.lsp.hunk_views import hunk_views, statement_views
+from server.lsp.flagging import flag_units
 from server.lsp.lines import assemble_selection, split_lines, whole_lines
 from server.lsp.progress import WorkDoneToken, WorkProgress, as_finished
 from server.lsp.server import EditFidelityServer
 from server.lsp.state import Proposal, owned, same_content
+from server.lsp.unit_views import statement_views, unit_views
 from server.lsp.views import publish
 from server.protocol.commands import RequestEditArgs
 
@@ -263,11 +263,11 @@ async def _score(
         thresholds = ls.settings.thresholds
         heavy = distance is not None and distance.normalized > thresholds.distance_warning
         p = dataclasses.replace(p, edited=edited, report=report, heavy=heavy)  # kept should the judgment fail
-        flagged = flag_hunks(report, req.instruction, original=req.text, edited=edited)
+        flagged = flag_units(report, req.instruction, original=req.text, edited=edited)
         return dataclasses.replace(
             p,
             flagged=flagged,
-            views=hunk_views(report, flagged, thresholds, edited_side=False),
+            views=unit_views(report, flagged, thresholds, edited_side=False),
             statement_views=statement_views(report, flagged, thresholds, edited),
         )
     except BackendError as exc:

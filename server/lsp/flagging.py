@@ -1,16 +1,16 @@
 """Which change units the server flags: the core's verdicts weighed against the user's instruction
-(`server.fidelity.flags`, with the rules of `server.fidelity.instruction`), and how loud each flag is
+(`server.fidelity.judge.flags`, with the rules of `server.fidelity.judge.instruction`), and how loud each flag is
 (the `severity`, `whitespaceHintLines` and threshold settings).
 """
 
 from __future__ import annotations
 
 from server.fidelity import FidelityReport, Hunk
-from server.fidelity.flags import flagged_severity as _flagged_severity
-from server.fidelity.flags import judge_statements, judged_units
-from server.fidelity.instruction import Verdict, parse_instruction
-from server.fidelity.instruction import allowed_kinds as _allowed
-from server.fidelity.statements import StatementFlag
+from server.fidelity.judge.flags import flagged_severity as _flagged_severity
+from server.fidelity.judge.flags import judge_statements, judged_units
+from server.fidelity.judge.instruction import Verdict, parse_instruction
+from server.fidelity.judge.instruction import allowed_kinds as _allowed
+from server.fidelity.judge.statements import StatementFlag
 from server.lsp.settings import Thresholds
 
 
@@ -28,7 +28,7 @@ class Judgment(list):
     statements: list[StatementFlag]
 
 
-def flag_hunks(
+def flag_units(
     report: FidelityReport,
     instruction: str | None,
     *,

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import textwrap
 
-from server.fidelity.analysis import split_lines
-from server.fidelity.textedits import utf16_len
+from server.fidelity.text.analysis import split_lines
+from server.fidelity.text.textedits import utf16_len
 
 __all__ = ["assemble_selection", "line_start", "split_lines", "utf16_len", "whole_lines"]
 

@@ -1,6 +1,6 @@
 """What a closed document leaves in the fidelity core beyond its own cache entries, and giving it back.
 
-`didClose` releases the document's entries of the core's owned caches (`server.fidelity.cache`). Three
+`didClose` releases the document's entries of the core's owned caches (`server.fidelity.text.cache`). Three
 memos of the core have no owners and used to keep a closed document's facts alive (measured on an
 18 KB, 1,201-line file opened, edited, checked and closed 240 times: +190 MB, still climbing):
 
@@ -28,8 +28,8 @@ import functools
 import sys
 from collections.abc import Callable
 
-from server.fidelity import chunks as core_chunks
-from server.fidelity import localize as core_localize
+from server.fidelity.metrics import localize as core_localize
+from server.fidelity.text import chunks as core_chunks
 from server.lsp.store import Store
 
 # the lang package loads tree-sitter grammars: touched only when a document of another language loaded it

@@ -24,12 +24,12 @@ from lsprotocol import types
 from rapidfuzz.distance import Indel
 
 from server.fidelity import FidelityReport, TextEdit, common_affix
-from server.lsp.flagging import flag_hunks
-from server.lsp.hunk_views import hunk_views
+from server.lsp.flagging import flag_units
 from server.lsp.lines import split_lines
 from server.lsp.server import EditFidelityServer
 from server.lsp.state import DocState, Observation, OwnEdit, owned
 from server.lsp.unit_edits import UnitGeometry, offsets_of
+from server.lsp.unit_views import unit_views
 from server.lsp.views import publish
 from server.lsp.windowed import Window, measure_windowed
 
@@ -110,9 +110,9 @@ def store_observation(
     report: FidelityReport,
     window: Window | None,
 ) -> Observation:
-    flagged = flag_hunks(report, None)
+    flagged = flag_units(report, None)
     geometry = UnitGeometry(baseline, current, report)
-    views = hunk_views(
+    views = unit_views(
         report,
         flagged,
         ls.settings.thresholds,

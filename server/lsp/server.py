@@ -23,7 +23,7 @@ from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 
 from server.backends import BackendPool
-from server.fidelity import cache as fidelity_cache
+from server.fidelity.text import cache as fidelity_cache
 from server.lsp.analyses import Analyses
 from server.lsp.connection import FidelityProtocol
 from server.lsp.memory import release_unowned, trim_heap

@@ -31,7 +31,7 @@ from server.backends.config import (
     parse_backends,
 )
 from server.backends.local_spec import dependency_problem, is_local_spec
-from server.fidelity.flags import SEVERITY_DEFAULTS, WHITESPACE_HINT_LINES
+from server.fidelity.judge.flags import SEVERITY_DEFAULTS, WHITESPACE_HINT_LINES
 from server.protocol import settings as wire
 from server.protocol.decode import convert_fields
 from server.protocol.names import SECTION, SEVERITY_NAMES

@@ -13,9 +13,9 @@ from typing import Generic, TypeVar
 from pygls.uris import to_fs_path, urlparse
 
 from server.fidelity import FidelityReport
-from server.fidelity import cache as fidelity_cache
-from server.lsp.hunk_views import HunkView, StatementView
+from server.fidelity.text import cache as fidelity_cache
 from server.lsp.unit_edits import UnitGeometry
+from server.lsp.unit_views import StatementView, UnitView
 from server.lsp.view_parts import ActionEntry
 from server.lsp.windowed import Window
 
@@ -39,8 +39,8 @@ class Proposal:
     error_kind: str | None = None
     edited: str | None = None
     report: FidelityReport | None = None
-    flagged: list[bool] = field(default_factory=list)  # the judgment per unit (`flag_hunks`: with its verdicts)
-    views: list[HunkView] = field(default_factory=list)
+    flagged: list[bool] = field(default_factory=list)  # the judgment per unit (`flag_units`: with its verdicts)
+    views: list[UnitView] = field(default_factory=list)
     statement_views: list[StatementView] = field(default_factory=list)  # flagged statements inside unflagged units
     latency_ms: float = 0.0
     prompt_tokens: int | None = None
@@ -84,7 +84,7 @@ class Observation:
     source: str  # observed | checkChange:snapshot | checkChange:git | checkChange:text
     report: FidelityReport
     flagged: list[bool]
-    views: list[HunkView]
+    views: list[UnitView]
     window: Window | None = None
     geometry: UnitGeometry | None = None  # where the units lie, their reverts
 

@@ -18,9 +18,9 @@ from urllib.parse import unquote
 from lsprotocol import types
 from pygls.workspace import TextDocument
 
-from server.fidelity import cache as fidelity_cache
-from server.fidelity.analysis import split_lines
 from server.fidelity.lang.table import PYTHON, by_name_or_none, resolve
+from server.fidelity.text import cache as fidelity_cache
+from server.fidelity.text.analysis import split_lines
 from server.lsp.state import ApplyState, DocState, DocumentSnapshot, Proposal, same_content
 
 

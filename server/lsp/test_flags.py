@@ -1,6 +1,6 @@
 """The tests' evidence as flags: the units, and the new statements inside the needed units, that the tests
-pass without and the instruction asks for neither by kind nor by name (`server.fidelity.test_evidence`,
-`server.fidelity.parts`), for `analyzeNecessity`'s record and diagnostics."""
+pass without and the instruction asks for neither by kind nor by name (`server.fidelity.judge.test_evidence`,
+`server.fidelity.judge.parts`), for `analyzeNecessity`'s record and diagnostics."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ import functools
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
-from server.fidelity.necessity import NecessityResult, find_needed_hunks
-from server.fidelity.parts import judge_parts, new_parts, without_parts
-from server.fidelity.test_evidence import EVIDENT, judge_units_with_tests
+from server.fidelity.judge.ddmin import NecessityResult, find_needed_units
+from server.fidelity.judge.parts import judge_parts, new_parts, without_parts
+from server.fidelity.judge.test_evidence import EVIDENT, judge_units_with_tests
 from server.lsp.flagging import flagged_severity
 from server.lsp.server import EditFidelityServer
 from server.lsp.settings import NecessitySettings
@@ -22,7 +22,7 @@ Outcome = bool | None
 
 def test_flags(ls: EditFidelityServer, p: Proposal, unneeded: frozenset[int]) -> list[UnneededFlag]:
     """The units the tests pass without that the instruction asks for neither by kind nor by name, and
-    that the proposal does not flag already (`server.fidelity.test_evidence`)."""
+    that the proposal does not flag already (`server.fidelity.judge.test_evidence`)."""
     report, edited = p.report, p.edited
     assert report is not None and edited is not None
     verdicts = judge_units_with_tests(report, p.instruction, unneeded, original=p.original, edited=edited)
@@ -50,7 +50,7 @@ async def unneeded_parts(
     check_text: Callable[[str], Awaitable[Outcome]],
     cfg: NecessitySettings,
 ) -> PartsFound:
-    """The second stage (`server.fidelity.parts`): ddmin over the new statements of the minimal passing
+    """The second stage (`server.fidelity.judge.parts`): ddmin over the new statements of the minimal passing
     text, with the runs the first stage left; the unneeded ones the judge flags, on the edited text."""
     budget = cfg.max_runs - result.runs
     if result.status not in EVIDENT or not result.needed or budget < 1:
@@ -63,7 +63,7 @@ async def unneeded_parts(
     async def check(keep: frozenset[int]) -> bool | None:
         return await check_text(without_parts(minimal, parts, every - keep))
 
-    found = await find_needed_hunks(len(parts), check, max_runs=budget, parallel=cfg.parallel, known={every: True})
+    found = await find_needed_units(len(parts), check, max_runs=budget, parallel=cfg.parallel, known={every: True})
     unneeded = frozenset(found.unnecessary) if found.status in EVIDENT else frozenset()
     if not unneeded:
         return PartsFound(len(parts), found.runs)

@@ -11,8 +11,8 @@ from typing import Any
 
 from lsprotocol import types
 
-from server.lsp.hunk_views import HunkView
 from server.lsp.lines import utf16_len
+from server.lsp.unit_views import UnitView
 from server.protocol.names import Command
 
 SOURCE = "edit-fidelity"
@@ -23,7 +23,7 @@ CMD_DISMISS = Command.DISMISS.value
 CMD_SELECT = Command.SELECT_PROPOSAL.value
 
 
-def hunk_range(lines: Sequence[str], view: HunkView) -> types.Range:
+def unit_range(lines: Sequence[str], view: UnitView) -> types.Range:
     if view.span is not None:  # the unit's own extent (finer than lines)
         a, b = view.span
         return types.Range(start=types.Position(**a), end=types.Position(**b))

@@ -12,11 +12,11 @@ from typing import Any
 from lsprotocol import types
 
 from server.fidelity import FidelityReport
-from server.lsp.hunk_views import HunkView
 from server.lsp.lines import split_lines, utf16_len
-from server.lsp.necessity_views import necessity_actions, necessity_diagnostics
+from server.lsp.necessity.views import necessity_actions, necessity_diagnostics
 from server.lsp.server import EditFidelityServer
 from server.lsp.state import DocState, Observation, Proposal
+from server.lsp.unit_views import UnitView
 from server.lsp.view_parts import (
     CMD_APPLY,
     CMD_DISMISS,
@@ -25,7 +25,7 @@ from server.lsp.view_parts import (
     CMD_SELECT,
     SOURCE,
     ActionEntry,
-    hunk_range,
+    unit_range,
 )
 
 BUG_DIAGNOSTIC_CODE = "located-bug"  # a locateBug answer's diagnostic
@@ -68,7 +68,7 @@ def diagnostics_for(ls: EditFidelityServer, state: DocState) -> list[types.Diagn
         for v in p.views:
             out.append(
                 types.Diagnostic(
-                    range=hunk_range(lines, v),
+                    range=unit_range(lines, v),
                     message=f"{v.message} [{p.label}]",
                     severity=types.DiagnosticSeverity(v.severity),
                     source=SOURCE,
@@ -79,7 +79,7 @@ def diagnostics_for(ls: EditFidelityServer, state: DocState) -> list[types.Diagn
         for s in p.statement_views:  # on the unit that holds it: the document holds the original
             out.append(
                 types.Diagnostic(
-                    range=hunk_range(lines, p.views[s.unit]),
+                    range=unit_range(lines, p.views[s.unit]),
                     message=f"{s.message} [{p.label}]",
                     severity=types.DiagnosticSeverity(s.severity),
                     source=SOURCE,
@@ -95,7 +95,7 @@ def diagnostics_for(ls: EditFidelityServer, state: DocState) -> list[types.Diagn
                 continue  # requested-looking parts of an observed change need no squiggle
             out.append(
                 types.Diagnostic(
-                    range=hunk_range(lines, v),
+                    range=unit_range(lines, v),
                     message=f"{v.message} [{label}]",
                     severity=types.DiagnosticSeverity(v.severity),
                     source=SOURCE,
@@ -140,7 +140,7 @@ def _fmt(v: Any, digits: int = 4) -> str:
     return str(v)
 
 
-def report_markdown(title: str, report: FidelityReport, view: HunkView | None, flagged: list[bool]) -> str:
+def report_markdown(title: str, report: FidelityReport, view: UnitView | None, flagged: list[bool]) -> str:
     rows = [f"**edit-fidelity** · {title}", ""]
     n = len(report.hunks)
     k = sum(1 for f in flagged if f)
@@ -186,7 +186,7 @@ def hover_for(ls: EditFidelityServer, state: DocState, line: int) -> str | None:
     parts: list[str] = []
     one_based = line + 1
 
-    def covers(v: HunkView) -> bool:
+    def covers(v: UnitView) -> bool:
         if v.end_line < v.start_line:
             return one_based == v.start_line
         return v.start_line <= one_based <= v.end_line

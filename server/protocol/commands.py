@@ -117,8 +117,8 @@ class NoArgs(msgspec.Struct, frozen=True):
 class FlaggedStatement(msgspec.Struct, rename="camel", frozen=True):
     """A new statement nobody asked for inside a unit that is not flagged itself (the unit holds a requested
     change too): an extra `break`, a value computed and never read. In a proposal, judged on the instruction
-    (`server.fidelity.statements`); in `analyzeNecessity`'s record, one the tests pass without that the
-    instruction asks for neither by kind nor by name (`server.fidelity.parts`)."""
+    (`server.fidelity.judge.statements`); in `analyzeNecessity`'s record, one the tests pass without that the
+    instruction asks for neither by kind nor by name (`server.fidelity.judge.parts`)."""
 
     hunk: int  # the unit it sits in
     start_line: int  # 1-based inclusive lines of the proposal's edited text
@@ -266,7 +266,7 @@ class RunRecord(msgspec.Struct, rename="camel", frozen=True):
 
 class UnneededFlag(msgspec.Struct, rename="camel", frozen=True):
     """A unit the tests pass without that the instruction asks for neither by kind nor by name
-    (`server.fidelity.test_evidence`): unrequested on the tests' evidence."""
+    (`server.fidelity.judge.test_evidence`): unrequested on the tests' evidence."""
 
     hunk: int
     kinds: list[str]
@@ -278,7 +278,7 @@ class NecessityRecord(msgspec.Struct, rename="camel", frozen=True):
     """analyzeNecessity's result."""
 
     id: str
-    # minimal | budget | full_fails | unresolved | no_hunks (server.fidelity.necessity), or
+    # minimal | budget | full_fails | unresolved | no_hunks (server.fidelity.judge.ddmin), or
     # command_failed: the test command could not start (a module or program missing), whatever the hunks
     status: str
     message: str

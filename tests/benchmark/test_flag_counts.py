@@ -19,7 +19,7 @@ from benchmark.run.store import RESULTS, read_records
 from benchmark.suites import canitedit, overedit
 from sandbox import envs
 from server.fidelity import measure
-from server.fidelity.flags import count_unit_flags
+from server.fidelity.judge.flags import count_unit_flags
 from server.protocol.commands import ProposalRecord
 from tests.benchmark.cli_runs import quiet_run
 from tools.doubles.scripted import ScriptedServer, Step, fenced, user_code

@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 
 from benchmark.run.testrun import run_tests
-from benchmark.studies import necessity_study as ns
+from benchmark.studies.necessity import study as ns
 from sandbox import Sandbox, envs
 from server.fidelity import distances
-from server.fidelity.necessity import hunk_edits, sub_edit
+from server.fidelity.judge.ddmin import edits_by_unit, sub_edit
 
 CANONICAL = '''import math
 
@@ -64,11 +64,11 @@ def passes_with(box: Sandbox, tests: str):
 
 def test_extras_keep_behaviour_and_add_hunks():
     gold = ns.gold_text(CANONICAL)
-    assert len(hunk_edits(CORRUPTED, gold)) == 1  # the corruption's inverse only: same form as C
+    assert len(edits_by_unit(CORRUPTED, gold)) == 1  # the corruption's inverse only: same form as C
     for kind in ns.EXTRAS:
         text = ns.with_extras(gold, [kind])
         assert text is not None and text != gold, kind
-        assert len(hunk_edits(gold, text)) >= 1
+        assert len(edits_by_unit(gold, text)) >= 1
     everything = ns.with_extras(gold, list(ns.EXTRAS))
     assert "import typing" in everything and "values is NotImplemented" in everything
     assert "total_value" in everything and "return result_value" in everything
@@ -85,7 +85,7 @@ def test_separate_extras_give_the_gold_excess_exactly(box):
     is the gold-based one."""
     gold = ns.gold_text(CANONICAL)
     candidate = ns.with_extras(gold, ["unused_import", "defensive_guard", "return_temp"])
-    assert len(hunk_edits(CORRUPTED, candidate)) == 5
+    assert len(edits_by_unit(CORRUPTED, candidate)) == 5
     item = ns.StudyItem(source="overedit", task_id="constructed", condition="three extras")
     item = asyncio.run(ns.analyse(item, CORRUPTED, candidate, gold, passes_with(box, TESTS), max_runs=32, parallel=2))
     assert item.status == "minimal" and item.needed == [2] and item.unnecessary == [0, 1, 3, 4], item.error
@@ -114,7 +114,7 @@ def test_study_on_a_task_file(box, tmp_path):
         )
     )
     assert item.condition == "+".join(ns.EXTRAS) and item.status == "minimal", item.error
-    edits = hunk_edits(CORRUPTED, ns.with_extras(ns.gold_text(CANONICAL), list(ns.EXTRAS)))
+    edits = edits_by_unit(CORRUPTED, ns.with_extras(ns.gold_text(CANONICAL), list(ns.EXTRAS)))
     assert item.hunks == len(edits) == 6 and item.needed == [3] and item.unnecessary == [0, 1, 2, 4, 5]
     assert "import typing" in edits[0][0].new_text
     assert [e.new_text for e in edits[2]] == ["total_value"] * 4  # the rename: one unit, every occurrence

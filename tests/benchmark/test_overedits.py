@@ -120,7 +120,7 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path: Path):
 
 @pytest.mark.skipif(not envs.is_prepared("base"), reason="sandbox env missing: run scripts/setup-sandbox")
 def test_necessity_over_units_finds_the_fix_alone():
-    from benchmark.studies.overedits.necessity import study
+    from benchmark.studies.necessity.overedits import study
 
     cands = [c for c in corpus(per_task=8) if all(ch.family != "none_guard" for ch in c.changes)][:3]
     pairs = asyncio.run(study(cands, max_runs=24, workers=2, timeout_s=20))

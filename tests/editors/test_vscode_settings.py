@@ -163,7 +163,7 @@ def test_test_command_forms_are_the_servers():
 
 def test_sandbox_levels_are_the_servers():
     sandbox = pytest.importorskip("sandbox")
-    necessity = pytest.importorskip("server.lsp.necessity")
+    necessity = pytest.importorskip("server.lsp.necessity.analysis")
     enum = PROPS["editFidelity.sandbox"]["enum"]
     # Every level the server's make_sandbox understands, and nothing else: auto, local (= none) and its LEVELS.
     assert set(enum) == {"auto", "local", *sandbox.LEVELS}

@@ -4,8 +4,8 @@ and the other rules that look at what a unit does rather than where it sits (iss
 from __future__ import annotations
 
 from server.fidelity import measure
-from server.fidelity.flags import judge_units
-from server.fidelity.instruction import ADDED_CODE, parse_instruction
+from server.fidelity.judge.flags import judge_units
+from server.fidelity.judge.instruction import ADDED_CODE, parse_instruction
 from server.protocol.report import HUNK_KINDS, UNREQUESTED_KINDS
 
 BASE = """class Version:
@@ -144,8 +144,8 @@ def test_output_nobody_asked_for_is_added_code():
 
 
 def test_a_comment_on_code_the_edit_leaves_alone_is_comment_added_information():
-    from server.fidelity.flags import SEVERITY_DEFAULTS, flagged_severity
-    from server.fidelity.instruction import COMMENT_ADDED
+    from server.fidelity.judge.flags import SEVERITY_DEFAULTS, flagged_severity
+    from server.fidelity.judge.instruction import COMMENT_ADDED
 
     edited = BASE.replace(
         "    def bump(self):\n", "    # move to the next minor version\n    def bump(self):\n"

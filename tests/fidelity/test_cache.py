@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import threading
 
-from server.fidelity.cache import ByteLRU, owned_by
+from server.fidelity.text.cache import ByteLRU, owned_by
 
 
 def make(max_bytes: int = 1000, max_entries: int = 100) -> tuple[ByteLRU[str, str], list[str]]:

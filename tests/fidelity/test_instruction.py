@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from server.fidelity.instruction import (
+from server.fidelity.judge.instruction import (
     BROAD_RULES,
     KIND_RULES,
     UnitFacts,

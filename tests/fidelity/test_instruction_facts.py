@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from server.fidelity import measure
-from server.fidelity.unit_facts import unit_facts
+from server.fidelity.judge.unit_facts import unit_facts
 
 BASE = '''import math
 

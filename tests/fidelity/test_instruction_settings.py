@@ -21,7 +21,7 @@ def test_layout_is_a_hint_by_default_however_many_lines():
     """formatting_only keeps the syntax tree: a hint, even re-indenting a whole function (issue 28: a
     reference whose layout differs from the code it fixes must not be a wall of warnings)."""
     from server.fidelity import measure
-    from server.fidelity.flags import flagged_severity
+    from server.fidelity.judge.flags import flagged_severity
 
     before = "def f(a):\n" + "".join(f"    x{i} = a + {i}\n" for i in range(30)) + "    return a\n"
     report = measure(before, before.replace("\n    ", "\n  "))

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import server.fidelity.lang as L
-from server.fidelity.analysis import analyze
+from server.fidelity.text.analysis import analyze
 
 JAVA = """import java.util.Objects;
 

@@ -7,7 +7,7 @@ import msgspec
 import pytest
 
 from server.fidelity.measure import measure
-from server.fidelity.textedits import apply_text_edits
+from server.fidelity.text.textedits import apply_text_edits
 
 JS = """import { log } from './log';
 

@@ -422,7 +422,7 @@ def test_kind(lang: str, case: str) -> None:
     expected = {KIND[case]} | EXTRA.get((lang, case), EXTRA.get(("*", case), set()))
     assert kinds == expected, [(h.kinds, h.message) for h in report.hunks]
     # the units rebuild the edited text
-    from server.fidelity.textedits import apply_text_edits
+    from server.fidelity.text.textedits import apply_text_edits
 
     assert apply_text_edits(original, report.edits) == edited
 

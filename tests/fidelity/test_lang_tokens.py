@@ -6,7 +6,7 @@ import pytest
 
 import server.fidelity.lang as L
 from server.fidelity.lang.lex import clear_cache
-from server.fidelity.tokens import Lexed
+from server.fidelity.text.tokens import Lexed
 
 
 @pytest.mark.parametrize(

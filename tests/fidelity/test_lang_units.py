@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from server.fidelity import apply_text_edits, measure
-from server.fidelity.hunks import line_regions
+from server.fidelity.units.regions import line_regions
 
 JS = """function f(n) {
   // base case

@@ -11,10 +11,10 @@ import asyncio
 import pytest
 
 from server.fidelity import distances, measure
-from server.fidelity.necessity import (
-    find_needed_hunks,
-    find_needed_hunks_sync,
-    hunk_edits,
+from server.fidelity.judge.ddmin import (
+    edits_by_unit,
+    find_needed_units,
+    find_needed_units_sync,
     reference_free_excess,
     sub_edit,
 )
@@ -140,7 +140,7 @@ def passes(program: str) -> bool:
 
 
 def checker(before: str, after: str, tests: str):
-    edits = hunk_edits(before, after)
+    edits = edits_by_unit(before, after)
     calls: list[frozenset[int]] = []
 
     def check(keep: frozenset[int]) -> bool:
@@ -156,7 +156,7 @@ def test_hunk_edits_are_the_reports_edits():
         (TOGETHER_BEFORE, TOGETHER_AFTER),
         (ALL_BEFORE, ALL_AFTER),
     ):
-        units = hunk_edits(before, after)
+        units = edits_by_unit(before, after)
         assert units == [h.edits for h in measure(before, after).hunks]
         assert sub_edit(before, units, range(len(units))) == after
         assert sub_edit(before, measure(before, after).edits, range(len(measure(before, after).edits))) == after
@@ -166,7 +166,7 @@ def test_hunk_edits_are_the_reports_edits():
 def test_one_needed_hunk_among_five(parallel):
     edits, check, calls = checker(ONE_NEEDED_BEFORE, ONE_NEEDED_AFTER, ONE_NEEDED_TESTS)
     assert len(edits) == 5  # the rename is one unit over its two occurrences
-    res = find_needed_hunks_sync(len(edits), check, parallel=parallel)
+    res = find_needed_units_sync(len(edits), check, parallel=parallel)
     assert res.status == "minimal" and res.one_minimal
     assert res.needed == [1]  # the comparison flip, the second unit
     assert res.unnecessary == [0, 2, 3, 4]
@@ -180,14 +180,14 @@ def test_two_hunks_needed_only_together():
     assert len(edits) == 6
     assert not check(frozenset({0, 1})) and not check(frozenset({3})) and check(frozenset({0, 1, 3}))
     calls.clear()
-    res = find_needed_hunks_sync(len(edits), check)
+    res = find_needed_units_sync(len(edits), check)
     assert (res.status, res.needed, res.unnecessary) == ("minimal", [0, 1, 3], [2, 4, 5])
     assert res.runs == len(set(calls))
 
 
 def test_every_hunk_needed():
     edits, check, _ = checker(ALL_BEFORE, ALL_AFTER, ALL_TESTS)
-    res = find_needed_hunks_sync(len(edits), check)
+    res = find_needed_units_sync(len(edits), check)
     assert (res.status, res.needed, res.unnecessary) == ("minimal", [0, 1, 2], [])
     # 1-minimal is proved by the runs: each hunk left out on its own failed
     failed = {frozenset(p.hunks) for p in res.probes if p.passed is False}
@@ -196,42 +196,42 @@ def test_every_hunk_needed():
 
 def test_whole_edit_failing_and_original_passing():
     edits, check, _ = checker(ALL_BEFORE, ALL_AFTER, "assert a() == 11\n")
-    res = find_needed_hunks_sync(len(edits), check)
+    res = find_needed_units_sync(len(edits), check)
     assert (res.status, res.needed, res.unnecessary, res.one_minimal) == ("full_fails", [0, 1, 2], [], False)
     edits, check, _ = checker(ALL_BEFORE, ALL_AFTER, "assert b() in (2, 20)\n")
-    res = find_needed_hunks_sync(len(edits), check, parallel=2)
+    res = find_needed_units_sync(len(edits), check, parallel=2)
     assert (res.status, res.needed, res.unnecessary) == ("minimal", [], [0, 1, 2])
     assert res.runs == 2  # the whole edit and the original, side by side
-    assert find_needed_hunks_sync(0, check).status == "no_hunks"
+    assert find_needed_units_sync(0, check).status == "no_hunks"
 
 
 def test_unresolved_checks():
-    res = find_needed_hunks_sync(3, lambda keep: None)
+    res = find_needed_units_sync(3, lambda keep: None)
     assert (res.status, res.unresolved, res.unnecessary) == ("unresolved", res.runs, [])
     # a subset whose check cannot run counts as not passing, and then minimality is not proved
     _, check, _ = checker(ALL_BEFORE, ALL_AFTER, ALL_TESTS)
-    res = find_needed_hunks_sync(3, lambda keep: None if keep == frozenset({0, 1}) else check(keep))
+    res = find_needed_units_sync(3, lambda keep: None if keep == frozenset({0, 1}) else check(keep))
     assert res.status == "minimal" and res.needed == [0, 1, 2] and not res.one_minimal and res.unresolved == 1
 
 
 def test_run_budget_bounds_the_search():
     edits, check, calls = checker(ONE_NEEDED_BEFORE, ONE_NEEDED_AFTER, ONE_NEEDED_TESTS)
-    full = find_needed_hunks_sync(len(edits), check)
+    full = find_needed_units_sync(len(edits), check)
     for budget in range(1, full.runs):
         calls.clear()
-        res = find_needed_hunks_sync(len(edits), check, max_runs=budget)
+        res = find_needed_units_sync(len(edits), check, max_runs=budget)
         assert res.status == "budget" and not res.one_minimal
         assert res.runs == len(calls) <= budget
         # what it has is still a passing subset, and the hunks left out are unnecessary together
         assert check(frozenset(res.needed))
         assert set(res.needed) >= {1}
     with pytest.raises(ValueError, match="max_runs"):
-        find_needed_hunks_sync(3, check, max_runs=0)
+        find_needed_units_sync(3, check, max_runs=0)
 
 
 def test_known_results_seed_the_cache():
     _, check, calls = checker(ALL_BEFORE, ALL_AFTER, ALL_TESTS)
-    res = find_needed_hunks_sync(3, check, known={frozenset({0, 1, 2}): True, frozenset(): False})
+    res = find_needed_units_sync(3, check, known={frozenset({0, 1, 2}): True, frozenset(): False})
     assert res.needed == [0, 1, 2]
     assert frozenset({0, 1, 2}) not in calls and frozenset() not in calls
     assert res.cache_hits >= 2
@@ -239,7 +239,7 @@ def test_known_results_seed_the_cache():
 
 def test_parallel_async_probes_give_the_sequential_answer():
     edits, check, _ = checker(ONE_NEEDED_BEFORE, ONE_NEEDED_AFTER, ONE_NEEDED_TESTS)
-    sequential = find_needed_hunks_sync(len(edits), check)
+    sequential = find_needed_units_sync(len(edits), check)
     running = 0
     peak = 0
 
@@ -252,7 +252,7 @@ def test_parallel_async_probes_give_the_sequential_answer():
         running -= 1
         return check(keep)
 
-    res = asyncio.run(find_needed_hunks(len(edits), slow_check, parallel=4))
+    res = asyncio.run(find_needed_units(len(edits), slow_check, parallel=4))
     assert res.needed == sequential.needed == [1]
     assert peak > 1  # probes really overlapped
     assert res.runs <= res.max_runs
@@ -272,7 +272,7 @@ def test_cancelling_stops_the_runs():
         return True
 
     async def scenario() -> None:
-        task = asyncio.create_task(find_needed_hunks(6, hanging_check, parallel=2))
+        task = asyncio.create_task(find_needed_units(6, hanging_check, parallel=2))
         while len(started) < 2:
             await asyncio.sleep(0.005)
         task.cancel()
@@ -287,7 +287,7 @@ def test_cancelling_stops_the_runs():
 
 def test_reference_free_excess_from_the_minimal_sub_edit():
     edits, check, _ = checker(ONE_NEEDED_BEFORE, ONE_NEEDED_AFTER, ONE_NEEDED_TESTS)
-    res = find_needed_hunks_sync(len(edits), check)
+    res = find_needed_units_sync(len(edits), check)
     minimal = sub_edit(ONE_NEEDED_BEFORE, edits, res.needed)
     assert minimal == ONE_NEEDED_BEFORE.replace("if v < limit", "if v > limit")
     est = reference_free_excess(ONE_NEEDED_BEFORE, ONE_NEEDED_AFTER, minimal)

@@ -19,12 +19,12 @@ from radon.raw import analyze as radon_raw
 from radon.visitors import ComplexityVisitor
 
 from server.fidelity import normalize
-from server.fidelity.analysis import Analysis
-from server.fidelity.chunks import MIN_SPLIT_LINES
-from server.fidelity.complexity import paper_cognitive, paper_cognitive_reference, sonar_cognitive
-from server.fidelity.normalize import function_body
-from server.fidelity.rawmetrics import raw_metrics
-from server.fidelity.tokens import _lex_stdlib, lex
+from server.fidelity.text.analysis import Analysis
+from server.fidelity.text.chunks import MIN_SPLIT_LINES
+from server.fidelity.text.complexity import paper_cognitive, paper_cognitive_reference, sonar_cognitive
+from server.fidelity.text.normalize import function_body
+from server.fidelity.text.rawmetrics import raw_metrics
+from server.fidelity.text.tokens import _lex_stdlib, lex
 
 # Standard-library modules of moderate size: real, varied code, several above the chunking threshold.
 STDLIB = [p for p in sorted(glob.glob(f"{sys.base_prefix}/lib/python3.*/*.py")) if 4_000 < os.path.getsize(p) < 30_000][

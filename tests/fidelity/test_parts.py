@@ -1,10 +1,10 @@
-"""The second stage of the test-backed search: new statements inside a needed unit (server.fidelity.parts)."""
+"""The second stage of the test-backed search: new statements inside a needed unit (server.fidelity.judge.parts)."""
 
 from __future__ import annotations
 
 import ast
 
-from server.fidelity.parts import judge_parts, new_lines, new_parts, without_parts
+from server.fidelity.judge.parts import judge_parts, new_lines, new_parts, without_parts
 
 ORIGINAL = """def descend(f, x, steps):
     for _ in range(steps):

@@ -1,4 +1,4 @@
-"""`server.fidelity.pyast`: `ast.parse` and `ast.literal_eval` as they were, one thread at a time."""
+"""`server.fidelity.text.pyast`: `ast.parse` and `ast.literal_eval` as they were, one thread at a time."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import warnings
 
 import pytest
 
-from server.fidelity import pyast
+from server.fidelity.text import pyast
 
 SOURCE = "def f(a, *, b=1):\n    '''doc'''\n    return [x async for x in a] if b else {1: (2,)}\n"
 

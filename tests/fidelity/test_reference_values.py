@@ -8,8 +8,8 @@ import statistics
 import pytest
 
 from server.fidelity import distances, measure
-from server.fidelity.analysis import analyze
-from server.fidelity.complexity import paper_cognitive
+from server.fidelity.text.analysis import analyze
+from server.fidelity.text.complexity import paper_cognitive
 
 
 @pytest.fixture(scope="module")

@@ -1,4 +1,4 @@
-"""New statements judged one by one (`server.fidelity.statements`): a value never read, an early exit or a
+"""New statements judged one by one (`server.fidelity.judge.statements`): a value never read, an early exit or a
 raise nobody asked for, inside a unit that also holds the requested fix, each flagged on its own lines;
 the fix itself, a guard the instruction speaks of and an exit of the code's own logic left alone."""
 
@@ -6,9 +6,10 @@ from __future__ import annotations
 
 import pytest
 
-from server.fidelity import measure, pyast
-from server.fidelity.flags import count_unit_flags, judge_statements, judged_units
-from server.fidelity.statements import StatementFlag, dead_stores, statement_flags
+from server.fidelity import measure
+from server.fidelity.judge.flags import count_unit_flags, judge_statements, judged_units
+from server.fidelity.judge.statements import StatementFlag, dead_stores, statement_flags
+from server.fidelity.text import pyast
 
 NEWTON = """import numpy as np
 

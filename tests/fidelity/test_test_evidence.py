@@ -1,12 +1,12 @@
-"""Test-backed evidence (`server.fidelity.test_evidence`): a unit the tests pass without, that the
+"""Test-backed evidence (`server.fidelity.judge.test_evidence`): a unit the tests pass without, that the
 instruction asks for neither by kind nor by name, is unrequested; everything else keeps the instruction's
 verdict."""
 
 from __future__ import annotations
 
 from server.fidelity import measure
-from server.fidelity.flags import judge_units
-from server.fidelity.test_evidence import REASON, evidence, judge_units_with_tests
+from server.fidelity.judge.flags import judge_units
+from server.fidelity.judge.test_evidence import REASON, evidence, judge_units_with_tests
 
 ORIGINAL = """def mean_above(values, limit):
     chosen = [v for v in values if v < limit]

@@ -6,7 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from server.fidelity import apply_text_edits, measure
-from server.fidelity.analysis import split_lines
+from server.fidelity.text.analysis import split_lines
 
 LINES = st.sampled_from(
     ["x = 1", "    return x", "", "# note", "def f(a):", "s = 'é'", "emoji = '😀'", "\t", "y = [1,", "    2]", "zz"]

@@ -1,5 +1,5 @@
 """The fidelity core from many threads at once: every report equals the single-threaded one, and no
-`SystemError: AST constructor recursion depth mismatch` (CPython 3.11, gh-106905; server/fidelity/pyast.py).
+`SystemError: AST constructor recursion depth mismatch` (CPython 3.11, gh-106905; server/fidelity/text/pyast.py).
 
 A conversion is interrupted only where a garbage collection inside it runs Python code. The core makes
 no such garbage; the language server's event loop does (asyncio keeps its tasks in a WeakSet, whose
@@ -20,8 +20,10 @@ from concurrent.futures import ThreadPoolExecutor
 import msgspec
 import pytest
 
-from server.fidelity import chunks, localize, measure, pyast, tokens
-from server.fidelity.analysis import ANALYSIS_CACHE
+from server.fidelity import measure
+from server.fidelity.metrics import localize
+from server.fidelity.text import chunks, pyast, tokens
+from server.fidelity.text.analysis import ANALYSIS_CACHE
 
 THREADS = 8
 PER_CORPUS = 24  # the most deeply nested programs of each corpus

@@ -5,7 +5,7 @@ from __future__ import annotations
 import textwrap
 
 from server.fidelity import apply_text_edits, measure, paper_tokens
-from server.fidelity.necessity import find_needed_hunks_sync, hunk_edits, sub_edit
+from server.fidelity.judge.ddmin import edits_by_unit, find_needed_units_sync, sub_edit
 
 MEAN = textwrap.dedent(
     """\
@@ -38,7 +38,7 @@ def test_a_fix_and_a_rename_on_one_line_are_two_units():
 
 
 def test_ddmin_over_units_keeps_only_the_fix():
-    units = hunk_edits(MEAN, MEAN_EDITED)
+    units = edits_by_unit(MEAN, MEAN_EDITED)
     assert len(units) == 2
 
     def check(kept: frozenset[int]) -> bool:
@@ -46,7 +46,7 @@ def test_ddmin_over_units_keeps_only_the_fix():
         exec(sub_edit(MEAN, units, kept), scope)  # noqa: S102 - our own test program
         return scope["mean"]([1, 2, 3]) == 3
 
-    res = find_needed_hunks_sync(len(units), check)
+    res = find_needed_units_sync(len(units), check)
     assert (res.status, res.needed, res.unnecessary) == ("minimal", [1], [0])
 
 

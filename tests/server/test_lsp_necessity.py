@@ -14,7 +14,7 @@ from lsprotocol import types
 from pytest_lsp import LanguageClient, client_capabilities
 
 from server.fidelity import apply_text_edits, measure
-from server.lsp.necessity_env import PYTEST
+from server.lsp.necessity.environment import PYTEST
 from tools.doubles.scripted import Step, fenced
 
 MODULE = """def clamp(x, lo, hi):

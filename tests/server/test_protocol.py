@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from server.fidelity.flags import SEVERITY_DEFAULTS
+from server.fidelity.judge.flags import SEVERITY_DEFAULTS
 from server.lsp.command_handler import register_commands
 from server.lsp.handlers import COMMAND_HANDLERS
 from server.lsp.progress import WorkDoneToken

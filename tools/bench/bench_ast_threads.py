@@ -28,8 +28,10 @@ import msgspec
 
 from benchmark.suites.canitedit.problems import load as load_canitedit
 from benchmark.suites.overedit.tasks import load as load_overedit
-from server.fidelity import chunks, localize, measure, pyast, tokens
-from server.fidelity.analysis import ANALYSIS_CACHE
+from server.fidelity import measure
+from server.fidelity.metrics import localize
+from server.fidelity.text import chunks, pyast, tokens
+from server.fidelity.text.analysis import ANALYSIS_CACHE
 
 Pair = tuple[str, str, str]  # original, edited, gold
 

@@ -27,8 +27,9 @@ from rich.console import Console
 from rich.table import Table
 
 from benchmark.datadir import data_dir, require
-from server.fidelity import chunks, measure, token_distance
-from server.fidelity.analysis import ANALYSIS_CACHE, analyze
+from server.fidelity import measure, token_distance
+from server.fidelity.text import chunks
+from server.fidelity.text.analysis import ANALYSIS_CACHE, analyze
 
 # -- the baselines --------------------------------------------------------------------------
 

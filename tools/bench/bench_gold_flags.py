@@ -17,7 +17,7 @@ view, every unrequested-looking kind counts) and on, in the same run:
   raises, a removed docstring, a removed comment, an unused import), judged with each instruction kind:
   the share of injected changes whose unit is still flagged. The instruction must not excuse them.
 
-It calls the core (`measure`) and the judge (`flag_hunks`, `hunk_views`) directly, without the server:
+It calls the core (`measure`) and the judge (`flag_units`, `unit_views`) directly, without the server:
 the same functions `requestEdit` uses, minus the transport.
 
     python -m tools.bench.bench_gold_flags [--data DIR] [--limit N] [--suite canitedit|overedit|injected|all]
@@ -34,9 +34,9 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from server.fidelity import FidelityReport, measure, normalize
-from server.lsp.flagging import flag_hunks
-from server.lsp.hunk_views import count_flags, hunk_views, statement_views
+from server.lsp.flagging import flag_units
 from server.lsp.settings import Thresholds
+from server.lsp.unit_views import count_flags, statement_views, unit_views
 
 WARNING = 2  # LSP severities 1 (error) and 2 (warning) count as warnings; 3 and 4 as hints
 
@@ -63,8 +63,8 @@ class Tally:
         keep: bool,
         hints: bool,
     ) -> None:
-        flagged = flag_hunks(report, instruction, original=original, edited=edited, aware=aware)
-        views = hunk_views(report, flagged, Thresholds(), edited_side=False)
+        flagged = flag_units(report, instruction, original=original, edited=edited, aware=aware)
+        views = unit_views(report, flagged, Thresholds(), edited_side=False)
         statements = statement_views(report, flagged, Thresholds(), edited)
         self.tasks += 1
         self.units += len(views)
@@ -234,7 +234,7 @@ def injected_rows(data: str | None, limit: int | None) -> list[str]:
                 units = [i for i, h in enumerate(report.hunks) if (h.renames.get(name) if name else kind in h.kinds)]
                 if not units:
                     continue  # the core does not see this one: a classifier matter, not the judge's
-                flagged = flag_hunks(report, p.instruction(condition), original=p.before, edited=text, aware=aware)
+                flagged = flag_units(report, p.instruction(condition), original=p.before, edited=text, aware=aware)
                 seen[kind] += 1
                 hit[kind] += any(flagged[i] for i in units)
             cells = " ".join(

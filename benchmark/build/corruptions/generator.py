@@ -24,7 +24,7 @@ import msgspec
 
 from benchmark.build.corruptions.choice import Chooser
 from benchmark.build.corruptions.families import Family, Steps
-from server.fidelity import pyast
+from server.fidelity.text import pyast
 
 Function = ast.FunctionDef | ast.AsyncFunctionDef
 

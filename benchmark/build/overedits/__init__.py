@@ -5,7 +5,7 @@
     python -m benchmark.build.overedits make --from codeeditorbench-cpp,codeeditorbench-java,canaicode-js,canaicode-ts ...
         (JavaScript, TypeScript, Java and C++ on tree-sitter: `lang_make.py`; classify adds a table per language)
     python -m benchmark.studies.overedits.classify corpus.jsonl
-    python -m benchmark.studies.overedits.necessity corpus.jsonl   (ddmin over units, tests in the sandbox)
+    python -m benchmark.studies.necessity.overedits corpus.jsonl   (ddmin over units, tests in the sandbox)
 
 Each candidate is the gold edit of a task (original C -> gold G) plus 1 to 4 behaviour-preserving
 changes nobody asked for (`transforms.py`), each recorded with its family, the kinds the classifier

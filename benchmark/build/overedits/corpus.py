@@ -10,7 +10,7 @@ from pathlib import Path
 
 import msgspec
 
-from server.fidelity.analysis import split_lines
+from server.fidelity.text.analysis import split_lines
 
 
 class Change(msgspec.Struct, frozen=True):

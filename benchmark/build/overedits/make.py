@@ -22,7 +22,8 @@ from benchmark.build.overedits.transforms import KINDS, TRANSFORMS, Replacement,
 from benchmark.run.testrun import TestKind, run_tests
 from benchmark.suites import canitedit, overedit
 from sandbox import Sandbox
-from server.fidelity import apply_text_edits, measure, pyast
+from server.fidelity import apply_text_edits, measure
+from server.fidelity.text import pyast
 
 
 class Pair(msgspec.Struct, frozen=True):

@@ -7,7 +7,7 @@ changes it overlaps (in the candidate's characters). Per kind: precision (units 
 overlap a change of that kind) and recall (changes of that kind overlapped by a unit given it).
 "fix kept": no flagged unit (`unrequested`, no instruction) overlaps the gold fix. "revert = gold":
 applying only the units not flagged gives the gold fix's tokens exactly.
-`--judge aware` also judges every unit against the candidate's instruction (`server.fidelity.flags`, the
+`--judge aware` also judges every unit against the candidate's instruction (`server.fidelity.judge.flags`, the
 judge the server and the suites use): a unit the judge finds requested loses its unrequested kinds, and
 the two tables are printed side by side (every change in the corpus is unrequested, so a change the
 judge lets through is a miss of its kind).
@@ -23,8 +23,9 @@ from pathlib import Path
 
 from benchmark.build.overedits import lang_make
 from benchmark.build.overedits.corpus import Candidate, load_corpus, new_spans
-from server.fidelity import apply_text_edits, measure, paper_tokens, pyast
-from server.fidelity.flags import judge_units
+from server.fidelity import apply_text_edits, measure, paper_tokens
+from server.fidelity.judge.flags import judge_units
+from server.fidelity.text import pyast
 from server.protocol.report import UNREQUESTED_KINDS, FidelityReport
 
 JUDGES = ("core", "aware")

@@ -48,7 +48,7 @@ workspace folders) holding the CanItEdit tests and a runner that runs program an
 the suite's judge does (`python run_canitedit_tests.py`, in the prepared `canitedit` sandbox environment,
 the suite's CPU-time limit); after `requestEdit`, `editFidelity.analyzeNecessity` runs ddmin over the
 proposal's units in the sandbox (at most `--max-runs` runs), and a unit counts as flagged also when the
-analysis lists it as unrequested (`server.fidelity.test_evidence`: the tests pass without it and the
+analysis lists it as unrequested (`server.fidelity.judge.test_evidence`: the tests pass without it and the
 instruction asks for it neither by kind nor by name). The figures are then given both ways: instruction
 only (the proposal's own flags) and with the tests.
 

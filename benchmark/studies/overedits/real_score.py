@@ -79,7 +79,7 @@ class Unit(msgspec.Struct, frozen=True):
 
     def shown(self, level: str) -> bool:
         """Flagged at this level: `warning` (severity 1 or 2; a flagged unit without one counts as a
-        warning, as `server.fidelity.flags.split_flags` counts it) or `any`."""
+        warning, as `server.fidelity.judge.flags.split_flags` counts it) or `any`."""
         if not self.flagged:
             return False
         return level == "any" or (self.severity if self.severity is not None else WARNING) <= WARNING

@@ -18,7 +18,7 @@ from benchmark.suites.codeeditorbench.kinds import CONDITIONS, KINDS, kind_of
 from benchmark.suites.codeeditorbench.prompts import compose
 from benchmark.suites.codeeditorbench.records import RECORDS, Tests
 from sandbox.judge import detect_shape, normalise_language
-from server.fidelity import pyast
+from server.fidelity.text import pyast
 
 logger = logging.getLogger(__name__)
 

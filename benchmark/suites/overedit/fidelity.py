@@ -49,10 +49,10 @@ def normalised_flags(task: Task, condition: str, completion: str) -> dict[str, A
     the paper's distance compares them, so the dataset's layout differences (the corrupted program is the
     normalised reference) are not blamed on the model. The server judges the raw texts (the record's
     `flagged_warning`); it cannot judge texts no backend answered, so this is the pure core and the
-    judge's own rules (`server.fidelity.flags`) at the default severity settings, with the instruction
+    judge's own rules (`server.fidelity.judge.flags`) at the default severity settings, with the instruction
     the model got."""
     from server.fidelity import measure, normalize
-    from server.fidelity.flags import count_unit_flags
+    from server.fidelity.judge.flags import count_unit_flags
 
     c, m = normalize(task.before), normalize(completion)
     rep = measure(c, m)

@@ -9,7 +9,7 @@ from typing import Any
 from benchmark.run.testrun import run_tests
 from benchmark.suite import Verdict
 from benchmark.suites.overedit.tasks import Task
-from server.fidelity import pyast
+from server.fidelity.text import pyast
 
 ENV_OVERRIDE = "EDIT_FIDELITY_OVEREDIT_ENV"  # another environment for every task (CI: `base` for stdlib-only tasks)
 TIMEOUT_S = 240.0  # BigCodeBench's own limit per task (a few train models or run tensorflow)

@@ -11,7 +11,7 @@ Grammars: the per-language wheels (`tree-sitter-javascript`, `-typescript`, `-ja
   `tree_sitter.Language`, and all load in tree-sitter 0.26 (ABI 14 and 15). Their node types are
   the grammars' documented `node-types.json`, which `table.py` names.
 
-Python stays on the paper-compatible path (`server.fidelity.tokens`); `detect` tells the two apart
+Python stays on the paper-compatible path (`server.fidelity.text.tokens`); `detect` tells the two apart
 and reports an unknown language as unsupported (None), never as Python.
 """
 

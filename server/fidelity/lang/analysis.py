@@ -1,5 +1,5 @@
-"""`LangAnalysis`: the language layer behind the surface of `server.fidelity.analysis.Analysis`, so the
-hunk and unit code (which reads `text`, `lines`, `lexed`, `token_rows`, `token_span`, `tokens_in`,
+"""`LangAnalysis`: the language layer behind the surface of `server.fidelity.text.analysis.Analysis`, so the
+unit code (which reads `text`, `lines`, `lexed`, `token_rows`, `token_span`, `tokens_in`,
 `comments_in`, `line_map`, `parses`, `parse_error`, `structure`, `bound_names`, `variant_tokens`,
 `cyclomatic`, `sonar`) can take a JavaScript or Java text without a fork.
 
@@ -18,13 +18,14 @@ from bisect import bisect_right
 from collections import Counter, OrderedDict
 from functools import cached_property
 
-from server.fidelity.analysis import token_span, tokens_in
-from server.fidelity.lang import distance, facts
+import server.fidelity.lang.distance as distance
+import server.fidelity.lang.facts as facts
 from server.fidelity.lang.functions import file_complexity, functions
 from server.fidelity.lang.lex import LangLexed, lex
 from server.fidelity.lang.parse import Source, parse
 from server.fidelity.lang.table import Lang
-from server.fidelity.structure import FunctionInfo, Structure
+from server.fidelity.text.analysis import token_span, tokens_in
+from server.fidelity.text.structure import FunctionInfo, Structure
 
 _LONE_CR = re.compile(r"\r(?!\n)")
 _LINE_BREAK_AFTER = re.compile(r"(?<=\n)|(?<=\r)(?!\n)")

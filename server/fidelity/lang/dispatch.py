@@ -65,9 +65,9 @@ def join_wrapped_indents(old_text: str, new_text: str, atoms: list) -> None:
     wraps; in these languages indentation is layout, so the diff has those changes as whitespace
     atoms of their own. They belong to the wrapper (as Python's re-indented body belongs to its new
     `try:`): reverting the wrapper restores the lines, and it reads as one change. The wrapper is a
-    bracket pair (`units._balance`) of two pure insertions; its whitespace atoms are the line-start
+    bracket pair (`atoms._balance`) of two pure insertions; its whitespace atoms are the line-start
     indentation changes strictly between the two halves."""
-    from server.fidelity.units import CODE, SPACE
+    from server.fidelity.units.atoms import CODE, SPACE
 
     pairs: dict[int, list] = {}
     for a in atoms:

@@ -1,4 +1,4 @@
-"""Syntax facts the hunk classifier needs, per language, as plain data with lines and character spans.
+"""Syntax facts the unit classifier needs, per language, as plain data with lines and character spans.
 
 - `comments`: every comment, whether it is a doc comment (`/** */`, `///`, `//!`, or in Go the
   comment block right above a declaration) and whether it is a lazy placeholder

@@ -19,14 +19,14 @@ from typing import NamedTuple
 
 import tree_sitter as ts
 
-from server.fidelity.lang import complexity
+import server.fidelity.lang.complexity as complexity
 from server.fidelity.lang.lex import LangLexed, lex
 from server.fidelity.lang.parse import Source, language, per_thread
 from server.fidelity.lang.table import Lang
 
 
 class LangFunction(NamedTuple):
-    """One function. The first seven fields mirror `server.fidelity.structure.FunctionInfo`."""
+    """One function. The first seven fields mirror `server.fidelity.text.structure.FunctionInfo`."""
 
     qualname: str  # scopes and name joined with "." (`Outer.method`, `ns.A.f`, `T.M` for a Go method)
     start: int  # first line (annotations and modifiers included, a doc comment above not)

@@ -1,6 +1,6 @@
 """Tokens of a parsed text: the leaves of its tree, comments kept aside, literals as one token.
 
-`LangLexed` starts with the five fields of `server.fidelity.tokens.Lexed` (same names, same order,
+`LangLexed` starts with the five fields of `server.fidelity.text.tokens.Lexed` (same names, same order,
 same meaning: 1-based rows counting `\\n` only, comments as (row, text)), so code written for the
 Python path reads it unchanged; `as_lexed` converts. It adds what tree-sitter knows and the Python
 lexer does not: each token's node type and character interval, and each comment's interval.
@@ -24,7 +24,7 @@ import tree_sitter as ts
 
 from server.fidelity.lang.parse import Source, language
 from server.fidelity.lang.table import Lang
-from server.fidelity.tokens import Lexed
+from server.fidelity.text.tokens import Lexed
 
 CHUNK_BYTES = 2048  # a unit larger than this is split into its children (a class into its members)
 

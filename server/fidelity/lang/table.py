@@ -4,7 +4,7 @@ Adding a language is adding a row: its grammar wheel, its LSP ids and extensions
 types of its tree-sitter grammar play which part (comments, literals, functions, branches, ...).
 The code in the sibling modules reads only these sets; nothing there names a language.
 
-Python is not here on purpose: it keeps the paper-compatible path (`server.fidelity.tokens`), so
+Python is not here on purpose: it keeps the paper-compatible path (`server.fidelity.text.tokens`), so
 `detect` reports it as `PYTHON` and callers branch before reaching this layer.
 """
 

@@ -1,9 +1,9 @@
 """`editFidelity.analyzeNecessity` {id} -> which hunks of a pending proposal the workspace's tests
-need (see `server.lsp.necessity`): progress while the tests run, cancellable."""
+need (see `server.lsp.necessity.analysis`): progress while the tests run, cancellable."""
 
 from __future__ import annotations
 
-from server.lsp.necessity import analyze
+from server.lsp.necessity.analysis import analyze
 from server.lsp.progress import WorkDoneToken
 from server.lsp.server import EditFidelityServer
 from server.protocol.commands import IdArgs, NecessityRecord

@@ -8,7 +8,7 @@ import os
 
 from lsprotocol import types
 
-from server.fidelity import cache as fidelity_cache
+from server.fidelity.text import cache as fidelity_cache
 from server.lsp.server import EditFidelityServer
 from server.lsp.settings import SECTION, extract_section
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from server.fidelity.flags import unrequested_of
+from server.fidelity.judge.flags import unrequested_of
 from server.lsp.edit_flow import parse_request, run_edit, stale_warning
 from server.lsp.progress import WorkDoneToken
 from server.lsp.server import EditFidelityServer

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import os
 
-from server.fidelity import cache as fidelity_cache
+from server.fidelity.text import cache as fidelity_cache
 from server.lsp.memory import document_stats, memo_stats
 from server.lsp.progress import WorkDoneToken
 from server.lsp.server import EditFidelityServer

@@ -15,12 +15,12 @@ from collections.abc import Sequence
 from lsprotocol import types
 
 from server.fidelity import TextEdit, measure
-from server.lsp.flagging import flag_hunks
-from server.lsp.hunk_views import hunk_views, statement_views
+from server.lsp.flagging import flag_units
 from server.lsp.observe import changed_lines, own_edit_arrived, schedule
 from server.lsp.server import EditFidelityServer
 from server.lsp.state import Proposal, owned
 from server.lsp.unit_edits import unit_edits
+from server.lsp.unit_views import statement_views, unit_views
 from server.lsp.views import publish
 
 logger = logging.getLogger(__name__)
@@ -66,7 +66,7 @@ async def _carry_over(ls: EditFidelityServer, p: Proposal, applied_units: list[i
         ):
             return
         th = ls.settings.thresholds
-        flagged = flag_hunks(report, p.instruction, original=text, edited=p.edited)
+        flagged = flag_units(report, p.instruction, original=text, edited=p.edited)
         ls.store.replace(
             dataclasses.replace(
                 p,
@@ -75,7 +75,7 @@ async def _carry_over(ls: EditFidelityServer, p: Proposal, applied_units: list[i
                 target=target,
                 report=report,
                 flagged=flagged,
-                views=hunk_views(report, flagged, th, edited_side=False),
+                views=unit_views(report, flagged, th, edited_side=False),
                 statement_views=statement_views(report, flagged, th, p.edited),
             )
         )

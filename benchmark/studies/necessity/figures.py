@@ -1,0 +1,217 @@
+"""The necessity study's records and figures: one `StudyItem` per analysed completion, the correlation
+of the reference-free and the gold-based excess (Pearson, Spearman with average ranks), the agreement
+table, and the text and HTML renderings (`benchmark.studies.necessity.study` runs the study)."""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections import Counter
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import msgspec
+
+from benchmark.report.html import scatter
+from benchmark.run.reference_free import VARIANT
+
+
+class StudyItem(msgspec.Struct, kw_only=True):
+    """One analysed candidate edit."""
+
+    source: str  # overedit | canitedit
+    task_id: str
+    condition: str  # overedit: the extra hunks' kinds; canitedit: run/kind
+    sample: int = 0
+    hunks: int = 0
+    status: str = "error"  # minimal | budget | full_fails | unresolved | no_hunks | error
+    needed: list[int] = []
+    unnecessary: list[int] = []
+    runs: int = 0
+    distance: float | None = None  # d(M, C)
+    gold_distance: float | None = None  # d(G, C)
+    d_min: float | None = None
+    excess_gold: float | None = None  # d(M, C) - d(G, C)
+    excess_ref_free: float | None = None  # d(M, C) - D_min
+    excess_code: float | None = None  # CanItEdit: missing lines / Differ lines of this completion
+    error: str | None = None  # why the item has no estimate
+
+
+# -- figures ---------------------------------------------------------------------------------------
+def pearson(xs: Sequence[float], ys: Sequence[float]) -> float | None:
+    if len(xs) < 3:
+        return None
+    try:
+        return statistics.correlation(xs, ys)
+    except statistics.StatisticsError:  # a constant series has no correlation
+        return None
+
+
+def _ranks(xs: Sequence[float]) -> list[float]:
+    order = sorted(range(len(xs)), key=lambda i: xs[i])
+    ranks = [0.0] * len(xs)
+    i = 0
+    while i < len(order):
+        j = i
+        while j + 1 < len(order) and xs[order[j + 1]] == xs[order[i]]:
+            j += 1
+        for k in range(i, j + 1):
+            ranks[order[k]] = (i + j) / 2 + 1  # ties share their mean rank
+        i = j + 1
+    return ranks
+
+
+def spearman(xs: Sequence[float], ys: Sequence[float]) -> float | None:
+    return pearson(_ranks(xs), _ranks(ys)) if len(xs) >= 3 else None
+
+
+def _pairs(items: Sequence[StudyItem], other: Callable[[StudyItem], float | None]) -> list[tuple[float, float]]:
+    """(reference-free excess, other) for the items that have both."""
+    out = []
+    for i in items:
+        ref, y = i.excess_ref_free, other(i)
+        if ref is not None and y is not None:
+            out.append((ref, y))
+    return out
+
+
+def _num(v: float | None) -> float:
+    assert v is not None
+    return v
+
+
+def _xy(pairs: Sequence[tuple[float, float]]) -> tuple[list[float], list[float]]:
+    return [a for a, _ in pairs], [b for _, b in pairs]
+
+
+def _agreement(pairs: Sequence[tuple[float, float]]) -> dict[str, Any]:
+    return {
+        "n": len(pairs),
+        "exact": sum(math.isclose(a, b, abs_tol=1e-12) for a, b in pairs) / len(pairs) if pairs else None,
+        "mae": statistics.fmean(abs(a - b) for a, b in pairs) if pairs else None,
+    }
+
+
+def summarise(items: Sequence[StudyItem], extras: Sequence[str] = ()) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for source in sorted({i.source for i in items}):
+        mine = [i for i in items if i.source == source]
+        pairs = _pairs(mine, lambda i: i.excess_gold)
+        ref, gold = _xy(pairs)
+        runs = [i.runs for i in mine if i.status in ("minimal", "budget", "full_fails", "unresolved")]
+        row: dict[str, Any] = {
+            "candidates": len(mine),
+            "analysed": len(pairs),
+            "statuses": dict(Counter(i.status for i in mine)),
+            "pearson": pearson(ref, gold),
+            "spearman": spearman(ref, gold),
+            "mae": statistics.fmean(abs(a - b) for a, b in pairs) if pairs else None,
+            "exact": sum(math.isclose(a, b, abs_tol=1e-12) for a, b in pairs) / len(pairs) if pairs else None,
+            "mean_excess_ref_free": statistics.fmean(ref) if pairs else None,
+            "mean_excess_gold": statistics.fmean(gold) if pairs else None,
+            "ref_free_below_gold": sum(a < b - 1e-12 for a, b in pairs),
+            "ref_free_above_gold": sum(a > b + 1e-12 for a, b in pairs),
+            "mean_runs": statistics.fmean(runs) if runs else None,
+            "max_runs": max(runs, default=None),
+            "budget_hit": sum(i.status == "budget" for i in mine),
+        }
+        coded = [
+            i for i in mine if i.excess_ref_free is not None and i.excess_gold is not None and i.excess_code is not None
+        ]
+        if coded:
+            codes = [100.0 * _num(i.excess_code) for i in coded]
+            refs, golds = [_num(i.excess_ref_free) for i in coded], [_num(i.excess_gold) for i in coded]
+            row["excess_code_n"] = len(coded)
+            row["pearson_ref_free_vs_excess_code"] = pearson(refs, codes)
+            row["spearman_ref_free_vs_excess_code"] = spearman(refs, codes)
+            row["pearson_gold_vs_excess_code"] = pearson(golds, codes)
+            row["spearman_gold_vs_excess_code"] = spearman(golds, codes)
+            # MAE on the same scale: ExcessCode of one completion as a fraction (missing / Differ lines)
+            row["mae_ref_free_vs_excess_code"] = statistics.fmean(
+                abs(r - c / 100.0) for r, c in zip(refs, codes, strict=True)
+            )
+            row["mae_gold_vs_excess_code"] = statistics.fmean(
+                abs(g - c / 100.0) for g, c in zip(golds, codes, strict=True)
+            )
+        # constructed over-edits: agreement per set of extra hunks (a consistent rename spans hunks)
+        groups = {f"only {kind}": [i for i in mine if i.condition == kind] for kind in extras}
+        groups["with rename_local"] = [i for i in mine if "rename_local" in i.condition.split("+")]
+        groups["without rename_local"] = [
+            i for i in mine if set(i.condition.split("+")) <= set(extras) - {"rename_local"}
+        ]
+        if any(groups.values()):
+            row["by_extra"] = {k: _agreement(_pairs(v, lambda i: i.excess_gold)) for k, v in groups.items()}
+        out[source] = row
+    return out
+
+
+def _f(v: Any, nd: int = 3) -> str:
+    return "-" if v is None else f"{v:.{nd}f}" if isinstance(v, float) else str(v)
+
+
+def render_text(summary: dict[str, Any], settings: dict[str, Any]) -> str:
+    lines = [
+        (
+            f"reference-free excess (d(M,C) - D_min) against gold-based excess (d(M,C) - d(G,C)), {VARIANT} "
+            f"token distance; max {settings['max_runs']} sandbox runs per analysis"
+        ),
+        (
+            f"{'source':<10} {'cands':>5} {'analysed':>8} {'pearson':>8} {'spearman':>8} {'MAE':>8} {'exact':>6} "
+            f"{'ref<gold':>8} {'ref>gold':>8} {'runs':>6} {'max':>4} {'budget':>6}"
+        ),
+    ]
+    for source, r in summary.items():
+        lines.append(
+            f"{source:<10} {r['candidates']:>5} {r['analysed']:>8} {_f(r['pearson']):>8} {_f(r['spearman']):>8} "
+            f"{_f(r['mae'], 4):>8} {_f(r['exact'], 2):>6} {r['ref_free_below_gold']:>8} "
+            f"{r['ref_free_above_gold']:>8} {_f(r['mean_runs'], 1):>6} {_f(r['max_runs']):>4} "
+            f"{r['budget_hit']:>6}"
+        )
+    for source, r in summary.items():
+        lines.append(
+            f"{source}: statuses {r['statuses']}; mean excess ref-free {_f(r['mean_excess_ref_free'], 4)}, "
+            f"gold {_f(r['mean_excess_gold'], 4)}"
+        )
+        if "excess_code_n" in r:
+            lines.append(
+                f"{source}: against ExcessCode (n={r['excess_code_n']}): pearson ref-free "
+                f"{_f(r['pearson_ref_free_vs_excess_code'])}, gold-based {_f(r['pearson_gold_vs_excess_code'])}; "
+                f"spearman ref-free {_f(r['spearman_ref_free_vs_excess_code'])}, gold-based "
+                f"{_f(r['spearman_gold_vs_excess_code'])}; MAE (ExcessCode as a fraction) ref-free "
+                f"{_f(r['mae_ref_free_vs_excess_code'], 4)}, gold-based {_f(r['mae_gold_vs_excess_code'], 4)}"
+            )
+        for kind, a in (r.get("by_extra") or {}).items():
+            lines.append(f"{source}: {kind}: n={a['n']}, exact agreement {_f(a['exact'], 2)}, MAE {_f(a['mae'], 4)}")
+    return "\n".join(lines)
+
+
+def render_html(summary: dict[str, Any], items: Sequence[StudyItem], text: str) -> str:
+    import html
+
+    plots = []
+    for source in summary:
+        done = [i for i in items if i.source == source and i.excess_ref_free is not None and i.excess_gold is not None]
+        plots.append(
+            scatter(
+                f"{source}: reference-free vs gold-based excess",
+                [("", i.excess_gold, i.excess_ref_free) for i in done],  # type: ignore[misc]
+                "gold-based excess",
+                "reference-free excess",
+            )
+        )
+        coded = [i for i in done if i.excess_code is not None]
+        if coded:
+            plots.append(
+                scatter(
+                    f"{source}: reference-free excess vs ExcessCode",
+                    [("", 100.0 * i.excess_code, i.excess_ref_free) for i in coded],  # type: ignore[misc, operator]
+                    "ExcessCode (x100)",
+                    "reference-free excess",
+                )
+            )
+    return (
+        f'<!doctype html><html lang="en"><head><meta charset="utf-8"><title>necessity study</title>'
+        f"<style>body{{font-family:sans-serif;margin:2em}}svg{{margin:8px;border:1px solid #eee}}</style></head>"
+        f"<body><h1>Reference-free excess: validity study</h1><pre>{html.escape(text)}</pre>"
+        f"<div>{''.join(plots)}</div></body></html>\n"
+    )

@@ -1,0 +1,172 @@
+"""Test-backed evidence for the judge: a unit the tests pass without, that the instruction asks for neither
+by kind nor by name, is unrequested.
+
+The instruction alone cannot tell a requested fix from an extra change of logic inside the same function
+(an early `break`, a value computed and never read, a second copy of a block): both are ordinary code.
+Tests can. When a check (a suite's hidden tests, the workspace's test command) accepts the edit without a
+unit, the unit does nothing the tests need; unless the instruction asks for that kind of change (a
+docstring, a rename, validation) or names what the unit introduces, nobody asked for it.
+
+Rules, in order (`judge_with_tests`):
+- no evidence unless the search found a passing subset that is not empty (`evidence`): tests that pass
+  on the original say nothing about the change, and a failing or unresolved check says nothing at all;
+- a unit the tests need, or one already flagged, keeps the instruction's verdict;
+- tests never need a docstring, a comment or a layout change: units of only those kinds keep it too;
+- asked for by kind: the instruction asks for one of the unit's kinds where the unit is (a guard the
+  validation it asks for, in the function it points at), or the unit's rename is the one it names;
+- asked for by name: the unit adds a definition the instruction asks for, or a word the original does
+  not have (a name, a string) that the instruction uses ("a new type of intersection, 'Roundabout'",
+  "filter near-zero variance" for `variances`);
+- a unit in a function the instruction names, when the tests need no change of that function: they do
+  not test what was asked there, so they cannot tell the ask from the extra;
+- otherwise flagged: "the tests pass without it".
+
+Pure: strings, the report and the indices of the units the tests do not need.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Collection, Iterator, Sequence
+
+from server.fidelity.judge.added_code import unrequested_definitions
+from server.fidelity.judge.flags import judged_units
+from server.fidelity.judge.instruction import (
+    _SCOPED,
+    NEVER_REQUESTED,
+    Scope,
+    UnitFacts,
+    Verdict,
+    _in_scope,
+    _raises_as_asked,
+    _rename_reason,
+)
+from server.fidelity.text.analysis import split_lines
+from server.protocol.report import FidelityReport, Hunk
+
+# Kinds no test can need: they change no behaviour.
+SILENT_KINDS = frozenset({"docstring", "comment_only", "comment_removed", "formatting_only"})
+# statuses of `server.fidelity.judge.ddmin` whose `unnecessary` is evidence: a passing subset was found
+EVIDENT = frozenset({"minimal", "budget"})
+REASON = "not requested: the tests pass without it, and the instruction asks for it neither by kind nor by name"
+
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_STRING = re.compile(r"\"([^\"\n]*)\"|'([^'\n]*)'")
+
+
+class _EveryFunction(Collection[str | None]):
+    """`tested` for a statement inside a needed unit: its function is one the tests need, whatever it is."""
+
+    def __contains__(self, item: object) -> bool:
+        return True
+
+    def __iter__(self) -> Iterator[str | None]:
+        return iter(())
+
+    def __len__(self) -> int:
+        return 0
+
+
+EVERY_FUNCTION: Collection[str | None] = _EveryFunction()
+
+
+def evidence(status: str, needed: Sequence[int], unnecessary: Sequence[int]) -> frozenset[int]:
+    """The units the tests do not need, when that says something: a passing subset was found and it is
+    not empty (tests that pass on the original test nothing the edit does)."""
+    return frozenset(unnecessary) if status in EVIDENT and needed else frozenset()
+
+
+def asked_for(scope: Scope, facts: UnitFacts, introduced: Collection[str]) -> str | None:
+    """Why the instruction asks for this unit by kind or by name, or None. `introduced`: identifiers on
+    the unit's edited side that the original does not have."""
+    for kind in facts.kinds:
+        if kind == "rename":
+            why = _rename_reason(scope, facts)
+            if why:
+                return why
+            continue
+        asked = kind in scope.kinds and kind not in NEVER_REQUESTED
+        if (
+            asked
+            and (kind not in _SCOPED or _in_scope(scope, facts))
+            and (kind != "defensive" or _raises_as_asked(scope, facts))
+        ):
+            return f"{kind.replace('_', ' ')} asked for by the instruction ({scope.kinds[kind]!r})"
+    if facts.defines:
+        extra, _ = unrequested_definitions(scope, facts)
+        if not extra:
+            return f"the instruction asks for `{facts.defines[0]}`"
+    named = sorted(n for n in introduced if len(n) >= 3 and scope.mentions(n))
+    if named:
+        return f"the instruction speaks of `{named[0]}`"
+    return None
+
+
+def judge_with_tests(
+    scope: Scope | None,
+    facts: UnitFacts,
+    verdict: Verdict,
+    unneeded: bool,
+    introduced: Collection[str],
+    tested: Collection[str | None] = (),
+) -> Verdict:
+    """The instruction's verdict on one unit, with what the tests showed (`unneeded`: they pass without it;
+    `tested`: the functions holding a unit the tests need)."""
+    if verdict.flagged or not unneeded or scope is None or not scope.text.strip():
+        return verdict
+    if set(facts.kinds) <= SILENT_KINDS:
+        return verdict
+    if asked_for(scope, facts, introduced):
+        return verdict
+    if facts.function and facts.function not in tested and scope.mentions(facts.function.split(".")[-1]):
+        return verdict  # the named target's change is untested: no evidence either way
+    return Verdict(True, REASON, tuple(k for k in facts.kinds if k not in SILENT_KINDS) or ("logic",))
+
+
+def _string_words(text: str) -> frozenset[str]:
+    return frozenset(w.lower() for m in _STRING.finditer(text) for w in _NAME.findall(m.group(1) or m.group(2) or ""))
+
+
+def known_words(original: str) -> tuple[frozenset[str], frozenset[str]]:
+    """The original's words (lower case), and those of them inside its string literals."""
+    return frozenset(n.lower() for n in _NAME.findall(original)), _string_words(original)
+
+
+def introduced_names(
+    hunk: Hunk, edited_lines: list[str], known: tuple[frozenset[str], frozenset[str]]
+) -> frozenset[str]:
+    """The words on the unit's edited lines that the original lacks, and the words inside its strings that
+    no string of the original holds (a new token `"for"` where the code already loops with `for`);
+    compared in lower case (`known`: `known_words(original)`)."""
+    text = "".join(edited_lines[hunk.new_start_line - 1 : max(hunk.new_end_line, hunk.new_start_line - 1)])
+    words, in_strings = known
+    names = {n for n in _NAME.findall(text) if n.lower() not in words}
+    strings = {m.group(1) or m.group(2) or "" for m in _STRING.finditer(text)}
+    names.update(w for s in strings for w in _NAME.findall(s) if w.lower() not in in_strings)
+    return frozenset(names)
+
+
+def judge_units_with_tests(
+    report: FidelityReport,
+    instruction: str | None,
+    unneeded: Collection[int],
+    *,
+    original: str,
+    edited: str,
+    words_of: str | None = None,
+    tested: Collection[str | None] | None = None,
+) -> list[Verdict]:
+    """A verdict per unit: the instruction's (`flags.judged_units`), with the units in `unneeded` (the tests
+    pass without them, `evidence`) judged by `judge_with_tests`. `words_of`: the text whose words count as
+    known (default `original`); `tested`: the functions the tests need (default: those of the other units)."""
+    scope, facts, verdicts = judged_units(report, instruction, original=original, edited=edited)
+    if not unneeded or scope is None:
+        return verdicts
+    lines = split_lines(edited)
+    known = known_words(original if words_of is None else words_of)
+    if tested is None:
+        tested = {f.function for i, f in enumerate(facts) if i not in unneeded}
+    return [
+        judge_with_tests(scope, f, v, True, introduced_names(h, lines, known), tested) if i in unneeded else v
+        for i, (h, f, v) in enumerate(zip(report.hunks, facts, verdicts, strict=True))
+    ]
