@@ -8,12 +8,13 @@ from typing import TYPE_CHECKING, Any
 
 from benchmark.run import recorded
 from benchmark.suite import Suite
-from benchmark.suites.canitedit import html as report
-from benchmark.suites.canitedit import summary as tables
 from benchmark.suites.canitedit.archive import load_archive
 from benchmark.suites.canitedit.download import download
+from benchmark.suites.canitedit.html import sections
 from benchmark.suites.canitedit.judge import TIMING, Verdict, judge, passes
-from benchmark.suites.canitedit.problems import CONDITIONS, NAME, Problem, load
+from benchmark.suites.canitedit.problems import load
+from benchmark.suites.canitedit.summary import compare_table, render_text, summarise
+from benchmark.suites.canitedit.task import CONDITIONS, NAME, Problem
 
 if TYPE_CHECKING:
     from benchmark.run.records import RunConfig, SampleRecord
@@ -45,13 +46,13 @@ class CanItEdit(Suite[Problem]):
         return await passes(box, task, text)
 
     def summarise(self, config: RunConfig, records: list[SampleRecord]) -> dict[str, Any]:
-        return tables.summarise(config, records)
+        return summarise(config, records)
 
     def render_text(self, summary: dict[str, Any]) -> str:
-        return tables.render_text(summary)
+        return render_text(summary)
 
     def compare_table(self, summaries: list[dict[str, Any]]) -> str:
-        return tables.compare_table(summaries)
+        return compare_table(summaries)
 
     def html_sections(self, summary: dict[str, Any], records: list[SampleRecord]) -> str:
-        return report.sections(summary, records)
+        return sections(summary, records)

@@ -172,6 +172,6 @@ class CodeEditorBench(Suite[Task]):
         return render_text(summary)
 
     def html_sections(self, summary: dict[str, Any], records: list[SampleRecord]) -> str:
-        from benchmark.suites.codeeditorbench import html
+        from benchmark.suites.codeeditorbench.html import sections
 
-        return html.sections(summary, records)
+        return sections(summary, records)

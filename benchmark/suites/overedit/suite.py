@@ -10,11 +10,13 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from benchmark.datadir import data_dir
 from benchmark.suite import Suite, Verdict
-from benchmark.suites.overedit import compare, judge
-from benchmark.suites.overedit import html as report
-from benchmark.suites.overedit import summary as tables
+from benchmark.suites.overedit.compare import compare_conditions, render_compare
 from benchmark.suites.overedit.download import download
 from benchmark.suites.overedit.fidelity import normalised_flags, report_fidelity
+from benchmark.suites.overedit.html import sections, table
+from benchmark.suites.overedit.judge import ENV_OVERRIDE, MEMORY_MB, TIMEOUT_S, missing_imports
+from benchmark.suites.overedit.judge import judge as judge_task
+from benchmark.suites.overedit.summary import render_text, summarise
 from benchmark.suites.overedit.tasks import CONDITIONS, DATA_FILE, ENV, NAME, Task, load
 
 if TYPE_CHECKING:
@@ -27,10 +29,8 @@ class OverEdit(Suite[Task]):
     conditions: ClassVar[tuple[str, ...]] = CONDITIONS
     styles: ClassVar[dict[str, str]] = {"generic": "generic", "explicit": "minimal"}
 
-    def __init__(
-        self, *, env: str | None = None, timeout_s: float = judge.TIMEOUT_S, memory_mb: int = judge.MEMORY_MB
-    ) -> None:
-        self.env = env or os.environ.get(judge.ENV_OVERRIDE) or None  # overrides every task's environment
+    def __init__(self, *, env: str | None = None, timeout_s: float = TIMEOUT_S, memory_mb: int = MEMORY_MB) -> None:
+        self.env = env or os.environ.get(ENV_OVERRIDE) or None  # overrides every task's environment
         self.timeout_s = timeout_s
         self.memory_mb = memory_mb
         self.load_errors: list[str] = []
@@ -42,7 +42,7 @@ class OverEdit(Suite[Task]):
         tasks, self.load_errors = load(data, limit)
         for err in self.load_errors:
             print(f"edit-fidelity overedit: {err}", file=sys.stderr)
-        gaps = {t.task_id: mods for t in tasks if (mods := judge.missing_imports(t, self.env_for(t)))}
+        gaps = {t.task_id: mods for t in tasks if (mods := missing_imports(t, self.env_for(t)))}
         if gaps:  # they still run: their records say what is missing, and Pass@1 is also given without them
             print(
                 f"edit-fidelity overedit: {len(gaps)} task(s) import modules their sandbox environment lacks: "
@@ -58,7 +58,7 @@ class OverEdit(Suite[Task]):
         return sorted({self.env_for(t) for t in tasks})
 
     async def judge(self, box: Any, task: Task, condition: str, completion: str) -> Verdict:
-        return await judge.judge(
+        return await judge_task(
             box, task, completion, env=self.env_for(task), timeout_s=self.timeout_s, memory_mb=self.memory_mb
         )
 
@@ -69,17 +69,17 @@ class OverEdit(Suite[Task]):
         return normalised_flags(task, condition, completion)
 
     def summarise(self, config: RunConfig, records: list[SampleRecord]) -> dict[str, Any]:
-        return tables.summarise(config, records)
+        return summarise(config, records)
 
     def html_sections(self, summary: dict[str, Any], records: list[SampleRecord]) -> str:
-        return report.table(summary) + report.sections(summary, records)
+        return table(summary) + sections(summary, records)
 
     def within_run(self, records: list[SampleRecord]) -> tuple[dict[str, Any], str] | None:
         """`bench compare`: generic against explicit for the same backend (matched tasks)."""
         if {"generic", "explicit"} <= {r.condition for r in records}:
-            cmp = compare.compare_conditions(records)
-            return cmp, compare.render_compare(cmp)
+            cmp = compare_conditions(records)
+            return cmp, render_compare(cmp)
         return None
 
     def render_text(self, summary: dict[str, Any]) -> str | None:
-        return tables.render_text(summary)
+        return render_text(summary)
