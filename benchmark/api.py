@@ -97,7 +97,8 @@ def run(
     vllm: VllmSettings | None = None,
     progress: bool = False,
 ) -> RunResult:
-    """Replay `suite` (a name or a `Suite`; `options` are its `--suite-option`s) with answers from `backend`
+    """Replay `suite` (a name, configured by `options`, its `--suite-option`s; or a `Suite` made with those
+    `options`, which the run records) with answers from `backend`
     (recorded:PATH | gold | identity | openai; with `vllm`: None) into the run directory `out`.
     `base_urls`: openai's endpoints (several are balanced). `progress`: a progress line on stderr."""
     # the run's machinery (the server session's pygls, the sandbox) only when a run starts
@@ -107,11 +108,10 @@ def run(
 
     options = dict(options or {})
     if isinstance(suite, str):
-        suite = suites.get(suite)
-    try:
-        suite.configure(options)
-    except ValueError as exc:
-        raise UserError(str(exc)) from None
+        try:
+            suite = suites.get(suite, options)
+        except ValueError as exc:
+            raise UserError(str(exc)) from None
     chosen = list(suite.default_conditions or suite.conditions) if conditions is None else list(conditions)
     bad = [c for c in chosen if c not in suite.conditions]
     if bad or not chosen:
@@ -149,7 +149,7 @@ def run(
         raise UserError(f"the recorded run has {default_samples} samples per task; --samples {n} asks for more")
     # preflight: what would fail every sample fails here, before anything is written
     preflight.check_key(source)
-    tasks = suite.load(data, limit)
+    tasks = suite.dataset.load(data, limit)
     pairs = preflight.check_tasks(suite, tasks, chosen)
     preflight.check_recorded(suite, source, tasks, chosen, n, backend)
     preflight.check_envs(suite, tasks)

@@ -7,6 +7,7 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from benchmark import suites
 from benchmark.arg_types import NON_NEGATIVE, POSITIVE, number_arg
@@ -17,6 +18,9 @@ from benchmark.run.balancer import EndpointsError, read_endpoints
 from benchmark.run.store import RESULTS, RunDirError, read_config, read_records
 from server.errors import UserError
 from server.protocol.names import STYLES
+
+if TYPE_CHECKING:
+    from benchmark.suite import Suite
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # server/cli.py's signature
@@ -285,21 +289,23 @@ def _write_page(path: Path, page: str) -> str | None:
     return None
 
 
-def _offered(name: str, hook: str) -> str | None:
-    """Why suite `name` cannot serve `hook` (imported only when asked: `edit-fidelity serve` never pays)."""
-
-    if name not in suites.SUITES or not suites.suite_class(name).offers(hook):
-        return f"no suite {name!r} with {hook.replace('_', ' ')}; choose one of {', '.join(suites.offering(hook))}"
-    return None
+def _offering(name: str, part: str) -> tuple[Suite[Any] | None, str | None]:
+    """Suite `name` when it offers `part` (`download`, `published_report`), else why not (imported only when
+    asked: `edit-fidelity serve` never pays)."""
+    suite = suites.get(name) if name in suites.SUITES else None
+    if suite is None or getattr(suite, part) is None:
+        return (
+            None,
+            f"no suite {name!r} with {part.replace('_', ' ')}; choose one of {', '.join(suites.offering(part))}",
+        )
+    return suite, None
 
 
 def _report_published(args: argparse.Namespace) -> int:
-
     stats, *runs = args.paths
-    problem = _offered(args.published, "published_report")
-    if problem:
-        return _fail(problem)
-    suite = suites.get(args.published)
+    suite, problem = _offering(args.published, "published_report")
+    if suite is None or suite.published_report is None:
+        return _fail(problem or "")
     try:
         text = suite.published_report(stats, args.format, runs)
         if args.html:
@@ -311,12 +317,11 @@ def _report_published(args: argparse.Namespace) -> int:
 
 
 def _download(args: argparse.Namespace) -> int:
-
-    problem = _offered(args.suite, "download")
-    if problem:
-        return _fail(problem)
+    suite, problem = _offering(args.suite, "download")
+    if suite is None or suite.download is None:
+        return _fail(problem or "")
     try:
-        path = suites.get(args.suite).download(args.data, lambda m: print(m, file=sys.stderr))
+        path = suite.download(args.data, lambda m: print(m, file=sys.stderr))
     except DataError as exc:
         return _fail(str(exc), 1)
     except OSError as exc:
@@ -332,7 +337,7 @@ def _compare(args: argparse.Namespace) -> int:
     try:
         summaries = [load_summary(d) for d in args.run_dirs]
         for d, s in zip(args.run_dirs, summaries, strict=True):
-            w = suites.get(s["suite"]).within_run(read_records(d / RESULTS))
+            w = suites.get(s["suite"]).reporter.within_run(read_records(d / RESULTS))
             if w is not None:
                 within.append((d, w))
     except RunDirError as exc:

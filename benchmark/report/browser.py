@@ -42,9 +42,8 @@ def load_tasks(config: RunConfig | None) -> dict[str, Any]:
     if config is None:
         return {}
     try:
-        suite = suites.get(config.suite)
-        suite.configure(dict(config.options))
-        return {t.task_id: t for t in suite.load(config.data_dir or None, config.limit)}
+        suite = suites.get(config.suite, config.options)
+        return {t.task_id: t for t in suite.dataset.load(config.data_dir or None, config.limit)}
     except Exception:  # noqa: BLE001 - any missing or moved data: a report without originals, not a failure
         return {}
 

@@ -30,7 +30,7 @@ def summarise(config: RunConfig, records: list[SampleRecord]) -> dict:
     ordered = sorted(records, key=lambda r: r.key)
     errors = [r for r in ordered if is_error(r, suite.input_error_kinds)]
     verdicts = [r for r in ordered if not is_error(r, suite.input_error_kinds)]
-    body = suite.summarise(config, verdicts)
+    body = suite.reporter.summarise(config, verdicts)
     return {"suite": config.suite, "backend": config.backend, **body, **run_state(config, body, verdicts, errors)}
 
 
@@ -215,7 +215,7 @@ def pct(x: float | None) -> str:
 
 def render_text(summary: dict) -> str:
     """The suite's table, then what its scores leave out (errors, samples not run, flaky verdicts)."""
-    own = suites.get(summary["suite"]).render_text(summary)
+    own = suites.get(summary["suite"]).reporter.render_text(summary)
     if own is None:
         own = render_generic(summary)
     kinds = kinds_table([summary], runs=False)
@@ -281,7 +281,7 @@ def render_compare(summaries: list[dict]) -> str:
     e.g. CanItEdit's paper table), else its summary metrics."""
     out: list[str] = []
     for suite, group in _by_suite(summaries).items():
-        own = suites.get(suite).compare_table(group) if suite in suites.SUITES else None
+        own = suites.get(suite).reporter.compare_table(group) if suite in suites.SUITES else None
         out.append(own if own is not None else _compare_generic(suite, group))
         kinds = kinds_table(group, runs=True)
         if kinds:
@@ -318,7 +318,7 @@ def _suite_compare(suite: str, group: list[dict]) -> tuple[dict, str] | None:
         while label in labels:  # two runs of one backend: keep both
             label += "'"
         labels[label] = s
-    return suites.get(suite).compare(labels)
+    return suites.get(suite).reporter.compare(labels)
 
 
 def errors_cell(summary: dict, cond: str) -> str:
