@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any
 
+from benchmark.run.records import ExcessCode
 from benchmark.suite import Verdict as BaseVerdict
 from benchmark.suites.canitedit.metrics import completion_missing, differ_lines, excess_code, report_missing_lines
 from benchmark.suites.canitedit.task import NAME, Problem
@@ -41,8 +42,13 @@ class Verdict(BaseVerdict, kw_only=True):
 
     def fill(self, rec: SampleRecord) -> None:
         super().fill(rec)
-        rec.missing_lines, rec.differ_lines, rec.excess_code = self.missing_lines, self.differ_lines, self.excess_code
-        rec.missing_statements, rec.excess_code_strict = self.missing_statements, self.excess_code_strict
+        rec.scores = ExcessCode(
+            missing_lines=self.missing_lines,
+            missing_statements=self.missing_statements,
+            differ_lines=self.differ_lines,
+            excess_code=self.excess_code,
+            excess_code_strict=self.excess_code_strict,
+        )
 
 
 async def judge(box: Any, problem: Problem, completion: str) -> Verdict:
