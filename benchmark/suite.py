@@ -213,11 +213,18 @@ class Scorer(Protocol[T_contra]):
         return {}
 
 
+class SuiteSummary(msgspec.Struct, kw_only=True):
+    """A suite's figures of a run (summary.json's `conditions` and `details`, the run's state beside them)."""
+
+    conditions: dict[str, dict[str, Any]]  # per condition: the suite's headline metrics (the tables' columns)
+    details: dict[str, Any]  # per condition (or other key): the figures behind them, in the suite's layout
+
+
 class Reporter(Protocol):
     """A run's records into summary.json, and the suite's own tables, comparisons and HTML sections."""
 
-    def summarise(self, config: RunConfig, records: list[SampleRecord]) -> dict[str, Any]:
-        """{"conditions": {cond: {metric: value}}, "details": {cond: {...}}} for summary.json."""
+    def summarise(self, config: RunConfig, records: list[SampleRecord]) -> SuiteSummary:
+        """The figures of the records with a verdict (errors are the run's state, counted beside them)."""
         ...
 
     def render_text(self, summary: dict[str, Any]) -> str | None:

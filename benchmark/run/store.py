@@ -16,7 +16,7 @@ import errno
 import os
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Self
+from typing import Any, Self
 
 import msgspec
 
@@ -212,7 +212,8 @@ def _atomic_write(path: Path, data: bytes) -> None:
     os.replace(tmp, path)
 
 
-def write_summary(run_dir: Path, summary: dict) -> Path:
+def write_summary(run_dir: Path, summary: Any) -> Path:
+    """summary.json: a run's summary (a Struct, or its document), indented, one key a line."""
     path = run_dir / SUMMARY
     _atomic_write(path, msgspec.json.format(msgspec.json.encode(summary)) + b"\n")
     return path

@@ -6,11 +6,14 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import msgspec
 import pytest
 
 from benchmark import suites
 from benchmark.api import RunResult, run
-from benchmark.run.store import RESULTS, read_records
+from benchmark.report.summary import RunSummary, run_summary
+from benchmark.run.store import RESULTS, read_config, read_records
+from benchmark.suite import SuiteSummary
 from server.errors import UserError
 
 
@@ -25,6 +28,12 @@ def test_a_run_returns_what_it_wrote(tmp_path: Path, shared_data: Path) -> None:
     assert got.written == got.records == len(records) == 4  # 2 problems x 2 conditions x 1 sample
     assert all(r.passed for r in records) and got.complete  # the gold passes its own tests
     assert got.timings["sandbox_s"] > 0
+    # summaries are Structs: the suite's figures a SuiteSummary, the file a RunSummary encoded
+    typed = run_summary(read_config(out), records)
+    assert isinstance(typed, RunSummary) and typed.complete and typed.n_verdicts == 4
+    assert msgspec.json.format(msgspec.json.encode(typed)) + b"\n" == (out / "summary.json").read_bytes()
+    body = suites.get("canitedit").reporter.summarise(read_config(out), records)
+    assert isinstance(body, SuiteSummary) and body.conditions == typed.conditions
 
     again = run("canitedit", "gold", out, limit=2, data=str(shared_data), workers=2, resume=True)
     assert (again.written, again.records) == (0, 4)  # resumed: nothing left to do

@@ -149,9 +149,9 @@ async def test_errors_are_counted_apart_from_answers():
         )
     )
     s = suite.reporter.summarise(RunConfig(suite="bics", backend="m", samples=3, conditions=["dataset"]), recs)
-    c = s["conditions"]["dataset"]
+    c = s.conditions["dataset"]
     assert (c["accuracy"], c["accuracy_all"], c["trials"], c["unparseable"], c["errors"]) == (100.0, 50.0, 2, 1, 1)
-    assert s["details"]["dataset"]["error_kinds"] == {"timeout": 1}
+    assert s.details["dataset"]["error_kinds"] == {"timeout": 1}
 
 
 def test_grid_options_on_the_command_line_and_the_published_report(tmp_path, capsys):

@@ -25,7 +25,7 @@ import msgspec
 from benchmark.report import metrics
 from benchmark.report.summary import load_summary
 from benchmark.run import recorded
-from benchmark.suite import Answer, Dataset, Reporter, Scorer, Solver, Suite, Verdict, own_proposal
+from benchmark.suite import Answer, Dataset, Reporter, Scorer, Solver, Suite, SuiteSummary, Verdict, own_proposal
 from benchmark.suites.bics import haystack as hs
 from benchmark.suites.bics import render, scoring, snippets
 from server.protocol.names import Command
@@ -233,7 +233,7 @@ class Labels(Scorer[BicsTask]):
 
 
 class Tables(Reporter):
-    def summarise(self, config: RunConfig, records: list[SampleRecord]) -> dict[str, Any]:
+    def summarise(self, config: RunConfig, records: list[SampleRecord]) -> SuiteSummary:
         by_cond = metrics.by_condition(records)
         conditions, details = {}, {}
         for cond in [c for c in config.conditions if c in by_cond] + sorted(
@@ -256,7 +256,7 @@ class Tables(Reporter):
                 "unparseable": d["unparseable"],
                 "errors": d["errors"],
             }
-        return {"conditions": conditions, "details": details}
+        return SuiteSummary(conditions=conditions, details=details)
 
     def render_text(self, summary: dict[str, Any]) -> str:
         return render.render_text(entries_of(summary), title=f"Bug In The Code Stack: {summary.get('backend', '')}")

@@ -25,7 +25,7 @@ import msgspec
 
 from benchmark.datadir import DataError, data_dir, require
 from benchmark.report import metrics
-from benchmark.suite import Answer, Dataset, Reporter, Scorer, Solver, Suite, Verdict, own_proposal
+from benchmark.suite import Answer, Dataset, Reporter, Scorer, Solver, Suite, SuiteSummary, Verdict, own_proposal
 from benchmark.suites.canaicode import recorded as rec_eval
 from benchmark.suites.canaicode.checks import LIST_PADDING, ListPadding
 from benchmark.suites.canaicode.evaluate import Evaluation, evaluate
@@ -221,8 +221,8 @@ class Tables(Reporter):
     def __init__(self, padding: ListPadding) -> None:
         self.padding: ListPadding = padding
 
-    def summarise(self, config: RunConfig, records: list[SampleRecord]) -> dict[str, Any]:
-        return summarise(config, records, padding=self.padding)
+    def summarise(self, config: RunConfig, records: list[SampleRecord]) -> SuiteSummary:
+        return msgspec.convert(summarise(config, records, padding=self.padding), SuiteSummary)
 
     def render_text(self, summary: dict[str, Any]) -> str | None:
         return render_text(summary)

@@ -6,8 +6,10 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import msgspec
+
 from benchmark.run import recorded
-from benchmark.suite import Dataset, Reporter, Scorer, Solver, Suite, no_options
+from benchmark.suite import Dataset, Reporter, Scorer, Solver, Suite, SuiteSummary, no_options
 from benchmark.suites.canitedit.archive import load_archive
 from benchmark.suites.canitedit.download import download
 from benchmark.suites.canitedit.html import sections
@@ -48,8 +50,8 @@ class Tests(Scorer[Problem]):
 
 
 class Tables(Reporter):
-    def summarise(self, config: RunConfig, records: list[SampleRecord]) -> dict[str, Any]:
-        return summarise(config, records)
+    def summarise(self, config: RunConfig, records: list[SampleRecord]) -> SuiteSummary:
+        return msgspec.convert(summarise(config, records), SuiteSummary)
 
     def render_text(self, summary: dict[str, Any]) -> str:
         return render_text(summary)

@@ -13,7 +13,7 @@ import msgspec
 
 from benchmark.datadir import DataError, data_dir
 from benchmark.run.lang_fidelity import lang_fidelity
-from benchmark.suite import Dataset, Reporter, Scorer, Solver, Suite, Verdict, no_options
+from benchmark.suite import Dataset, Reporter, Scorer, Solver, Suite, SuiteSummary, Verdict, no_options
 from benchmark.suites.codeeditorbench.download import download
 from benchmark.suites.codeeditorbench.kinds import CONDITIONS, KINDS, NAME, kind_of
 from benchmark.suites.codeeditorbench.scores import OPT_REPEATS, polish_metrics
@@ -160,8 +160,8 @@ class Judging(Scorer[Task]):
 
 
 class Tables(Reporter):
-    def summarise(self, config: RunConfig, records: list[SampleRecord]) -> dict[str, Any]:
-        return summarise(config, records)
+    def summarise(self, config: RunConfig, records: list[SampleRecord]) -> SuiteSummary:
+        return msgspec.convert(summarise(config, records), SuiteSummary)
 
     def compare(self, summaries: dict[str, dict[str, Any]]) -> tuple[dict[str, Any], str] | None:
         """Win Rate across the compared backends (SPEC 3.7)."""

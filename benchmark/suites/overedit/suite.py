@@ -9,8 +9,10 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import msgspec
+
 from benchmark.datadir import data_dir
-from benchmark.suite import Dataset, EditSolver, Reporter, Scorer, Suite, Verdict, no_options
+from benchmark.suite import Dataset, EditSolver, Reporter, Scorer, Suite, SuiteSummary, Verdict, no_options
 from benchmark.suites.overedit.compare import compare_conditions, render_compare
 from benchmark.suites.overedit.download import download
 from benchmark.suites.overedit.fidelity import normalised_flags, report_fidelity
@@ -73,8 +75,8 @@ class Repairs(Scorer[Task]):
 
 
 class Tables(Reporter):
-    def summarise(self, config: RunConfig, records: list[SampleRecord]) -> dict[str, Any]:
-        return summarise(config, records)
+    def summarise(self, config: RunConfig, records: list[SampleRecord]) -> SuiteSummary:
+        return msgspec.convert(summarise(config, records), SuiteSummary)
 
     def html_sections(self, summary: dict[str, Any], records: list[SampleRecord]) -> str:
         return table(summary) + sections(summary, records)
