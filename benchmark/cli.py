@@ -4,30 +4,23 @@
 from __future__ import annotations
 
 import argparse
-import asyncio
-import contextlib
-import datetime as dt
 import json
-import platform
 import sys
-from importlib import metadata
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from benchmark import suites
 from benchmark.arg_types import NON_NEGATIVE, POSITIVE, number_arg
 from benchmark.build.make_suite_cli import register_make_suite
-from benchmark.datadir import DataError, data_dir
+from benchmark.datadir import DataError
 from benchmark.report.summary import compare_json, load_summary, render_compare, render_text, report, state_lines
 from benchmark.run.balancer import EndpointsError, read_endpoints
-from benchmark.run.progress import for_stderr
-from benchmark.run.records import RunConfig
-from benchmark.run.store import RESULTS, ResultsStore, RunDirError, read_config, read_records
+from benchmark.run.store import RESULTS, RunDirError, read_config, read_records
 from server.errors import UserError
 from server.protocol.names import STYLES
 
 if TYPE_CHECKING:
-    from sandbox import Sandbox
+    from benchmark.suite import Suite
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # server/cli.py's signature
@@ -176,248 +169,86 @@ def register(sub: argparse._SubParsersAction) -> None:  # server/cli.py's signat
     register_make_suite(commands)
 
 
-def _versions() -> dict[str, str]:
-    out = {"python": platform.python_version()}
-    for dist in ("edit-fidelity", "pygls", "lsprotocol", "coverage", "msgspec"):
-        with contextlib.suppress(metadata.PackageNotFoundError):
-            out[dist] = metadata.version(dist)
-    return out
-
-
 def _fail(msg: str, code: int = 2) -> int:
     print(f"edit-fidelity bench: {msg}", file=sys.stderr)
     return code
 
 
 def _run(args: argparse.Namespace) -> int:
-    try:
-        return _run_checked(args)
-    except UserError as exc:  # bad input or data, a failed preflight, a run directory that cannot be used
-        return _fail(" ".join(str(exc).split()))
+    """`bench run`: the arguments into one `benchmark.api.run` call, its summary on stdout."""
+    from benchmark.api import RunFailed, VllmSettings, run
 
-
-def _run_checked(args: argparse.Namespace) -> int:
-    # the run's machinery (the server session's pygls, the sandbox) only when a run starts: `bench report`,
-    # `compare` and `download` build the same parser and stay quick
-    from benchmark.run import answer_sources, preflight
-    from benchmark.run.engine import Engine, RunAborted
-    from benchmark.run.session import ServerUnavailable
-
-    suite = suites.get(args.suite)
     options = {}
     for item in args.suite_option:
         key, sep, value = item.partition("=")
         if not sep or not key.strip():
             return _fail(f"--suite-option {item!r}: expected KEY=VALUE")
         options[key.strip()] = value.strip()
-    try:
-        suite.configure(options)
-    except ValueError as exc:
-        return _fail(str(exc))
-    if args.conditions is None:
-        conditions = list(suite.default_conditions or suite.conditions)
-    else:
+    conditions = None
+    if args.conditions is not None:
         conditions = [c.strip() for c in args.conditions.split(",") if c.strip()]
-    bad = [c for c in conditions if c not in suite.conditions]
-    if bad or not conditions:
-        return _fail(
-            f"unknown condition(s) {', '.join(bad) or '(none)'} for suite {suite.name}; "
-            f"known: {', '.join(suite.conditions)}"
-        )
-    if args.limit is not None and args.limit < 1 or args.samples is not None and args.samples < 1:
-        return _fail("--limit and --samples must be >= 1")
-    if args.serve_vllm:
-        if args.backend not in (None, "openai") or args.base_url:
-            return _fail("--serve-vllm starts its own endpoint: leave out --backend and --base-url")
-        args.backend, args.model = f"vllm:{args.serve_vllm}", args.serve_vllm
-    elif not args.backend:
-        return _fail("--backend SPEC (or --serve-vllm MODEL) is required")
     urls = list(args.base_url or [])
-    if args.endpoints:
-        try:
-            urls += read_endpoints(args.endpoints)
-        except EndpointsError as exc:
-            return _fail(str(exc))
-    try:
-        backend = answer_sources.parse(
-            args.backend,
-            suite=suite,
-            base_url=urls or None,
-            model=args.model,
-            api_key_env=args.api_key_env,
-            temperature=args.temperature,
-            top_p=args.top_p,
-            max_tokens=args.max_tokens,
-        )
-    except answer_sources.BackendSpecError as exc:
-        return _fail(str(exc))
-    default_samples = backend.default_samples()
-    samples = args.samples or default_samples
-    if backend.recorded is not None and samples > default_samples:
-        return _fail(f"the recorded run has {default_samples} samples per task; --samples {samples} asks for more")
-    # preflight: what would fail every sample fails here, before anything is written
-    preflight.check_key(backend)
-    tasks = suite.load(args.data, args.limit)
-    pairs = preflight.check_tasks(suite, tasks, conditions)
-    preflight.check_recorded(suite, backend, tasks, conditions, samples, args.backend)
-    preflight.check_envs(suite, tasks)
-    if args.ray_sessions and not args.ray:
-        return _fail("--ray-sessions needs --ray ADDRESS (the cluster the sessions run on)")
-    if args.ray:
-        from benchmark.run.cluster.judge import check_address
-
-        check_address(args.ray)
-    box = _sandbox(args.workers)
-    try:
-        if isinstance(backend, answer_sources.OpenAI) and backend.endpoints:
-            preflight.check_endpoints(backend)
-        elif not (isinstance(backend, answer_sources.OpenAI) and backend.serve_vllm):
-            preflight.check_backend(backend)
-        config = RunConfig(
-            suite=args.suite,
-            backend=args.backend,
-            samples=samples,
-            limit=args.limit,
-            conditions=conditions,
-            options=options,
-            necessity_runs=args.necessity,
-            # several endpoints: which servers answer does not decide a verdict (resume may use others)
-            base_url=("balanced" if len(urls) > 1 else urls[0]) if urls else None,
-            model=args.model,
-            api_key_env=args.api_key_env,
-            style=args.style,
-            temperature=args.temperature,
-            top_p=args.top_p,
-            max_tokens=args.max_tokens,
-            data_dir=str(data_dir(args.data)),
-            tasks_digest=preflight.tasks_digest(suite, tasks, conditions),
-            backend_digest=preflight.backend_digest(args.backend),
-            sandbox=preflight.sandbox_identity(suite, tasks, box.level),
-            planned=pairs * samples,
-            versions=_versions(),
-            serve=_serve_settings(args, urls),
-            created=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
-        )
-        store = ResultsStore(args.out, config, resume=args.resume, retry_errors=not args.keep_errors)
-    except BaseException:
-        box.close()
-        raise
-    store.config.versions.setdefault("sandbox_level", box.level)
-    show = None if args.quiet else for_stderr()
     vllm = None
-    stack = contextlib.ExitStack()
+    if args.serve_vllm:
+        vllm = VllmSettings(
+            model=args.serve_vllm,
+            tensor_parallel=args.tensor_parallel,
+            data_parallel=args.data_parallel,
+            seed=args.seed,
+            extra=tuple(args.vllm_arg),
+        )
     try:
-        cluster = None
-        if args.ray:
-            from benchmark.run.cluster.judge import connect
-
-            cluster = stack.enter_context(
-                connect(args.ray, suite, options, args.out / "ray.jsonl", sessions=args.ray_sessions)
-            )
-        if isinstance(backend, answer_sources.OpenAI) and backend.serve_vllm:
-            from benchmark.run.vllm import VllmError, VllmServer
-
+        if args.endpoints:
             try:
-                vllm = VllmServer(
-                    args.serve_vllm,
-                    args.out / "vllm.log",
-                    host=cluster.serve_host if cluster is not None else "127.0.0.1",
-                    tensor_parallel=args.tensor_parallel,
-                    data_parallel=args.data_parallel,
-                    seed=args.seed,
-                    extra=args.vllm_arg,
-                ).start()
-            except VllmError as exc:
-                return _fail(str(exc), 1)
-            backend.base_url = vllm.base_url
-            preflight.check_backend(backend)
-        engine = Engine(
-            store.config,
-            suite,
-            tasks,
-            backend,
-            store,
-            box,
-            concurrency=args.concurrency or 8 * max(1, args.ray_sessions),
-            progress=show,
-            necessity_runs=args.necessity,
-            retries=0 if args.keep_errors else 1,
+                urls += read_endpoints(args.endpoints)
+            except EndpointsError as exc:
+                return _fail(str(exc))
+        result = run(
+            args.suite,
+            args.backend,
+            args.out,
+            options=options,
+            conditions=conditions,
+            samples=args.samples,
+            limit=args.limit,
+            data=args.data,
+            resume=args.resume,
+            keep_errors=args.keep_errors,
+            base_urls=urls,
+            model=args.model,
+            api_key_env=args.api_key_env,
+            temperature=args.temperature,
+            top_p=args.top_p,
+            max_tokens=args.max_tokens,
+            style=args.style,
+            necessity=args.necessity,
+            concurrency=args.concurrency,
+            workers=args.workers,
+            ray=args.ray,
+            ray_sessions=args.ray_sessions,
+            vllm=vllm,
+            progress=not args.quiet,
         )
-        if cluster is not None:
-            cluster.drive(engine)  # the sandbox runs as Ray tasks; with --ray-sessions the requests too
-        progress = asyncio.run(engine.run())
-    except (ServerUnavailable, RunAborted) as exc:  # what no sample can survive: the records stay
-        return _fail(
-            f"{exc}; {len(store.records)} records kept in {args.out}: continue with --resume "
-            f"(server log: {args.out / ('server-session-*.log' if args.ray_sessions else 'server.log')})",
-            1,
-        )
-    finally:
-        stack.close()
-        if isinstance(backend, answer_sources.OpenAI) and backend.endpoint_stats:
-            _write_endpoint_stats(args.out, backend.endpoint_stats)
-        if vllm is not None:
-            vllm.stop()
-        if show is not None:
-            show.close()
-        store.close()
-        box.close()
+    except RunFailed as exc:  # stopped under way: the records stay
+        return _fail(" ".join(str(exc).split()), 1)
+    except UserError as exc:  # bad input or data, a failed preflight, a run directory that cannot be used
+        return _fail(" ".join(str(exc).split()))
     if not args.quiet:
-        t = engine.timings
+        t = result.timings
         print(
-            f"{progress.done} records written ({len(store.records)} in the run); time in server "
+            f"{result.written} records written ({result.records} in the run); time in server "
             f"{t['server_s']:.1f} s, sandbox {t['sandbox_s']:.1f} s, scoring {t['scoring_s']:.1f} s"
             + (f", necessity analysis {t['necessity_s']:.1f} s" if "necessity_s" in t else "")
-            + f" (summed over concurrent jobs); {engine.reused} identical programs reused a verdict",
+            + f" (summed over concurrent jobs); {result.reused} identical programs reused a verdict",
             file=sys.stderr,
         )
-    summary = report(args.out)
-    if not args.quiet:
-        print(render_text(summary))
-    if not summary.get("complete", True):
+        print(render_text(result.summary))
+    if not result.complete:
         if args.allow_errors:
             return 0
-        reason = "; ".join(line.strip() for line in state_lines(summary)[:2])
+        reason = "; ".join(line.strip() for line in state_lines(result.summary)[:2])
         return _fail(f"{reason} (--allow-errors accepts a run with errors)", 1)
     return 0
-
-
-def _serve_settings(args: argparse.Namespace, urls: list[str]) -> dict[str, str]:
-    """How the run was served, kept for the record (not part of its identity: `--resume` may use others)."""
-    out: dict[str, str] = {}
-    if args.serve_vllm:
-        out |= {"tensor_parallel": str(args.tensor_parallel), "seed": str(args.seed), "extra": " ".join(args.vllm_arg)}
-        if args.data_parallel > 1:
-            out["data_parallel"] = str(args.data_parallel)
-    if len(urls) > 1:
-        out["endpoints"] = " ".join(urls)
-    if args.ray:
-        out["ray"] = args.ray
-    if args.ray_sessions:
-        out["ray_sessions"] = str(args.ray_sessions)
-    return out
-
-
-def _write_endpoint_stats(out: Path, stats: list) -> None:
-    import msgspec
-
-    (out / "endpoints.json").write_bytes(msgspec.json.format(msgspec.json.encode(stats)) + b"\n")
-
-
-def _sandbox(workers: int | None) -> Sandbox:  # imported on use (start-up time)
-    """The sandbox for the run, or a PreflightError naming what the requested isolation lacks."""
-    import os
-
-    from benchmark.run.preflight import PreflightError, check_sandbox_level
-    from sandbox import IsolationUnavailable, Sandbox
-    from sandbox.core import LEVEL_ENV
-
-    if os.environ.get(LEVEL_ENV):
-        check_sandbox_level(os.environ[LEVEL_ENV])
-    try:
-        return Sandbox(workers=workers)
-    except (IsolationUnavailable, ValueError, OSError) as exc:
-        raise PreflightError(f"sandbox: {exc}") from None
 
 
 def _report(args: argparse.Namespace) -> int:
@@ -458,21 +289,23 @@ def _write_page(path: Path, page: str) -> str | None:
     return None
 
 
-def _offered(name: str, hook: str) -> str | None:
-    """Why suite `name` cannot serve `hook` (imported only when asked: `edit-fidelity serve` never pays)."""
-
-    if name not in suites.SUITES or not suites.suite_class(name).offers(hook):
-        return f"no suite {name!r} with {hook.replace('_', ' ')}; choose one of {', '.join(suites.offering(hook))}"
-    return None
+def _offering(name: str, part: str) -> tuple[Suite[Any] | None, str | None]:
+    """Suite `name` when it offers `part` (`download`, `published_report`), else why not (imported only when
+    asked: `edit-fidelity serve` never pays)."""
+    suite = suites.get(name) if name in suites.SUITES else None
+    if suite is None or getattr(suite, part) is None:
+        return (
+            None,
+            f"no suite {name!r} with {part.replace('_', ' ')}; choose one of {', '.join(suites.offering(part))}",
+        )
+    return suite, None
 
 
 def _report_published(args: argparse.Namespace) -> int:
-
     stats, *runs = args.paths
-    problem = _offered(args.published, "published_report")
-    if problem:
-        return _fail(problem)
-    suite = suites.get(args.published)
+    suite, problem = _offering(args.published, "published_report")
+    if suite is None or suite.published_report is None:
+        return _fail(problem or "")
     try:
         text = suite.published_report(stats, args.format, runs)
         if args.html:
@@ -484,12 +317,11 @@ def _report_published(args: argparse.Namespace) -> int:
 
 
 def _download(args: argparse.Namespace) -> int:
-
-    problem = _offered(args.suite, "download")
-    if problem:
-        return _fail(problem)
+    suite, problem = _offering(args.suite, "download")
+    if suite is None or suite.download is None:
+        return _fail(problem or "")
     try:
-        path = suites.get(args.suite).download(args.data, lambda m: print(m, file=sys.stderr))
+        path = suite.download(args.data, lambda m: print(m, file=sys.stderr))
     except DataError as exc:
         return _fail(str(exc), 1)
     except OSError as exc:
@@ -505,7 +337,7 @@ def _compare(args: argparse.Namespace) -> int:
     try:
         summaries = [load_summary(d) for d in args.run_dirs]
         for d, s in zip(args.run_dirs, summaries, strict=True):
-            w = suites.get(s["suite"]).within_run(read_records(d / RESULTS))
+            w = suites.get(s["suite"]).reporter.within_run(read_records(d / RESULTS))
             if w is not None:
                 within.append((d, w))
     except RunDirError as exc:

@@ -1,18 +1,26 @@
-"""What the replay engine needs from a suite: its tasks, how to ask the server, how to judge, how to sum up.
+"""What the replay engine needs from a suite, in parts, as inspect_ai composes a task of a dataset, a
+solver and a scorer: a `Suite` is a frozen value of its `Dataset` (the tasks), `Solver` (how the server is
+asked, and what a replayed backend answers), `Scorer` (the sandbox's verdict and the numbers of a
+completion) and `Reporter` (summary.json, text, comparisons, HTML), with its conditions, its sandbox
+environment and what it optionally offers (a download, a report of published results).
 
-A suite module defines one `Suite` subclass and registers it in `benchmark.suites`. The engine does the
-rest for every suite alike: one `editFidelity.*` request per (task, condition, sample) through the real
-language server, the sandbox verdict from `Suite.judge`, one `SampleRecord` appended per sample, resume.
+A suite package builds its value in a factory registered in `benchmark.suites` (`make(options)`: the
+`--suite-option`s chosen, so a configured suite is another value). The engine does the rest for every suite
+alike: one `editFidelity.*` request per (task, condition, sample) through the real language server, the
+sandbox verdict from `suite.scorer.judge`, one `SampleRecord` appended per sample, resume.
 
-Suite-specific numbers travel in `Verdict.metrics` / `SampleRecord.metrics` (a flat dict of JSON
-scalars and lists); `Suite.summarise` turns the records of one condition into its summary metrics.
+The protocols carry the default behaviour of an edit suite over Python documents with a gold `after`
+(CanItEdit is the model): a part subclasses its protocol and overrides what differs. Suite-specific numbers
+travel in `Verdict.metrics` / `SampleRecord.metrics` (a flat dict of JSON scalars and lists);
+`Reporter.summarise` turns the records of a run into its summary.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, Generic, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
 import msgspec
 
@@ -46,6 +54,7 @@ class Task(Protocol):
 
 
 T = TypeVar("T", bound=Task)
+T_contra = TypeVar("T_contra", bound=Task, contravariant=True)  # a part that only takes tasks
 
 
 class Verdict(msgspec.Struct, kw_only=True):
@@ -93,86 +102,35 @@ def own_proposal(
     )
 
 
-class Suite(Generic[T]):
-    """Base class: an edit suite over Python documents with a gold `after` (CanItEdit is the model),
-    generic over its task type `T` (a suite `class S(Suite[MyTask])` takes and gives `MyTask`, as
-    inspect_ai's task is its dataset's samples: `load` is the dataset, `ask` the solver, `judge` and
-    `summarise` the scorer)."""
-
-    name: ClassVar[str]
-    conditions: ClassVar[tuple[str, ...]]
-    default_conditions: ClassVar[tuple[str, ...] | None] = None  # None: all conditions
-    language: ClassVar[str] = "python"  # the documents' languageId (a task may override with `.language`)
-    # a prompt style of the server (server/backends/prompts.py) per condition; None: the backend's own
-    styles: ClassVar[dict[str, str]] = {}
-    # True when a completion's verdict depends on the condition (e.g. the condition is the language)
-    judge_by_condition: ClassVar[bool] = False
-    # completions are edits of `before` whose hunks the tests can be asked about (`bench run --necessity`)
-    necessity: ClassVar[bool] = True
-    # the sandbox environment (`edit-fidelity sandbox prepare --suite NAME`) the judge runs programs in
-    sandbox_env: ClassVar[str | None] = None
-    # proposal errorKinds of tasks the suite reports as unusable input (a row of their own): not run errors
-    input_error_kinds: ClassVar[frozenset[str]] = frozenset()
-
-    def configure(self, options: dict[str, str]) -> None:
-        """Suite options from `bench run --suite-option KEY=VALUE` (stored in the run's config);
-        ValueError names an option the suite does not know or a value it cannot use."""
-        if options:
-            raise ValueError(f"suite {self.name} takes no options (got {', '.join(sorted(options))})")
+class Dataset(Protocol[T]):
+    """The suite's tasks."""
 
     def load(self, data: str | Path | None, limit: int | None) -> Sequence[T]:
-        raise NotImplementedError
-
-    # `bench download SUITE` and `bench report --published SUITE` offer the suites that override these
-    def download(self, data: str | Path | None, log: Callable[[str], None]) -> Path:
-        """Fetch the suite's data into the data directory (`data`, else EDIT_FIDELITY_DATA, else the cache)."""
-        raise NotImplementedError
-
-    def published_report(self, published_dir: str | Path, fmt: str, runs: Sequence[Path]) -> str:
-        """The suite's published results (their own files) beside our runs, in `fmt` (text, json, html)."""
-        raise NotImplementedError
-
-    @classmethod
-    def offers(cls, hook: str) -> bool:
-        return getattr(cls, hook) is not getattr(Suite, hook)
-
-    def sandbox_envs(self, tasks: Sequence[T]) -> list[str]:
-        """The sandbox environments these tasks are judged in (the run's preflight checks each is prepared)."""
-        return [self.sandbox_env] if self.sandbox_env else []
-
-    def timing_sensitive(self, task: T) -> bool:
-        """Whether the task's tests compare timings, so that a verdict depends on the machine's load: the
-        engine then judges it alone, by majority of up to three runs, and records a split vote as flaky."""
-        return False
-
-    def gold_answer(self, task: T, condition: str) -> str | None:
-        """The model answer that the `gold` backend replays (the full edited document by default)."""
-        return task.after
-
-    def identity_answer(self, task: T, condition: str) -> str | None:
-        return task.before
-
-    def task_language(self, task: T) -> str:
-        return getattr(task, "language", None) or self.language
-
-    def answer_language(self, task: T) -> str | None:
-        """The language the answer is written in when it is not the document's (a translation)."""
-        return None
+        """The tasks from the data directory (`data`, else EDIT_FIDELITY_DATA, else the cache), the first
+        `limit`; a `DataError` when the data is missing or damaged."""
+        ...
 
     def task_conditions(self, task: T, conditions: Sequence[str]) -> list[str]:
         """The run's conditions that apply to this task (all, unless a task belongs to one condition)."""
         return list(conditions)
 
-    def replay_key(self, task: T, condition: str) -> str:
-        """Text that occurs in the prompt the server sends for this task: how a replayed answer is found."""
-        return task.before
 
-    def answer_fence(self, task: T, condition: str) -> str | None:
-        """The code-fence tag a replayed answer is served in; None: served as it is (not code)."""
-        return self.task_language(task)
+class Solver(Protocol[T_contra]):
+    """How a task is asked of the server (`ask`), and what a replayed backend answers: the gold, the
+    original, a recorded run. The defaults: `editFidelity.requestEdit` on `before` with the gold `after`."""
+
+    language: str = "python"  # the documents' languageId (a task may override with `.language`)
 
     async def ask(
-        self, session: ServerSession, task: T, condition: str, backend: str, *, name: str, style: str | None, n: int = 1
+        self,
+        session: ServerSession,
+        task: T_contra,
+        condition: str,
+        backend: str,
+        *,
+        name: str,
+        style: str | None,
+        n: int = 1,
     ) -> Answer | list[Answer]:
         """One request through the server for `n` samples (an Answer each, or one Answer holding the error);
         edit suites send `editFidelity.requestEdit` with the gold."""
@@ -195,28 +153,79 @@ class Suite(Generic[T]):
             answers.append(Answer(proposal=proposal, completion=completion))
         return answers
 
-    async def judge(self, box: Any, task: T, condition: str, completion: str) -> Verdict:
-        raise NotImplementedError
+    def task_language(self, task: T_contra) -> str:
+        return getattr(task, "language", None) or self.language
 
-    def report_metrics(self, task: T, report: FidelityReport) -> dict[str, Any]:
+    def answer_language(self, task: T_contra) -> str | None:
+        """The language the answer is written in when it is not the document's (a translation)."""
+        return None
+
+    def gold_answer(self, task: T_contra, condition: str) -> str | None:
+        """The model answer that the `gold` backend replays (the full edited document by default)."""
+        return task.after
+
+    def identity_answer(self, task: T_contra, condition: str) -> str | None:
+        return task.before
+
+    def replay_key(self, task: T_contra, condition: str) -> str:
+        """Text that occurs in the prompt the server sends for this task: how a replayed answer is found."""
+        return task.before
+
+    def answer_fence(self, task: T_contra, condition: str) -> str | None:
+        """The code-fence tag a replayed answer is served in; None: served as it is (not code)."""
+        return self.task_language(task)
+
+    def load_recorded(self, path: str | Path) -> Any:
+        """A recorded run of this suite (`recorded:PATH`): an object with `get(task_id, condition)` ->
+        completions in sample order, `verdict(task_id, condition, sample)` -> bool | None, `samples`. A suite
+        whose runs come in a format of its own reads that here and leaves the rest to `recorded.load`."""
+        return recorded.load(path)
+
+
+class EditSolver(Solver[T_contra]):
+    """The solver of an edit suite: the protocol's defaults, as a class to make one of."""
+
+
+class Scorer(Protocol[T_contra]):
+    """The verdict on a completion (the sandbox) and the numbers read from it."""
+
+    async def judge(self, box: Any, task: T_contra, condition: str, completion: str) -> Verdict: ...
+
+    async def passes(self, box: Any, task: T_contra, condition: str, text: str) -> bool | None:
+        """Whether `text` passes the task's tests (None: the sandbox could not tell); the necessity
+        analysis asks this of sub-edits. Scorers with a costlier judge (coverage) override it."""
+        v = await self.judge(box, task, condition, text)
+        return None if v.sandbox_error is not None and not v.passed else v.passed
+
+    def timing_sensitive(self, task: T_contra) -> bool:
+        """Whether the task's tests compare timings, so that a verdict depends on the machine's load: the
+        engine then judges it alone, by majority of up to three runs, and records a split vote as flaky."""
+        return False
+
+    def report_metrics(self, task: T_contra, report: FidelityReport) -> dict[str, Any]:
         """Numbers the suite reads from the server's report of a proposal (measured against the gold edit
         the request carried), merged into the record's metrics: the suite re-measures nothing."""
         return {}
 
-    def completion_metrics(self, task: T, condition: str, completion: str) -> dict[str, Any]:
+    def completion_metrics(self, task: T_contra, condition: str, completion: str) -> dict[str, Any]:
         """Numbers of a completion computed from the texts alone (pure, no sandbox) that may depend on the
         condition, merged into the record's metrics; unlike `judge`'s, never shared across conditions."""
         return {}
 
-    async def passes(self, box: Any, task: T, condition: str, text: str) -> bool | None:
-        """Whether `text` passes the task's tests (None: the sandbox could not tell); the necessity
-        analysis asks this of sub-edits. Suites with a costlier judge (coverage) override it."""
-        v = await self.judge(box, task, condition, text)
-        return None if v.sandbox_error is not None and not v.passed else v.passed
 
-    def summarise(self, config: RunConfig, records: list[SampleRecord]) -> dict[str, Any]:
-        """{"conditions": {cond: {metric: value}}, "details": {cond: {...}}} for summary.json."""
-        raise NotImplementedError
+class SuiteSummary(msgspec.Struct, kw_only=True):
+    """A suite's figures of a run (summary.json's `conditions` and `details`, the run's state beside them)."""
+
+    conditions: dict[str, dict[str, Any]]  # per condition: the suite's headline metrics (the tables' columns)
+    details: dict[str, Any]  # per condition (or other key): the figures behind them, in the suite's layout
+
+
+class Reporter(Protocol):
+    """A run's records into summary.json, and the suite's own tables, comparisons and HTML sections."""
+
+    def summarise(self, config: RunConfig, records: list[SampleRecord]) -> SuiteSummary:
+        """The figures of the records with a verdict (errors are the run's state, counted beside them)."""
+        ...
 
     def render_text(self, summary: dict[str, Any]) -> str | None:
         """A terminal table in the suite's papers' layout; None: the generic table."""
@@ -240,8 +249,48 @@ class Suite(Generic[T]):
         """The suite's part of the HTML report (tables, inline SVG plots); None: the generic table."""
         return None
 
-    def load_recorded(self, path: str | Path) -> Any:
-        """A recorded run of this suite (`recorded:PATH`): an object with `get(task_id, condition)` ->
-        completions in sample order, `verdict(task_id, condition, sample)` -> bool | None, `samples`. A suite
-        whose runs come in a format of its own reads that here and leaves the rest to `recorded.load`."""
-        return recorded.load(path)
+
+# `bench download SUITE`: fetch the suite's data into the data directory; its path
+Download = Callable[[str | Path | None, Callable[[str], None]], Path]
+# `bench report --published SUITE DIR RUN_DIR...`: the suite's published results beside our runs, in a format
+PublishedReport = Callable[[str | Path, str, Sequence[Path]], str]
+
+
+@dataclass(frozen=True, kw_only=True)
+class Suite(Generic[T]):
+    """A suite: its parts, its conditions and its sandbox environment (a value; another configuration is
+    another value, made by the suite's factory)."""
+
+    name: str
+    conditions: tuple[str, ...]
+    dataset: Dataset[T]
+    solver: Solver[T]
+    scorer: Scorer[T]
+    reporter: Reporter
+    default_conditions: tuple[str, ...] | None = None  # None: all conditions
+    # the sandbox environment (`edit-fidelity sandbox prepare --suite NAME`) the scorer runs programs in, or
+    # the environment of each task; None: no environment of its own
+    sandbox_env: str | Callable[[T], str] | None = None
+    # a prompt style of the server (server/backends/prompts.py) per condition; absent: the backend's own
+    styles: Mapping[str, str] = field(default_factory=dict)
+    # True when a completion's verdict depends on the condition (e.g. the condition is the language)
+    judge_by_condition: bool = False
+    # completions are edits of `before` whose units the tests can be asked about (`bench run --necessity`)
+    necessity: bool = True
+    # proposal errorKinds of tasks the suite reports as unusable input (a row of their own): not run errors
+    input_error_kinds: frozenset[str] = frozenset()
+    download: Download | None = None
+    published_report: PublishedReport | None = None
+
+    def sandbox_envs(self, tasks: Sequence[T]) -> list[str]:
+        """The sandbox environments these tasks are judged in (the run's preflight checks each is prepared)."""
+        env = self.sandbox_env
+        if env is None:
+            return []
+        return [env] if isinstance(env, str) else sorted({env(t) for t in tasks})
+
+
+def no_options(name: str, options: Mapping[str, str]) -> None:
+    """A suite that takes no `--suite-option`: a ValueError naming what it got."""
+    if options:
+        raise ValueError(f"suite {name} takes no options (got {', '.join(sorted(options))})")

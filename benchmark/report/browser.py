@@ -42,9 +42,8 @@ def load_tasks(config: RunConfig | None) -> dict[str, Any]:
     if config is None:
         return {}
     try:
-        suite = suites.get(config.suite)
-        suite.configure(dict(config.options))
-        return {t.task_id: t for t in suite.load(config.data_dir or None, config.limit)}
+        suite = suites.get(config.suite, config.options)
+        return {t.task_id: t for t in suite.dataset.load(config.data_dir or None, config.limit)}
     except Exception:  # noqa: BLE001 - any missing or moved data: a report without originals, not a failure
         return {}
 
@@ -125,8 +124,8 @@ def browser_data(records: Sequence[SampleRecord], tasks: dict[str, Any]) -> tupl
                         "excess ELev": _num(r.excess_lev),
                         "added CC": _num(r.added_cc, 2),
                         "CC delta": _num(r.cc_delta, 2),
-                        "ExcessCode": _num(r.excess_code),
-                        "ExcessCode strict": _num(r.excess_code_strict),
+                        "ExcessCode": _num(r.scores.excess_code if r.scores else None),
+                        "ExcessCode strict": _num(r.scores.excess_code_strict if r.scores else None),
                         "change units": r.hunks,
                         "flagged units": r.flagged_hunks,
                         "flagged (warning)": r.flagged_warning,

@@ -155,7 +155,7 @@ def across_runs(runs: Sequence[Run]) -> list[dict[str, Any]]:
         group = {r.label: r.summary for r in runs if r.suite == suite}
         if len(group) < 2 or suite not in suites.SUITES:
             continue
-        got = suites.get(suite).compare(group)
+        got = suites.get(suite).reporter.compare(group)
         if got is None:
             continue
         numbers, text = got

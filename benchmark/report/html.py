@@ -124,5 +124,5 @@ def render(
     summary: dict, records: list[SampleRecord], run_dir: Path | None = None, config: RunConfig | None = None
 ) -> str:
     """The run's report page: the suite's own sections, then every sample in the browser."""
-    own = suites.get(summary["suite"]).html_sections(summary, records)
+    own = suites.get(summary["suite"]).reporter.html_sections(summary, records)
     return page(summary, own if own is not None else metrics_table(summary), render_browser(records, run_dir, config))

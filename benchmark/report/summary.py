@@ -17,21 +17,68 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+import msgspec
+
 from benchmark import suites
 from benchmark.report import metrics
 from benchmark.run.records import RunConfig, SampleRecord, is_error
 from benchmark.run.store import RESULTS, read_config, read_records, write_summary
+from benchmark.suite import SuiteSummary
 
 NAMED_ERRORS = 100
 
 
-def summarise(config: RunConfig, records: list[SampleRecord]) -> dict:
+class FlakySample(msgspec.Struct, kw_only=True):
+    """A timing-sensitive sample whose repeated runs split (the majority is its verdict)."""
+
+    task: str
+    sample: int
+    outcome: str
+    votes: list[bool]
+
+
+class RunSummary(msgspec.Struct, kw_only=True):
+    """summary.json: the suite's figures (`SuiteSummary`) and what they are over, the run's state."""
+
+    suite: str
+    backend: str
+    conditions: dict[str, dict[str, Any]]
+    details: dict[str, Any]
+    complete: bool  # no error, nothing left to run, no passing sample without its follow-up numbers
+    errors: dict[str, int]  # per condition
+    error_kinds: dict[str, dict[str, int]]
+    first_error: dict[str, str]
+    error_samples: dict[str, list[str]]  # every sample left out of the scores (the first `NAMED_ERRORS`)
+    flaky: dict[str, list[FlakySample]]
+    partial: dict[str, int]  # passing samples whose follow-up run (coverage) failed
+    n_verdicts: int
+    missing: int | None  # samples not run yet; None: the run's plan is unknown
+    scores: str  # what the scores are over, in words
+
+
+def run_summary(config: RunConfig, records: list[SampleRecord]) -> RunSummary:
     suite = suites.get(config.suite)
     ordered = sorted(records, key=lambda r: r.key)
     errors = [r for r in ordered if is_error(r, suite.input_error_kinds)]
     verdicts = [r for r in ordered if not is_error(r, suite.input_error_kinds)]
-    body = suite.summarise(config, verdicts)
-    return {"suite": config.suite, "backend": config.backend, **body, **run_state(config, body, verdicts, errors)}
+    body = suite.reporter.summarise(config, verdicts)
+    return RunSummary(
+        suite=config.suite,
+        backend=config.backend,
+        conditions=body.conditions,
+        details=body.details,
+        **run_state(config, body, verdicts, errors),
+    )
+
+
+def summarise(config: RunConfig, records: list[SampleRecord]) -> dict:
+    """The run's summary as summary.json holds it (the document every report and comparison reads)."""
+    return as_document(run_summary(config, records))
+
+
+def as_document(summary: RunSummary) -> dict[str, Any]:
+    document: dict[str, Any] = msgspec.to_builtins(summary)
+    return document
 
 
 def _error_kind(r: SampleRecord) -> str:
@@ -39,19 +86,19 @@ def _error_kind(r: SampleRecord) -> str:
 
 
 def run_state(
-    config: RunConfig, body: dict, verdicts: list[SampleRecord], errors: list[SampleRecord]
+    config: RunConfig, body: SuiteSummary, verdicts: list[SampleRecord], errors: list[SampleRecord]
 ) -> dict[str, Any]:
     """What the scores are over: errors per condition (with their kinds and the first message), verdicts
     that split under repeated runs (flaky), samples not run yet, and whether the scores are complete."""
-    conds = list(body.get("conditions") or {})
+    conds = list(body.conditions or {})
     conds += sorted({r.condition for r in errors} - set(conds))
     n_err = Counter(r.condition for r in errors)
     missing = max(config.planned - len(verdicts) - len(errors), 0) if config.planned else None
-    flaky: dict[str, list[dict]] = {}
+    flaky: dict[str, list[FlakySample]] = {}
     for r in verdicts:
         if r.flaky:
             flaky.setdefault(r.condition, []).append(
-                {"task": r.task_id, "sample": r.sample, "outcome": r.outcome, "votes": list(r.votes or [])}
+                FlakySample(task=r.task_id, sample=r.sample, outcome=r.outcome, votes=list(r.votes or []))
             )
     # passing samples whose follow-up run (coverage) failed: pass@1 counts them, their metrics are absent
     partial = Counter(r.condition for r in verdicts if r.outcome == "pass" and r.error is not None)
@@ -196,9 +243,10 @@ def load_summary(run_dir: Path) -> dict:
 
 
 def report(run_dir: Path) -> dict:
-    summary = load_summary(run_dir)
+    """Writes RUN_DIR/summary.json (the `RunSummary`); its document."""
+    summary = run_summary(read_config(run_dir), read_records(run_dir / RESULTS))
     write_summary(run_dir, summary)
-    return summary
+    return as_document(summary)
 
 
 def fmt(x: object, nd: int = 2) -> str:
@@ -215,7 +263,7 @@ def pct(x: float | None) -> str:
 
 def render_text(summary: dict) -> str:
     """The suite's table, then what its scores leave out (errors, samples not run, flaky verdicts)."""
-    own = suites.get(summary["suite"]).render_text(summary)
+    own = suites.get(summary["suite"]).reporter.render_text(summary)
     if own is None:
         own = render_generic(summary)
     kinds = kinds_table([summary], runs=False)
@@ -281,7 +329,7 @@ def render_compare(summaries: list[dict]) -> str:
     e.g. CanItEdit's paper table), else its summary metrics."""
     out: list[str] = []
     for suite, group in _by_suite(summaries).items():
-        own = suites.get(suite).compare_table(group) if suite in suites.SUITES else None
+        own = suites.get(suite).reporter.compare_table(group) if suite in suites.SUITES else None
         out.append(own if own is not None else _compare_generic(suite, group))
         kinds = kinds_table(group, runs=True)
         if kinds:
@@ -318,7 +366,7 @@ def _suite_compare(suite: str, group: list[dict]) -> tuple[dict, str] | None:
         while label in labels:  # two runs of one backend: keep both
             label += "'"
         labels[label] = s
-    return suites.get(suite).compare(labels)
+    return suites.get(suite).reporter.compare(labels)
 
 
 def errors_cell(summary: dict, cond: str) -> str:

@@ -42,9 +42,9 @@ class Replay:
 
     def answer(self, suite: Suite, task: Task, condition: str, sample: int) -> str | None:
         if self.kind == "gold":
-            return suite.gold_answer(task, condition)
+            return suite.solver.gold_answer(task, condition)
         if self.kind == "identity":
-            return suite.identity_answer(task, condition)
+            return suite.solver.identity_answer(task, condition)
         assert self.recorded is not None
         completions = self.recorded.get(task.task_id, condition)
         return completions[sample] if sample < len(completions) else None
@@ -89,10 +89,10 @@ class Replay:
         slot = self.slot(sample)
         handle = self.book.put(
             slot,
-            suite.replay_key(task, condition),
+            suite.solver.replay_key(task, condition),
             task.instruction(condition),
             answer,
-            lang=suite.answer_fence(task, condition),
+            lang=suite.solver.answer_fence(task, condition),
         )
         try:
             yield True
@@ -207,7 +207,7 @@ def parse(
         if not path:
             raise BackendSpecError("recorded: needs a path, e.g. recorded:RUN.tar.gz or recorded:RUN_DIR")
         try:
-            return Replay("recorded", suite.load_recorded(path) if suite is not None else rec.load(path))
+            return Replay("recorded", suite.solver.load_recorded(path) if suite is not None else rec.load(path))
         except (rec.RecordedError, OSError, ValueError) as exc:
             raise BackendSpecError(
                 f"recorded run {path}: {exc}" if not isinstance(exc, rec.RecordedError) else str(exc)

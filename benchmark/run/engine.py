@@ -142,7 +142,7 @@ def plan(
     """The jobs for the samples not yet done; up to `per_request` samples of one prompt share a request."""
     jobs = []
     for t in tasks:
-        for c in suite.task_conditions(t, conditions):
+        for c in suite.dataset.task_conditions(t, conditions):
             todo = [s for s in range(samples) if (t.task_id, c, backend_name, s) not in done]
             for i in range(0, len(todo), max(per_request, 1)):
                 jobs.append(Job(t, c, tuple(todo[i : i + max(per_request, 1)])))
@@ -366,7 +366,7 @@ class Engine:
         key = self._key(task, condition, completion)
         reused = key in self._verdicts
         self.reused += reused
-        judged = self._voted if self.suite.timing_sensitive(task) else self._shared_judged
+        judged = self._voted if self.suite.scorer.timing_sensitive(task) else self._shared_judged
         return await self._verdicts.run(key, lambda: judged(task, condition, completion)), reused
 
     async def _shared_judged(self, task: Task, condition: str, completion: str) -> Verdict:
@@ -406,10 +406,10 @@ class Engine:
             )
 
     async def _local_judge(self, task: Task, condition: str, completion: str) -> Verdict:
-        return await self.suite.judge(self.box, task, condition, completion)
+        return await self.suite.scorer.judge(self.box, task, condition, completion)
 
     async def _local_passes(self, task: Task, condition: str, text: str) -> bool | None:
-        return await self.suite.passes(self.box, task, condition, text)
+        return await self.suite.scorer.passes(self.box, task, condition, text)
 
     async def _necessity(self, task: Task, condition: str, completion: str) -> dict[str, Any]:
         """The reference-free excess of a passing completion: ddmin over its hunks against the tests."""
@@ -431,7 +431,7 @@ class Engine:
 
     def _completion_metrics(self, job: Job, completion: str) -> dict[str, Any]:
         try:
-            return self.suite.completion_metrics(job.task, job.condition, completion)
+            return self.suite.scorer.completion_metrics(job.task, job.condition, completion)
         except Exception as exc:  # noqa: BLE001  # an extra: its failure costs its numbers only, not the sample
             logger.warning("completion metrics of %s: %s", job.task.task_id, exc)
             return {"completion_metrics_error": f"{type(exc).__name__}: {exc}"[:300]}
@@ -497,9 +497,12 @@ class Engine:
         t0 = time.perf_counter()
         rec = score(self.suite.name, job, sample, answer, self.config.backend)
         report = answer.proposal.report
-        if rec.completion is not None and report is not None and self.suite.offers("report_metrics"):
-            rec.metrics = {**rec.metrics, **self.suite.report_metrics(t, report)}  # e.g. overedit's gold distances
-        if rec.completion is not None and self.suite.offers("completion_metrics"):  # e.g. overedit's normalised flags
+        if rec.completion is not None and report is not None:
+            rec.metrics = {
+                **rec.metrics,
+                **self.suite.scorer.report_metrics(t, report),
+            }  # e.g. overedit's gold distances
+        if rec.completion is not None:  # e.g. overedit's normalised flags
             rec.metrics = {**rec.metrics, **await asyncio.to_thread(self._completion_metrics, job, rec.completion)}
         scoring_s = time.perf_counter() - t0
         rec.server_ms = server_s * 1000.0

@@ -85,7 +85,7 @@ class LocalSessions:
     ) -> Answer | list[Answer]:
         session = await self._live()
         try:
-            got = await self.suite.ask(session, task, condition, backend, style=style, n=n, name=name)
+            got = await self.suite.solver.ask(session, task, condition, backend, style=style, n=n, name=name)
         except ServerGone as exc:
             await self._restart(session, str(exc))
             raise

@@ -117,7 +117,7 @@ def check_backend(backend: Backend, *, timeout_s: float = 15.0) -> None:
 
 def check_tasks(suite: Suite, tasks: Sequence[Task], conditions: Sequence[str]) -> int:
     """The number of samples per sample index the run asks for; no task at all is an error."""
-    pairs = sum(len(suite.task_conditions(t, conditions)) for t in tasks)
+    pairs = sum(len(suite.dataset.task_conditions(t, conditions)) for t in tasks)
     if not pairs:
         raise PreflightError(
             f"suite {suite.name}: no task to run with conditions {', '.join(conditions)} "
@@ -156,7 +156,7 @@ def check_recorded(
     if backend.recorded is None:
         return
     rec = backend.recorded
-    pairs = [(t.task_id, c) for t in tasks for c in suite.task_conditions(t, conditions)]
+    pairs = [(t.task_id, c) for t in tasks for c in suite.dataset.task_conditions(t, conditions)]
     short = [(tid, c, len(rec.get(tid, c))) for tid, c in pairs if len(rec.get(tid, c)) < samples]
     if not short:
         return
@@ -185,7 +185,7 @@ def _task_bytes(suite: Suite, task: Task, conditions: Sequence[str]) -> bytes:
                 task.task_id,
                 task.before,
                 task.after,
-                [task.instruction(c) for c in suite.task_conditions(task, conditions)],
+                [task.instruction(c) for c in suite.dataset.task_conditions(task, conditions)],
             ]
         )
 

@@ -130,6 +130,24 @@ def unit_views(proposal: ProposalRecord) -> list[UnitView]:
     return out
 
 
+class ExcessCode(msgspec.Struct, kw_only=True):
+    """CanItEdit's scorer's scores (`suites/canitedit/judge.py`): ExcessCode of a passing completion, its
+    uncovered lines under coverage.py over its Differ line count against `before`."""
+
+    missing_lines: list[int] | None = None  # compat: every line inside the `coverage report -m` Missing ranges
+    missing_statements: list[int] | None = None  # strict: missing statements only
+    differ_lines: int | None = None
+    excess_code: float | None = None  # compat mode (the published ExcessCode)
+    excess_code_strict: float | None = None
+
+
+# A scorer's typed scores in a record, one Struct per scorer that has its own (the rest: `metrics`). Stored
+# flat, their fields as the record's own keys where `scores` stands (`encode_record`), as results.jsonl has
+# always had them; a record without scores has those keys null.
+Scores = ExcessCode
+_SCORE_FIELDS = ExcessCode.__struct_fields__
+
+
 class SampleRecord(msgspec.Struct, kw_only=True):
     """One (suite, task, condition, backend, sample): the server's proposal, the sandbox verdict, scores."""
 
@@ -147,12 +165,7 @@ class SampleRecord(msgspec.Struct, kw_only=True):
     exit_code: int | None = None
     stderr_tail: str = ""
     reused_verdict: bool = False  # an identical program of this task already ran in this run
-    # CanItEdit ExcessCode (passing completions only)
-    missing_lines: list[int] | None = None  # compat: every line inside the `coverage report -m` Missing ranges
-    missing_statements: list[int] | None = None  # strict: missing statements only
-    differ_lines: int | None = None
-    excess_code: float | None = None  # compat mode (the published ExcessCode)
-    excess_code_strict: float | None = None
+    scores: Scores | None = None  # the scorer's typed scores (CanItEdit: ExcessCode of passing completions)
     # fidelity, from the server's report (edit against `before`) and the gold patch
     distance: float | None = None  # normalised no_comments token distance d(M, C)
     distance_tokens: int | None = None
@@ -201,3 +214,36 @@ def is_error(rec: SampleRecord, input_kinds: frozenset[str] = frozenset()) -> bo
     if rec.outcome in ("sandbox_error", "server_error"):
         return True
     return rec.outcome == "backend_error" and rec.error_kind not in input_kinds
+
+
+_NO_SCORES = msgspec.to_builtins(ExcessCode())
+
+
+def encode_record(rec: SampleRecord, encoder: msgspec.json.Encoder | None = None) -> bytes:
+    """The record as results.jsonl stores it: the scores' fields flat where `scores` stands."""
+    stored: dict[str, Any] = {}
+    for key, value in msgspec.to_builtins(rec).items():
+        if key == "scores":
+            stored.update(value if value is not None else _NO_SCORES)
+        else:
+            stored[key] = value
+    return (encoder or _ENCODER).encode(stored)
+
+
+class RecordDecoder:
+    """Reads a stored record (`encode_record`'s flat form, or `scores` as an object)."""
+
+    def __init__(self) -> None:
+        self._record = msgspec.json.Decoder(SampleRecord)
+        self._scores = msgspec.json.Decoder(ExcessCode)
+
+    def decode(self, line: bytes) -> SampleRecord:
+        rec = self._record.decode(line)
+        if rec.scores is None:
+            scores = self._scores.decode(line)  # the flat fields (a record's other keys are ignored)
+            if any(getattr(scores, f) is not None for f in _SCORE_FIELDS):
+                rec.scores = scores
+        return rec
+
+
+_ENCODER = msgspec.json.Encoder()

@@ -16,11 +16,11 @@ import errno
 import os
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Self
+from typing import Any, Self
 
 import msgspec
 
-from benchmark.run.records import RunConfig, SampleRecord
+from benchmark.run.records import RecordDecoder, RunConfig, SampleRecord, encode_record
 from server.errors import UserError
 
 CONFIG = "config.json"
@@ -63,7 +63,7 @@ def read_records(path: Path) -> list[SampleRecord]:
     data = path.read_bytes()
     records: list[SampleRecord] = []
     seen: dict[tuple, int] = {}
-    decoder = msgspec.json.Decoder(SampleRecord)
+    decoder = RecordDecoder()
     lines = data.split(b"\n")
     complete = lines[:-1]  # the last element is b"" or a torn line
     for n, line in enumerate(complete, 1):
@@ -168,7 +168,7 @@ class ResultsStore:
     def append(self, record: SampleRecord) -> None:
         if record.key in self.done:
             return
-        line = self._encoder.encode(record) + b"\n"
+        line = encode_record(record, self._encoder) + b"\n"
         start = os.lseek(self._fd, 0, os.SEEK_END)
         try:
             written = os.write(self._fd, line)
@@ -212,7 +212,8 @@ def _atomic_write(path: Path, data: bytes) -> None:
     os.replace(tmp, path)
 
 
-def write_summary(run_dir: Path, summary: dict) -> Path:
+def write_summary(run_dir: Path, summary: Any) -> Path:
+    """summary.json: a run's summary (a Struct, or its document), indented, one key a line."""
     path = run_dir / SUMMARY
     _atomic_write(path, msgspec.json.format(msgspec.json.encode(summary)) + b"\n")
     return path

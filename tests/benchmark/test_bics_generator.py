@@ -12,7 +12,7 @@ import pytest
 
 from benchmark.suites.bics import BUG_TYPES, haystack, snippets, verify
 from benchmark.suites.bics.inserters import Bugged, insert_bug, places, syntax_error_line
-from benchmark.suites.bics.suite import Bics, GridSpecError, parse_grid
+from benchmark.suites.bics.suite import GridSpecError, Haystacks, make, parse_grid
 
 DATA = Path(os.environ.get("EDIT_FIDELITY_DATA") or Path(__file__).resolve().parents[3] / "shared" / "data")
 pytestmark = pytest.mark.skipif(not (DATA / "bics" / snippets.CSV_NAME).exists(), reason=f"no BICS data at {DATA}")
@@ -195,11 +195,10 @@ def test_grid_defaults_and_specs(table, monkeypatch):
     ):
         with pytest.raises(GridSpecError, match=message):
             parse_grid(bad)
-    tasks = Bics(haystack.Grid()).load(DATA, 30)  # trial first: one pass over the 6 x 5 grid
+    tasks = Haystacks(haystack.Grid()).load(DATA, 30)  # trial first: one pass over the 6 x 5 grid
     assert sorted((t.length, t.depth) for t in tasks) == sorted((L, D) for L in g.lengths for D in g.depths)
-    suite = Bics()
-    suite.configure({"lengths": "300", "depths": "0.5", "trials": "3", "seed": "4"})  # --suite-option KEY=VALUE
-    tasks = suite.load(DATA, None)
+    suite = make({"lengths": "300", "depths": "0.5", "trials": "3", "seed": "4"})  # --suite-option KEY=VALUE
+    tasks = suite.dataset.load(DATA, None)
     assert [t.task_id for t in tasks] == ["s4-300-0.5-0", "s4-300-0.5-1", "s4-300-0.5-2"]
     assert all(t.haystack("dataset").bug_type in BUG_TYPES for t in tasks)
 

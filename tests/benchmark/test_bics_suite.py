@@ -15,7 +15,7 @@ from benchmark.run.records import RunConfig, SampleRecord
 from benchmark.run.store import RESULTS, read_records
 from benchmark.suite import Verdict
 from benchmark.suites.bics import snippets
-from benchmark.suites.bics.suite import Bics, published_report
+from benchmark.suites.bics.suite import make, published_report
 from tools.doubles.scripted import ScriptedServer, Step
 
 DATA = Path(os.environ.get("EDIT_FIDELITY_DATA") or Path(__file__).resolve().parents[3] / "shared" / "data")
@@ -40,7 +40,7 @@ def test_gold_answers_are_all_right_for_both_bug_sources(tmp_path, monkeypatch):
         c = s["conditions"][cond]
         assert (c["accuracy"], c["accuracy_all"], c["trials"], c["unparseable"], c["errors"]) == (100.0, 100.0, 5, 0, 0)
     records = read_records(tmp_path / "gold" / RESULTS)
-    tasks = {t.task_id: t for t in Bics().load(DATA, 5)}
+    tasks = {t.task_id: t for t in make().dataset.load(DATA, 5)}
     for r in records:
         h = tasks[r.task_id].haystack(r.condition)
         answer = json.loads(r.completion)
@@ -73,7 +73,7 @@ def test_a_model_through_the_server_both_accuracies(tmp_path, monkeypatch):
     type, right (length 500, depths 0..1); always right at length 1000. Expected, computed by hand:
     among parseable (cells 100, 0, 0, 100 and five of 100) 700/9; unparseable wrong 700/10; without the
     longest length 200/4 and 200/5."""
-    tasks = Bics().load(DATA, 10)
+    tasks = make().dataset.load(DATA, 10)
     by_context = {t.haystack("dataset").numbered: t for t in tasks}
 
     def answer(request: dict) -> str:
@@ -114,13 +114,13 @@ def test_a_model_through_the_server_both_accuracies(tmp_path, monkeypatch):
 
 
 async def test_errors_are_counted_apart_from_answers():
-    suite = Bics()
-    [task] = suite.load(DATA, 1)
+    suite = make()
+    [task] = suite.dataset.load(DATA, 1)
     h = task.haystack("dataset")
-    right = await suite.judge(
+    right = await suite.scorer.judge(
         None, task, "dataset", json.dumps({"line": h.label_line, "bugType": h.bug_type, "parseable": True})
     )
-    garbled = await suite.judge(None, task, "dataset", "not json")
+    garbled = await suite.scorer.judge(None, task, "dataset", "not json")
     assert isinstance(right, Verdict) and right.passed and right.exec_status == "correct"
     assert not garbled.passed and garbled.exec_status == "unparseable"
     recs = []
@@ -148,10 +148,10 @@ async def test_errors_are_counted_apart_from_answers():
             error_kind="timeout",
         )
     )
-    s = suite.summarise(RunConfig(suite="bics", backend="m", samples=3, conditions=["dataset"]), recs)
-    c = s["conditions"]["dataset"]
+    s = suite.reporter.summarise(RunConfig(suite="bics", backend="m", samples=3, conditions=["dataset"]), recs)
+    c = s.conditions["dataset"]
     assert (c["accuracy"], c["accuracy_all"], c["trials"], c["unparseable"], c["errors"]) == (100.0, 50.0, 2, 1, 1)
-    assert s["details"]["dataset"]["error_kinds"] == {"timeout": 1}
+    assert s.details["dataset"]["error_kinds"] == {"timeout": 1}
 
 
 def test_grid_options_on_the_command_line_and_the_published_report(tmp_path, capsys):

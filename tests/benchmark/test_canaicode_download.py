@@ -13,7 +13,7 @@ from pinned_mirror import serve, tree
 from benchmark import cli
 from benchmark.datadir import DataError
 from benchmark.suites.canaicode import download
-from benchmark.suites.canaicode.suite import CanAiCode, questions_root
+from benchmark.suites.canaicode.suite import make, questions_root
 
 SHARED = data_dir()
 SOURCE = SHARED / "canaicode" if SHARED else None
@@ -36,15 +36,13 @@ def _tree(root: Path) -> dict[str, bytes]:
 
 
 def _tasks(data: Path | None, template: str = "chat-simple") -> list:
-    suite = CanAiCode()
-    suite.configure({"template": template})
-    return suite.load(data, None)
+    return make({"template": template}).dataset.load(data, None)
 
 
 def _recorded(data: Path, name: str) -> tuple:
-    suite = CanAiCode()
-    rec = suite.load_recorded(questions_root(data) / "results_sample" / name)
-    tasks = suite.load(data, None)
+    suite = make()
+    rec = suite.solver.load_recorded(questions_root(data) / "results_sample" / name)
+    tasks = suite.dataset.load(data, None)
     return tasks, rec.interview, rec.rows, rec.problems
 
 

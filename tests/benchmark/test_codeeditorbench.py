@@ -20,6 +20,7 @@ from benchmark.run.answer_sources import Replay
 from benchmark.run.endpoint import ReplayEndpoint
 from benchmark.run.records import RunConfig, SampleRecord
 from benchmark.run.session import ServerSession
+from benchmark.suite import Suite
 from benchmark.suites import codeeditorbench as ceb
 from benchmark.suites.codeeditorbench.tasks import _make
 from sandbox import Sandbox
@@ -43,8 +44,8 @@ def box() -> Iterator[Sandbox]:
 
 
 @pytest.fixture(scope="module")
-def suite() -> ceb.CodeEditorBench:
-    return ceb.CodeEditorBench(opt_repeats=3)
+def suite() -> Suite[ceb.Task]:
+    return ceb.make(opt_repeats=3)
 
 
 def run(coro):
@@ -148,23 +149,27 @@ def test_instructions_are_the_papers_prompts(tasks: dict[str, ceb.Task]) -> None
     assert tasks["debug/1756"].after not in shots
     with pytest.raises(ValueError, match="no condition"):
         tasks["debug/707"].instruction("translate")
-    suite = ceb.CodeEditorBench()
-    assert suite.task_conditions(tasks["polish/2"], list(ceb.CONDITIONS)) == ["polish", "polish-3shot"]
+    suite = ceb.make()
+    assert suite.dataset.task_conditions(tasks["polish/2"], list(ceb.CONDITIONS)) == ["polish", "polish-3shot"]
     # translate: the document is the source program (java); the answer is asked for and read in python
     t13 = tasks["translate/13"]
-    assert (suite.task_language(t13), suite.answer_language(t13), suite.answer_fence(t13, "translate")) == (
+    assert (
+        suite.solver.task_language(t13),
+        suite.solver.answer_language(t13),
+        suite.solver.answer_fence(t13, "translate"),
+    ) == (
         "java",
         "python",
         "python",
     )
-    assert suite.answer_language(tasks["debug/707"]) is None
+    assert suite.solver.answer_language(tasks["debug/707"]) is None
 
 
 # -- judging the samples -------------------------------------------------------------------------
 
 
 def test_sample_references_pass_and_incorrect_debug_solutions_fail_with_their_class(
-    tasks: dict[str, ceb.Task], suite: ceb.CodeEditorBench, box: Sandbox
+    tasks: dict[str, ceb.Task], suite: Suite[ceb.Task], box: Sandbox
 ) -> None:
     async def judge_all() -> dict[str, ceb.Verdict]:
         jobs = {
@@ -175,7 +180,7 @@ def test_sample_references_pass_and_incorrect_debug_solutions_fail_with_their_cl
             "3685 target": (tasks["translate/3685"], tasks["translate/3685"].after),
             "3685 untranslated": (tasks["translate/3685"], tasks["translate/3685"].before),
         }
-        got = await asyncio.gather(*(suite.judge(box, t, t.kind, code) for t, code in jobs.values()))
+        got = await asyncio.gather(*(suite.scorer.judge(box, t, t.kind, code) for t, code in jobs.values()))
         return dict(zip(jobs, got, strict=True))
 
     v = run(judge_all())
@@ -192,9 +197,9 @@ def test_sample_references_pass_and_incorrect_debug_solutions_fail_with_their_cl
     assert v["3685 target"].metrics["expected_from"] == {"published": 8}
     # both multiple-answer problems are judged by their special judge: the published outputs and the
     # references' own (different) outputs are all accepted
-    tt = run(suite.tests_for(box, tasks["translate/3685"]))
+    tt = run(suite.scorer.tests_for(box, tasks["translate/3685"]))
     assert tt.checker == "special" and tt.reference_agrees is True
-    assert run(suite.tests_for(box, tasks["debug/707"])).reference_agrees is True
+    assert run(suite.scorer.tests_for(box, tasks["debug/707"])).reference_agrees is True
 
 
 def test_special_judges() -> None:
@@ -209,7 +214,7 @@ def test_special_judges() -> None:
 
 
 def test_bad_answers_each_get_their_verdict_and_the_batch_goes_on(
-    tasks: dict[str, ceb.Task], suite: ceb.CodeEditorBench, box: Sandbox
+    tasks: dict[str, ceb.Task], suite: Suite[ceb.Task], box: Sandbox
 ) -> None:
     task = tasks["debug/707"]
     answers = {
@@ -220,7 +225,7 @@ def test_bad_answers_each_get_their_verdict_and_the_batch_goes_on(
     }
 
     async def judge_all() -> list[ceb.Verdict]:
-        return await asyncio.gather(*(suite.judge(box, task, "debug", a) for a in answers.values()))
+        return await asyncio.gather(*(suite.scorer.judge(box, task, "debug", a) for a in answers.values()))
 
     got = dict(zip(answers, run(judge_all()), strict=True))
     assert got["accepted"].passed
@@ -230,7 +235,7 @@ def test_bad_answers_each_get_their_verdict_and_the_batch_goes_on(
     assert "looks like cpp, not python" in got["wrong_language"].stderr_tail
     assert all(v.sandbox_error is None for v in got.values())
     # a failure of the judge itself (here: no sandbox at all) is this sample's error, not the run's end
-    broken = run(ceb.CodeEditorBench().judge(object(), task, "debug", task.after))
+    broken = run(ceb.Judging().judge(object(), task, "debug", task.after))
     assert broken.exec_status == "judge_error" and "the judge failed: AttributeError" in (broken.sandbox_error or "")
 
 
@@ -266,11 +271,13 @@ def polish_task() -> ceb.Task:
 
 
 def test_opt_score_is_zero_for_slower_positive_for_faster_and_noise_is_margin(box: Sandbox) -> None:
-    suite = ceb.CodeEditorBench(opt_repeats=3)
+    suite = ceb.make(opt_repeats=3)
     task = polish_task()
 
     async def judge_all() -> list[ceb.Verdict]:
-        return [await suite.judge(box, task, "polish", code) for code in (FASTER, SLOWER, ORIGINAL, "print(0)\n")]
+        return [
+            await suite.scorer.judge(box, task, "polish", code) for code in (FASTER, SLOWER, ORIGINAL, "print(0)\n")
+        ]
 
     faster, slower, same, wrong = run(judge_all())
     assert faster.passed and slower.passed and same.passed and not wrong.passed
@@ -432,7 +439,7 @@ def test_download_from_a_local_hub_resumes_checks_and_reports_each_file(
 
 
 def test_requests_go_through_the_language_server(tasks: dict[str, ceb.Task]) -> None:
-    suite = ceb.CodeEditorBench()
+    suite = ceb.make()
     chosen = [
         (tasks["debug/707"], "debug"),
         (tasks["switch/5"], "switch"),
@@ -448,12 +455,12 @@ def test_requests_go_through_the_language_server(tasks: dict[str, ceb.Task]) -> 
                 for task, cond in chosen:
                     handle = backend.book.put(
                         "s0",
-                        suite.replay_key(task, cond),
+                        suite.solver.replay_key(task, cond),
                         task.instruction(cond),
-                        suite.gold_answer(task, cond),
-                        lang=suite.answer_fence(task, cond),
+                        suite.solver.gold_answer(task, cond),
+                        lang=suite.solver.answer_fence(task, cond),
                     )
-                    got = await suite.ask(session, task, cond, "s0", name=task.name, style=None)
+                    got = await suite.solver.ask(session, task, cond, "s0", name=task.name, style=None)
                     backend.book.drop("s0", handle)
                     out.append(got[0] if isinstance(got, list) else got)
                 return out

@@ -76,9 +76,9 @@ def test_a_recorded_run_by_url_is_fetched_once_and_checked(tmp_path, monkeypatch
     import hashlib
 
     from benchmark.run import recorded
-    from benchmark.suites.canitedit.suite import CanItEdit
+    from benchmark.suites.canitedit.suite import Edits
 
-    load = CanItEdit().load_recorded  # a run archive is the suite's to read; the download is `recorded`'s
+    load = Edits().load_recorded  # a run archive is the suite's to read; the download is `recorded`'s
 
     runs = sorted((SHARED_DATA / "canitedit_runs").glob("codellama*.tar.gz")) if SHARED_DATA else []
     if not runs:

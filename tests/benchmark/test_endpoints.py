@@ -252,7 +252,7 @@ def test_serve_vllm_parallel_options_through_the_cli(standin, tmp_path):  # noqa
 def test_replay_through_several_endpoints_loses_no_sample(tmp_path, capsys):
     from benchmark import suites
 
-    tasks = suites.get("canitedit").load(str(DATA), 3)
+    tasks = suites.get("canitedit").dataset.load(str(DATA), 3)
     gold = {t.before: t.after.rstrip("\n") + "\n" for t in tasks}
 
     def answer(req: dict) -> str:  # the gold edit of whichever task the prompt holds

@@ -194,7 +194,7 @@ def test_overedit_counts_on_the_normalised_footing(shared_data: Path, tmp_path: 
     rows = [json.loads(line) for line in raw.read_text().splitlines()]
     subset = tmp_path / "subset.jsonl"
     subset.write_text("".join(json.dumps(r) + "\n" for r in rows if r["task_id"] in FAST))
-    tasks = {t.task_id: t for t in overedit.OverEdit().load(subset, None)}
+    tasks = {t.task_id: t for t in overedit.make().dataset.load(subset, None)}
     task = tasks["BigCodeBench/5"]
     renamed = re.sub(r"\brandom_dict\b", "samples", task.after)
     for cond in overedit.CONDITIONS:

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from benchmark.suites.overedit import OverEdit, Task, environment_gap, missing_imports
+from benchmark.suites.overedit import Task, environment_gap, missing_imports
+from benchmark.suites.overedit import make as overedit_suite
 from sandbox import Sandbox, config, envs
 from server.protocol.report import FidelityReport
 
@@ -34,7 +35,7 @@ def test_tasks_needing_a_missing_module_are_named(shared_data: Path, tmp_path: P
     (home / "envs" / "fake" / envs.MISSING_FILE).write_text(json.dumps({"tensorflow": "pip install failed: x"}))
     monkeypatch.setenv(config.HOME_ENV, str(home))
     assert envs.missing_modules("fake") == {"tensorflow": "pip install failed: x"}
-    tasks = OverEdit(env="fake").load(shared_data, None)
+    tasks = overedit_suite(env="fake").dataset.load(shared_data, None)
     needing = [t.task_id for t in tasks if missing_imports(t, "fake")]
     assert len(needing) == 1 and missing_imports(tasks[[t.task_id for t in tasks].index(needing[0])], "fake") == [
         "tensorflow"
@@ -49,15 +50,18 @@ def fidelity_report(task) -> FidelityReport:
 
 @pytest.mark.skipif(not envs.is_prepared("overedit"), reason="run scripts/setup-sandbox --suite overedit")
 def test_scientific_tasks_pass_with_gold_and_fail_corrupted(shared_data: Path):
-    suite = OverEdit()
-    tasks = [t for t in suite.load(shared_data, None) if t.task_id in ("BigCodeBench/36", "BigCodeBench/42")]
+    suite = overedit_suite()
+    tasks = [t for t in suite.dataset.load(shared_data, None) if t.task_id in ("BigCodeBench/36", "BigCodeBench/42")]
     assert len(tasks) == 2
 
     async def go():
         box = Sandbox(workers=2)
         try:
             return [
-                (await suite.judge(box, t, "generic", t.after), await suite.judge(box, t, "generic", t.before))
+                (
+                    await suite.scorer.judge(box, t, "generic", t.after),
+                    await suite.scorer.judge(box, t, "generic", t.before),
+                )
                 for t in tasks
             ]
         finally:
@@ -67,7 +71,7 @@ def test_scientific_tasks_pass_with_gold_and_fail_corrupted(shared_data: Path):
         assert gold.passed and gold.metrics["tests_run"] > 0
         assert not corrupted.passed and corrupted.metrics["failures"] + corrupted.metrics["errors"] > 0
     # the fidelity numbers come from the server's report of the repair, not from the judge
-    assert all(suite.report_metrics(t, fidelity_report(t))["excess_lev"] == 0.0 for t in tasks)
+    assert all(suite.scorer.report_metrics(t, fidelity_report(t))["excess_lev"] == 0.0 for t in tasks)
 
 
 def test_what_the_sandbox_lacks_is_told_apart_from_a_wrong_solution():

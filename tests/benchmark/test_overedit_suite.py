@@ -14,7 +14,7 @@ from benchmark import cli
 from benchmark.datadir import DataError
 from benchmark.run.store import RESULTS, read_records
 from benchmark.suites import overedit
-from benchmark.suites.overedit import OverEdit, Task, compare_conditions, parse_tasks
+from benchmark.suites.overedit import Task, compare_conditions, make, parse_tasks
 from benchmark.suites.overedit import sections as overedit_html_sections
 from sandbox import envs
 from tests.benchmark.cli_runs import quiet_run
@@ -30,7 +30,7 @@ def raw_file(shared_data: Path) -> Path:
 
 
 def test_the_400_tasks_load_with_their_families(shared_data: Path, overedit_tasks: list[dict]):
-    tasks = OverEdit().load(shared_data, None)
+    tasks = make().dataset.load(shared_data, None)
     assert len(tasks) == len(overedit_tasks) == 400
     counts = Counter(len(t.families) for t in tasks)
     assert counts == Counter(len(r.get("mutation_types") or [r["mutation_type"]]) for r in overedit_tasks)
@@ -41,8 +41,8 @@ def test_the_400_tasks_load_with_their_families(shared_data: Path, overedit_task
     generic, explicit = t.instruction("generic"), t.instruction("explicit")
     assert t.prompt in generic and generic.endswith("What is wrong? Fix and complete my function.")
     assert explicit.endswith("but keep as much of the original code as possible.")
-    assert OverEdit.styles == {"generic": "generic", "explicit": "minimal"}
-    assert len(OverEdit().load(shared_data, 7)) == 7
+    assert make().styles == {"generic": "generic", "explicit": "minimal"}
+    assert len(make().dataset.load(shared_data, 7)) == 7
 
 
 def test_a_bad_line_is_reported_and_the_rest_loads(raw_file: Path):
@@ -72,17 +72,17 @@ def test_download_is_checked_against_the_published_hash(
         monkeypatch.delenv("EDIT_FIDELITY_DATA", raising=False)
         monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
         monkeypatch.setenv(overedit.URL_ENV, f"{base}/good.jsonl")
-        tasks = OverEdit().load(None, 3)
+        tasks = make().dataset.load(None, 3)
         cached = tmp_path / "cache" / "edit-fidelity" / "data" / "overedit" / overedit.DATA_FILE
         first = [json.loads(line)["task_id"] for line in data.decode().splitlines()[:3]]
         assert cached.read_bytes() == data and [t.task_id for t in tasks] == first
         # an explicit directory without the file is an error, never a download
         with pytest.raises(DataError, match="overedit tasks not found"):
-            OverEdit().load(tmp_path / "empty", None)
+            make().dataset.load(tmp_path / "empty", None)
 
 
 def test_gold_distances_are_the_published_ones(shared_data: Path):
-    tasks = {t.task_id: t for t in OverEdit().load(shared_data, None)}
+    tasks = {t.task_id: t for t in make().dataset.load(shared_data, None)}
     for n, tokens, normalised in [(0, 2, 0.01802), (1, 1, 0.01471), (5, 1, 0.00833), (6, 1, 0.01042), (7, 1, 0.00909)]:
         task = tasks[f"BigCodeBench/{n}"]
         m = overedit.fidelity(task, task.after)
@@ -107,7 +107,7 @@ def test_gold_and_identity_end_to_end(raw_file: Path, tmp_path: Path, monkeypatc
     monkeypatch.setenv(overedit.ENV_OVERRIDE, "base")
     subset = _subset(raw_file, tmp_path / "subset.jsonl")
     gold = _run(tmp_path / "gold", "gold", subset)
-    tasks = {t.task_id: t for t in OverEdit().load(subset, None)}
+    tasks = {t.task_id: t for t in make().dataset.load(subset, None)}
     want_gold = [overedit.fidelity(t, t.after)["gold_distance"] for t in tasks.values()]
     for cond in ("generic", "explicit"):
         m = gold["conditions"][cond]
@@ -150,7 +150,7 @@ def test_gold_and_identity_end_to_end(raw_file: Path, tmp_path: Path, monkeypatc
 
 
 def test_a_missing_module_is_the_environment_s_fault_only_when_the_task_needs_it(shared_data: Path):
-    task = next(t for t in OverEdit().load(shared_data, None) if "pandas" in t.canonical_solution)
+    task = next(t for t in make().dataset.load(shared_data, None) if "pandas" in t.canonical_solution)
     assert overedit.environment_gap(task, "pandas") == "pandas"
     assert overedit.environment_gap(task, "torch") is None  # only a repair imports it: the repair's fault
     nltk_task = Task(task_id="x", corrupted_solution="", canonical_solution="import nltk\n", test_code="")

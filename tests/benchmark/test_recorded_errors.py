@@ -108,9 +108,9 @@ def test_truncated_archive_also_on_resume(tmp_path: Path, data: Path, canitedit_
     ("body", "needle"),
     [
         (b"not gzip at all", "Not a gzipped file"),
-        (gzip.compress(b"{not json"), "malformed"),
-        (gzip.compress(b'{"x": 1}'), "missing required field `completions`"),
-        (gzip.compress(b'{"completions": "one"}'), "Expected `array`"),
+        (gzip.compress(b"{not json", mtime=0), "malformed"),
+        (gzip.compress(b'{"x": 1}', mtime=0), "missing required field `completions`"),
+        (gzip.compress(b'{"completions": "one"}', mtime=0), "Expected `array`"),
     ],
 )
 def test_damaged_member_is_named(tmp_path: Path, data: Path, body: bytes, needle: str):

@@ -61,7 +61,7 @@ def test_gold_passes_with_zero_excess(tmp_path):
         d = s["details"][cond]
         assert d["excess_lev_mean"] == 0.0 and d["added_cc_mean"] == 0.0
     records = read_records(tmp_path / "gold" / RESULTS)
-    assert len(records) == 8 and all(r.missing_lines == [] for r in records)
+    assert len(records) == 8 and all(r.scores is not None and r.scores.missing_lines == [] for r in records)
     assert all(r.server_ms > 0 and r.distance is not None for r in records)
 
 

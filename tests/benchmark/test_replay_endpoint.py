@@ -11,7 +11,7 @@ import pytest
 
 from benchmark.run import recorded
 from benchmark.run.endpoint import AnswerBook, ReplayEndpoint, fence
-from benchmark.suites.canitedit.suite import CanItEdit
+from benchmark.suites.canitedit.suite import Edits
 
 
 def post(url: str, body: dict) -> tuple[int, dict]:
@@ -98,7 +98,7 @@ def _archive(tmp_path):
 
 
 def test_load_a_canitedit_archive(tmp_path):
-    r = CanItEdit().load_recorded(_archive(tmp_path))  # the suite reads its archives, `recorded` the rest
+    r = Edits().load_recorded(_archive(tmp_path))  # the suite reads its archives, `recorded` the rest
     assert r.get("1_cipher", "lazy") == ["a = 1\n", "a = 2\n"]
     assert r.verdict("1_cipher", "lazy", 0) is True and r.verdict("1_cipher", "lazy", 1) is False
     assert r.recorded_missing("1_cipher", "lazy", 0) == [3]

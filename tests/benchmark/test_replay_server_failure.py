@@ -2,6 +2,7 @@
 (`server_error`), a dead server is started again, the end-of-run retry runs those samples once more."""
 
 import asyncio
+import dataclasses
 import json
 import os
 import signal
@@ -19,6 +20,7 @@ from benchmark.run.records import RunConfig
 from benchmark.run.session import ServerError, ServerSession, ServerUnavailable
 from benchmark.run.store import ResultsStore
 from benchmark.suites import canitedit
+from benchmark.suites.canitedit import suite as canitedit_suite
 from sandbox import Sandbox, envs
 
 DATA = Path(os.environ.get("EDIT_FIDELITY_DATA") or Path(__file__).resolve().parents[3] / "shared" / "data")
@@ -61,7 +63,7 @@ CANITEDIT = pytest.mark.skipif(
 
 
 def _engine(config: RunConfig, problems, store: ResultsStore, box: Sandbox, **kw) -> Engine:
-    return Engine(config, canitedit.CanItEdit(), problems, answer_sources.parse("gold"), store, box, **kw)
+    return Engine(config, canitedit.make(), problems, answer_sources.parse("gold"), store, box, **kw)
 
 
 def _lines(path: Path) -> list[dict]:
@@ -141,7 +143,7 @@ def test_a_server_that_never_starts_ends_the_run_in_one_line(tmp_path):
 def test_a_judge_that_raises_costs_its_sample_only_and_resume_runs_it_again(tmp_path):
     problems = canitedit.load(DATA, 2)
 
-    class Flaky(canitedit.CanItEdit):
+    class Flaky(canitedit_suite.Tests):
         broken = True
 
         async def judge(self, box, task, condition, completion):
@@ -151,14 +153,15 @@ def test_a_judge_that_raises_costs_its_sample_only_and_resume_runs_it_again(tmp_
 
     config = RunConfig(suite="canitedit", backend="gold", samples=1, limit=2, conditions=["lazy"])
     box = Sandbox(workers=2)
-    suite = Flaky()
+    scorer = Flaky()
+    suite = dataclasses.replace(canitedit.make(), scorer=scorer)
     try:
         with ResultsStore(tmp_path, config, resume=False) as store:
             asyncio.run(Engine(config, suite, problems, answer_sources.parse("gold"), store, box).run())
             outcomes = {r.task_id: (r.outcome, r.error) for r in store.records}
         assert outcomes[problems[1].task_id] == ("pass", None)
         assert outcomes[problems[0].task_id] == ("sandbox_error", "judge failed: RuntimeError: judge bug")
-        suite.broken = False
+        scorer.broken = False
         with ResultsStore(tmp_path, config, resume=True) as store:
             assert store.retrying == 1
             asyncio.run(Engine(config, suite, problems, answer_sources.parse("gold"), store, box).run())

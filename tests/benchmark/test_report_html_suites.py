@@ -55,7 +55,7 @@ def test_codeeditorbench_report_and_win_rate(ceb_runs: dict[str, CebRun], tmp_pa
     table = table[: table.index("</table>")]
     got = re.findall(r"<tr><td>([^<]+)</td><td>([^<]+)</td>", table)
     summaries = {n: json.loads((d / "summary.json").read_text()) for n, d in (("gold", gold), ("identity", identity))}
-    rates = suites.get("codeeditorbench").compare(summaries)[0]["win_rate"]
+    rates = suites.get("codeeditorbench").reporter.compare(summaries)[0]["win_rate"]
     assert [name for name, _ in got] == sorted(rates, key=lambda k: -rates[k]["win_rate"])
     assert {name: float(v) for name, v in got} == pytest.approx({k: w["win_rate"] for k, w in rates.items()}, abs=1e-3)
 

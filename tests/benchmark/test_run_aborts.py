@@ -59,9 +59,9 @@ def test_an_endpoint_that_goes_away_for_good_ends_the_run_with_its_records_kept(
     try:
         assert endpoint.stdout is not None
         url = endpoint.stdout.readline().strip()
-        backend = answer_sources.parse("openai", suite=canitedit.CanItEdit(), base_url=[url], model="m")
+        backend = answer_sources.parse("openai", suite=canitedit.make(), base_url=[url], model="m")
         with ResultsStore(tmp_path, config, resume=False) as store:
-            engine = Engine(config, canitedit.CanItEdit(), problems, backend, store, box, concurrency=1)
+            engine = Engine(config, canitedit.make(), problems, backend, store, box, concurrency=1)
             engine.endpoint_failures, engine.endpoint_probes, engine.endpoint_probe_s = 3, 2, 0.1
             with pytest.raises(RunAborted, match="the model endpoint is gone: backend .* does not answer"):
                 asyncio.run(engine.run())

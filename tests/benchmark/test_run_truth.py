@@ -17,7 +17,7 @@ from pathlib import Path
 import msgspec
 import pytest
 
-from benchmark.run.records import RunConfig, SampleRecord
+from benchmark.run.records import ExcessCode, RunConfig, SampleRecord
 from benchmark.run.store import CONFIG, RESULTS, read_records
 from sandbox import envs
 from tools.doubles.scripted import ScriptedServer, Step, fenced, user_code
@@ -320,8 +320,9 @@ def test_summary_bytes_do_not_depend_on_the_order_of_results(tmp_path: Path) -> 
                         backend="recorded:x",
                         sample=s,
                         outcome="pass" if passed else "fail",
-                        excess_code=rng.random() / 3 if passed else None,
-                        excess_code_strict=rng.random() / 3 if passed else None,
+                        scores=ExcessCode(excess_code=rng.random() / 3, excess_code_strict=rng.random() / 3)
+                        if passed
+                        else None,
                         excess_lev=rng.random() / 7 if passed else None,
                         added_cc=rng.choice([0.0, 1.0, -1.0, 0.5]) if passed else None,
                         distance=rng.random(),
@@ -353,6 +354,6 @@ def test_summary_bytes_do_not_depend_on_the_order_of_results(tmp_path: Path) -> 
     assert json.loads((tmp_path / "cut" / "summary.json").read_text())["complete"] is False
     # a pass whose coverage run failed: pass@1 counts it, ExcessCode lacks it, and the summary says so
     hurt = next(r for r in records if r.passed)
-    hurt.error, hurt.excess_code = "coverage run: timeout", None
+    hurt.error, hurt.scores = "coverage run: timeout", None
     s = json.loads(write(tmp_path / "partial", records))
     assert s["complete"] is False and s["partial"] == {hurt.condition: 1} and "coverage" in s["scores"]

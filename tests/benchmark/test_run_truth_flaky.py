@@ -6,6 +6,7 @@ only decides what the timing-sensitive task's runs say, so the votes are known i
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import os
 from pathlib import Path
 
@@ -17,6 +18,7 @@ from benchmark.run.engine import Engine
 from benchmark.run.records import RunConfig
 from benchmark.run.store import RESULTS, ResultsStore, read_records
 from benchmark.suites import canitedit
+from benchmark.suites.canitedit import suite as canitedit_suite
 from sandbox import Sandbox, envs
 
 DATA = Path(os.environ.get("EDIT_FIDELITY_DATA") or Path(__file__).resolve().parents[3] / "shared" / "data")
@@ -29,7 +31,7 @@ pytestmark = [
 ]
 
 
-class Scripted(canitedit.CanItEdit):
+class Scripted(canitedit_suite.Tests):
     """The first task is timing-sensitive and its runs pass as `votes` says, one value per run."""
 
     def __init__(self, timed: str, votes: list[bool]) -> None:
@@ -58,7 +60,8 @@ class Scripted(canitedit.CanItEdit):
 
 def _run(tmp_path: Path, votes: list[bool], recorded: bool | None = None) -> tuple[Scripted, dict]:
     problems = canitedit.load(DATA, 4)
-    suite = Scripted(problems[0].task_id, votes)
+    scorer = Scripted(problems[0].task_id, votes)
+    suite = dataclasses.replace(canitedit.make(), scorer=scorer)
     config = RunConfig(suite="canitedit", backend="gold", samples=1, limit=4, conditions=["lazy"], planned=4)
     backend = answer_sources.parse("gold")
     if recorded is not None:  # as a recorded run's backend: every sample has a stored verdict
@@ -69,7 +72,7 @@ def _run(tmp_path: Path, votes: list[bool], recorded: bool | None = None) -> tup
             asyncio.run(Engine(config, suite, problems, backend, store, box, concurrency=4).run())
     finally:
         box.close()
-    return suite, report(tmp_path)
+    return scorer, report(tmp_path)
 
 
 def test_a_split_vote_is_the_majority_and_is_reported_as_flaky(tmp_path: Path) -> None:

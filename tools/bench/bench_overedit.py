@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import statistics
 import sys
 import tempfile
@@ -24,8 +23,9 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from benchmark import cli
+from benchmark.api import run
 from benchmark.run.store import RESULTS, read_records
+from server.errors import UserError
 
 SPEC_GOLD = {
     "no_comments_mean": 0.0128,
@@ -38,15 +38,15 @@ SPEC_GOLD = {
 
 
 def replay(backend: str, out: Path, limit: int | None, workers: int | None) -> tuple[dict, list, float]:
-    argv = ["bench", "run", "--suite", "overedit", "--backend", backend, "--out", str(out), "--quiet"]
-    argv += ["--limit", str(limit)] if limit else []
-    argv += ["--workers", str(workers)] if workers else []
     started = time.perf_counter()
-    code = cli.main(argv)
+    try:
+        done = run("overedit", backend, out, limit=limit, workers=workers)  # the library entry point
+    except UserError as exc:
+        raise SystemExit(f"bench run --backend {backend}: {exc}") from None
     took = time.perf_counter() - started
-    if code != 0:
-        raise SystemExit(f"bench run --backend {backend} exited with {code}")
-    return json.loads((out / "summary.json").read_text()), read_records(out / RESULTS), took
+    if not done.complete:
+        raise SystemExit(f"bench run --backend {backend}: {done.summary['scores']}")
+    return done.summary, read_records(out / RESULTS), took
 
 
 def replay_figures(out: Path, limit: int | None, workers: int | None) -> None:

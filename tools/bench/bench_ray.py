@@ -111,12 +111,12 @@ def main(argv: list[str] | None = None) -> int:
         print("bench_ray: needs ray (pip install 'edit-fidelity[ray]')", file=sys.stderr)
         return 2
     suite = suites.get("canitedit")
-    tasks = suite.load(args.data, args.tasks)
-    work = [(t, "descriptive", suite.gold_answer(t, "descriptive") or "") for t in tasks]
+    tasks = suite.dataset.load(args.data, args.tasks)
+    work = [(t, "descriptive", suite.solver.gold_answer(t, "descriptive") or "") for t in tasks]
     box = Sandbox(workers=args.slots)
 
     async def local(task: Any, cond: str, completion: str) -> Any:
-        return await suite.judge(box, task, cond, completion)
+        return await suite.scorer.judge(box, task, cond, completion)
 
     os.environ.setdefault("RAY_AUTH_MODE", "disabled")  # a private local cluster: no token written to ~/.ray
     t0 = time.perf_counter()

@@ -2,8 +2,8 @@
 
     EDIT_FIDELITY_DATA=../shared/data .venv/bin/python -m tools.bench.bench_replay [--out DIR] [--limit N] [RUN.tar.gz ...]
 
-For each recorded run (default: every archive in DATA/canitedit_runs) it runs
-`edit-fidelity bench run --suite canitedit --backend recorded:RUN` into a run directory (kept, so a
+For each recorded run (default: every archive in DATA/canitedit_runs) it calls `benchmark.api.run` (what
+`edit-fidelity bench run --suite canitedit --backend recorded:RUN` calls) into a run directory (kept, so a
 second invocation with the same --out resumes), then prints pass@1 and ExcessCode per instruction
 kind next to SPEC 3.3's reference figures (pass@1 within 0.3, ExcessCode within 0.05), the agreement
 with the stored verdicts (>= 99%) with every disagreement, and the time split.
@@ -12,13 +12,12 @@ with the stored verdicts (>= 99%) with every disagreement, and the time split.
 from __future__ import annotations
 
 import argparse
-import json
 import os
-import subprocess
 import sys
 import time
 from pathlib import Path
 
+from benchmark.api import run
 from benchmark.datadir import data_dir
 from benchmark.run.store import RESULTS, read_records
 from benchmark.suites.canitedit.archive import load_archive
@@ -55,41 +54,26 @@ def main(argv: list[str] | None = None) -> int:
         print("no recorded runs found", file=sys.stderr)
         return 2
     ok = True
-    for run in runs:
-        name = run.name.split("-baseline")[0] if "-baseline" in run.name else run.stem
+    for run_path in runs:
+        name = run_path.name.split("-baseline")[0] if "-baseline" in run_path.name else run_path.stem
         out = args.out / name
-        cmd = [
-            sys.executable,
-            "-m",
-            "benchmark.cli",
-            "bench",
-            "run",
-            "--suite",
-            "canitedit",
-            "--backend",
-            f"recorded:{run}",
-            "--out",
-            str(out),
-            "--quiet",
-            "--concurrency",
-            str(args.concurrency),
-        ]
-        if out.exists():
-            cmd.append("--resume")
-        if args.limit:
-            cmd += ["--limit", str(args.limit)]
-        if args.workers:
-            cmd += ["--workers", str(args.workers)]
-        if args.data:
-            cmd += ["--data", args.data]
         t0 = time.perf_counter()
-        subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
+        done = run(  # the library entry point, as `bench run` calls it
+            "canitedit",
+            f"recorded:{run_path}",
+            out,
+            resume=out.exists(),
+            limit=args.limit,
+            workers=args.workers,
+            concurrency=args.concurrency,
+            data=args.data,
+        )
         wall = time.perf_counter() - t0
-        summary = json.loads((out / "summary.json").read_text())
+        summary = done.summary
         records = read_records(out / RESULTS)
-        ref = reference_for(run.name)
+        ref = reference_for(run_path.name)
         print(
-            f"\n{run.name}\n  {len(records)} completions in {wall:.0f} s wall "
+            f"\n{run_path.name}\n  {len(records)} completions in {wall:.0f} s wall "
             f"({'full' if not args.limit else f'first {args.limit} tasks'})"
         )
         server = sum(r.server_ms for r in records) / 1000
@@ -99,7 +83,7 @@ def main(argv: list[str] | None = None) -> int:
             f"  time split (summed per completion): server round trips {server:.1f} s, sandbox programs "
             f"{sandbox:.1f} s, scoring {scoring:.1f} s"
         )
-        stored = load_archive(run)
+        stored = load_archive(run_path)
         changed = [
             r
             for r in records

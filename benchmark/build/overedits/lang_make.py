@@ -37,7 +37,8 @@ from benchmark.datadir import data_dir
 from benchmark.suites import codeeditorbench as ceb
 from benchmark.suites.canaicode.evaluate import evaluate
 from benchmark.suites.canaicode.interview import InterviewQuestion, load_interview
-from benchmark.suites.codeeditorbench import CodeEditorBench, Task
+from benchmark.suites.codeeditorbench import Task
+from benchmark.suites.codeeditorbench.suite import Judging
 from sandbox import Sandbox
 from server.fidelity import apply_text_edits, measure
 from server.fidelity.lang import Source, by_name, comments, functions, parse, raw_tokens
@@ -173,7 +174,7 @@ class _Runner:
         self.data, self.box = data, box
         self._questions: dict[str, InterviewQuestion] | None = None
         self._tasks: dict[str, Task] | None = None
-        self._suite: CodeEditorBench | None = None
+        self._suite: Judging | None = None
 
     async def passed(self, c: Candidate) -> bool | None:
         spec = json.loads(c.tests)
@@ -191,7 +192,7 @@ class _Runner:
         if c.test_kind == "codeeditorbench":
             if self._tasks is None or self._suite is None:
                 self._tasks = {t.task_id: t for t in ceb.load(self.data)}
-                self._suite = ceb.CodeEditorBench(opt_repeats=1)
+                self._suite = Judging(opt_repeats=1)
             task = self._tasks.get(spec["task"])
             if task is None or (task.kind == "switch" and spec["program"] == "before"):
                 return None  # the similar problem's solution: the task's tests are another problem's

@@ -72,8 +72,7 @@ def _worker_state(suite_name: str, options: dict[str, str], task: Task) -> tuple
     notes: list[str] = []
     with _worker_lock:
         if key not in _worker:
-            suite = suites.get(suite_name)
-            suite.configure(options)
+            suite = suites.get(suite_name, options)
             _worker[key] = (suite, Sandbox(workers=1))  # one execution at a time per worker (num_cpus=1)
         suite, box = _worker[key]
         for env in suite.sandbox_envs([task]):
@@ -94,7 +93,7 @@ def judge_here(suite_name: str, options: dict[str, str], task: Task, condition: 
     t0 = time.perf_counter()
     time.sleep(trace("start", task))
     suite, box, notes = _worker_state(suite_name, options, task)
-    verdict = asyncio.run(suite.judge(box, task, condition, completion))
+    verdict = asyncio.run(suite.scorer.judge(box, task, condition, completion))
     trace("end", task)
     try:
         import ray
@@ -108,7 +107,7 @@ def judge_here(suite_name: str, options: dict[str, str], task: Task, condition: 
 def passes_here(suite_name: str, options: dict[str, str], task: Task, condition: str, text: str) -> bool | None:
     """The necessity analysis' question about one sub-edit (`Suite.passes`), on a node."""
     suite, box, _notes = _worker_state(suite_name, options, task)
-    return asyncio.run(suite.passes(box, task, condition, text))
+    return asyncio.run(suite.scorer.passes(box, task, condition, text))
 
 
 # -- the driver side ----------------------------------------------------------------------------------

@@ -84,8 +84,7 @@ class SessionActor:
     """One language server on a node, the suite's `ask` beside it (a Ray actor: `ray.remote(...)(...)`)."""
 
     def __init__(self, suite_name: str, options: dict[str, str], backends: list[dict], command: list[str] | None):
-        self.suite = suites.get(suite_name)
-        self.suite.configure(options)
+        self.suite = suites.get(suite_name, options)
         self.backends = backends
         self.command = command
         self.log = Path(tempfile.mkdtemp(prefix="edit-fidelity-session-")) / "server.log"

@@ -16,7 +16,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections import defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -25,7 +25,7 @@ import msgspec
 from benchmark.report import metrics
 from benchmark.report.summary import load_summary
 from benchmark.run import recorded
-from benchmark.suite import Answer, Suite, Verdict, own_proposal
+from benchmark.suite import Answer, Dataset, Reporter, Scorer, Solver, Suite, SuiteSummary, Verdict, own_proposal
 from benchmark.suites.bics import haystack as hs
 from benchmark.suites.bics import render, scoring, snippets
 from server.protocol.names import Command
@@ -126,29 +126,11 @@ def answer_record(answer: dict) -> str:
     )
 
 
-class Bics(Suite[BicsTask]):
-    name = NAME
-    conditions = hs.SOURCES
-    default_conditions = ("dataset",)
-    judge_by_condition = True  # the same answer is right for one bug source's haystack, not the other's
-    necessity = False  # answers, not edits of a document
+class Haystacks(Dataset[BicsTask]):
+    """One task per grid cell and trial, trial first (`--limit 30` covers the default grid once)."""
 
     def __init__(self, grid: hs.Grid | None = None) -> None:
         self.grid = grid or hs.Grid()
-
-    def configure(self, options: dict[str, str]) -> None:
-        """`--suite-option lengths=500,1000 --suite-option trials=5 ...` (any of parse_grid's keys)."""
-        if options:
-            self.grid = parse_grid(";".join(f"{k}={v}" for k, v in options.items()))
-
-    # -- tasks -------------------------------------------------------------------------------------
-    def download(self, data: str | Path | None, log: Callable[[str], None]) -> Path:
-        from benchmark.suites.bics import download
-
-        return download.download(data, log=log)
-
-    def published_report(self, published_dir: str | Path, fmt: str, runs: Sequence[Path]) -> str:
-        return published_report(published_dir, fmt, runs)
 
     def load(self, data: str | Path | None, limit: int | None) -> list[BicsTask]:
         table = snippets.load(data)
@@ -160,6 +142,10 @@ class Bics(Suite[BicsTask]):
             for depth in g.depths
         ]
         return tasks[:limit] if limit else tasks
+
+
+class LocateBug(Solver[BicsTask]):
+    """`editFidelity.locateBug` on the condition's haystack; replayed answers are `<line>, <bug_type>`."""
 
     def gold_answer(self, task: BicsTask, condition: str) -> str:
         h = task.haystack(condition)
@@ -174,7 +160,6 @@ class Bics(Suite[BicsTask]):
     def answer_fence(self, task: BicsTask, condition: str) -> str | None:
         return None  # answers are `<line>, <bug_type>`, not code
 
-    # -- asking and judging ------------------------------------------------------------------------
     async def _ask_once(
         self, session: ServerSession, task: BicsTask, condition: str, backend: str, name: str
     ) -> Answer:
@@ -212,6 +197,17 @@ class Bics(Suite[BicsTask]):
             await asyncio.gather(*(self._ask_once(session, task, condition, backend, f"{name}-{i}") for i in range(n)))
         )
 
+    def load_recorded(self, path: str | Path) -> Any:
+        """A bics run of ours (`recorded:RUN_DIR`): its answers as the model gave them (`raw`), to replay."""
+        rec = recorded.load(path)
+        return msgspec.structs.replace(
+            rec, completions={k: [raw_answer(c) for c in v] for k, v in rec.completions.items()}
+        )
+
+
+class Labels(Scorer[BicsTask]):
+    """The answer against the haystack's label (no sandbox)."""
+
     async def judge(self, box: Any, task: BicsTask, condition: str, completion: str) -> Verdict:
         h = task.haystack(condition)
         try:
@@ -235,15 +231,9 @@ class Bics(Suite[BicsTask]):
         }
         return Verdict(passed=correct, exec_status=status, metrics=metrics)
 
-    def load_recorded(self, path: str | Path) -> Any:
-        """A bics run of ours (`recorded:RUN_DIR`): its answers as the model gave them (`raw`), to replay."""
-        rec = recorded.load(path)
-        return msgspec.structs.replace(
-            rec, completions={k: [raw_answer(c) for c in v] for k, v in rec.completions.items()}
-        )
 
-    # -- summaries ---------------------------------------------------------------------------------
-    def summarise(self, config: RunConfig, records: list[SampleRecord]) -> dict[str, Any]:
+class Tables(Reporter):
+    def summarise(self, config: RunConfig, records: list[SampleRecord]) -> SuiteSummary:
         by_cond = metrics.by_condition(records)
         conditions, details = {}, {}
         for cond in [c for c in config.conditions if c in by_cond] + sorted(
@@ -266,7 +256,7 @@ class Bics(Suite[BicsTask]):
                 "unparseable": d["unparseable"],
                 "errors": d["errors"],
             }
-        return {"conditions": conditions, "details": details}
+        return SuiteSummary(conditions=conditions, details=details)
 
     def render_text(self, summary: dict[str, Any]) -> str:
         return render.render_text(entries_of(summary), title=f"Bug In The Code Stack: {summary.get('backend', '')}")
@@ -274,6 +264,31 @@ class Bics(Suite[BicsTask]):
     def html_sections(self, summary: dict[str, Any], records: list[SampleRecord]) -> str:
         """Our part of `bench report --format html`: tables and one heatmap per condition and view."""
         return render.render_sections(entries_of(summary))
+
+
+def _download(data: str | Path | None, log: Callable[[str], None]) -> Path:
+    from benchmark.suites.bics import download
+
+    return download.download(data, log=log)
+
+
+def make(options: Mapping[str, str] | None = None, *, grid: hs.Grid | None = None) -> Suite[BicsTask]:
+    """`--suite-option lengths=500,1000 --suite-option trials=5 ...` (any of parse_grid's keys) choose the grid."""
+    if options:
+        grid = parse_grid(";".join(f"{k}={v}" for k, v in options.items()))
+    return Suite(
+        name=NAME,
+        conditions=hs.SOURCES,
+        default_conditions=("dataset",),
+        dataset=Haystacks(grid),
+        solver=LocateBug(),
+        scorer=Labels(),
+        reporter=Tables(),
+        judge_by_condition=True,  # the same answer is right for one bug source's haystack, not the other's
+        necessity=False,  # answers, not edits of a document
+        download=_download,
+        published_report=published_report,
+    )
 
 
 def trial_of(r: SampleRecord) -> scoring.Trial:

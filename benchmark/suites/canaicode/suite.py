@@ -17,15 +17,15 @@ file's interview set and rows, and the summary compares the points with the stor
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import msgspec
 
 from benchmark.datadir import DataError, data_dir, require
 from benchmark.report import metrics
-from benchmark.suite import Answer, Suite, Verdict, own_proposal
+from benchmark.suite import Answer, Dataset, Reporter, Scorer, Solver, Suite, SuiteSummary, Verdict, own_proposal
 from benchmark.suites.canaicode import recorded as rec_eval
 from benchmark.suites.canaicode.checks import LIST_PADDING, ListPadding
 from benchmark.suites.canaicode.evaluate import Evaluation, evaluate
@@ -86,59 +86,14 @@ def known_names(root: Path) -> dict[str, set[str]]:
     return {s: {q.name for q in load_interview(root, s)} for s in SETS if (root / s).is_dir()}
 
 
-class CanAiCode(Suite[Question]):
-    name = NAME
-    conditions = LANGUAGES
-    language = "python"
-    judge_by_condition = True  # the same code is judged as Python or as JavaScript
-    necessity = False  # answers, not edits of a document
-    input_error_kinds = frozenset({BAD_QUESTION, BAD_INPUT})  # rows of their own, as upstream scores them
-    # the rendered template is the whole prompt, as can-ai-code sends it; the first code block is the answer
-    styles: ClassVar[dict[str, str]] = {"python": "bare", "javascript": "bare"}
+class Questions(Dataset[Question]):
+    """The chosen interview sets' questions with the prompt rendered per language; after a recorded eval
+    file is read (`Generation.load_recorded`), that file's set and rows."""
 
-    def __init__(
-        self,
-        *,
-        interviews: tuple[str, ...] = SETS,
-        template: str = DEFAULT_TEMPLATE,
-        call_timeout_s: float = CALL_TIMEOUT_S,
-        padding: ListPadding = "better",
-    ) -> None:
-        unknown = [s for s in interviews if s not in SETS]
-        if unknown or padding not in LIST_PADDING:
-            raise ValueError(
-                f"unknown interview set(s) {unknown} (known: {', '.join(SETS)})"
-                if unknown
-                else f"unknown list padding {padding!r}; known: {', '.join(LIST_PADDING)}"
-            )
+    def __init__(self, *, interviews: tuple[str, ...] = SETS, template: str = DEFAULT_TEMPLATE) -> None:
         self.interviews = interviews
         self.template = template
-        self.call_timeout_s = call_timeout_s
-        self.padding: ListPadding = padding
         self.recorded: rec_eval.EvalFile | None = None
-
-    def configure(self, options: dict[str, str]) -> None:
-        """`--suite-option interviews=junior-v2,senior --suite-option template=... --suite-option padding=worse`."""
-        known = {"interviews", "template", "padding"}
-        unknown = sorted(set(options) - known)
-        if unknown:
-            raise ValueError(
-                f"suite {self.name}: unknown option(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}"
-            )
-        chosen = CanAiCode(
-            interviews=tuple(v.strip() for v in options.get("interviews", ",".join(self.interviews)).split(",")),
-            template=options.get("template", self.template),
-            call_timeout_s=self.call_timeout_s,
-            padding=cast(ListPadding, options.get("padding", self.padding)),
-        )  # checked by the constructor
-        self.interviews, self.template, self.padding = chosen.interviews, chosen.template, chosen.padding
-
-    # -- tasks ---------------------------------------------------------------------------------------
-
-    def download(self, data: str | Path | None, log: Callable[[str], None]) -> Path:
-        from benchmark.suites.canaicode import download
-
-        return download.download(data, log=log)
 
     def load(self, data: str | Path | None, limit: int | None) -> list[Question]:
         root = questions_root(data)
@@ -191,7 +146,14 @@ class CanAiCode(Suite[Question]):
     def task_conditions(self, task: Question, conditions: Sequence[str]) -> list[str]:
         return [c for c in conditions if c in task.languages]
 
-    # -- answers -------------------------------------------------------------------------------------
+
+class Generation(Solver[Question]):
+    """The rendered prompt on an empty document whose language is the condition."""
+
+    language = "python"
+
+    def __init__(self, questions: Questions) -> None:
+        self.questions = questions  # a recorded eval file decides which questions the run has
 
     def gold_answer(self, task: Question, condition: str) -> str | None:
         if task.error is not None or task.question is None:
@@ -209,8 +171,8 @@ class CanAiCode(Suite[Question]):
 
     def load_recorded(self, path: str | Path) -> rec_eval.EvalFile:
         """A published eval file; the run then covers its interview set and rows (bound in `load`)."""
-        self.recorded = rec_eval.load(path)
-        return self.recorded
+        self.questions.recorded = rec_eval.load(path)
+        return self.questions.recorded
 
     async def ask(
         self,
@@ -239,7 +201,13 @@ class CanAiCode(Suite[Question]):
             for p in proposals
         ]
 
-    # -- grading -------------------------------------------------------------------------------------
+
+class Grading(Scorer[Question]):
+    """Upstream's checks on the answer's function, called in the sandbox."""
+
+    def __init__(self, *, call_timeout_s: float = CALL_TIMEOUT_S, padding: ListPadding = "better") -> None:
+        self.call_timeout_s = call_timeout_s
+        self.padding: ListPadding = padding
 
     async def judge(self, box: Any, task: Question, condition: str, completion: str) -> Verdict:
         assert task.question is not None and task.error is None
@@ -248,8 +216,13 @@ class CanAiCode(Suite[Question]):
         )
         return verdict(ev)
 
-    def summarise(self, config: RunConfig, records: list[SampleRecord]) -> dict[str, Any]:
-        return summarise(config, records, padding=self.padding)
+
+class Tables(Reporter):
+    def __init__(self, padding: ListPadding) -> None:
+        self.padding: ListPadding = padding
+
+    def summarise(self, config: RunConfig, records: list[SampleRecord]) -> SuiteSummary:
+        return msgspec.convert(summarise(config, records, padding=self.padding), SuiteSummary)
 
     def render_text(self, summary: dict[str, Any]) -> str | None:
         return render_text(summary)
@@ -258,6 +231,56 @@ class CanAiCode(Suite[Question]):
         from benchmark.suites.canaicode import html
 
         return html.sections(summary, records)
+
+
+OPTIONS = ("interviews", "template", "padding")
+
+
+def _download(data: str | Path | None, log: Callable[[str], None]) -> Path:
+    from benchmark.suites.canaicode import download
+
+    return download.download(data, log=log)
+
+
+def make(
+    options: Mapping[str, str] | None = None,
+    *,
+    interviews: tuple[str, ...] = SETS,
+    template: str = DEFAULT_TEMPLATE,
+    call_timeout_s: float = CALL_TIMEOUT_S,
+    padding: ListPadding = "better",
+) -> Suite[Question]:
+    """`--suite-option interviews=junior-v2,senior --suite-option template=... --suite-option padding=worse`."""
+    options = dict(options or {})
+    unknown = sorted(set(options) - set(OPTIONS))
+    if unknown:
+        raise ValueError(f"suite {NAME}: unknown option(s) {', '.join(unknown)}; known: {', '.join(sorted(OPTIONS))}")
+    if "interviews" in options:
+        interviews = tuple(v.strip() for v in options["interviews"].split(","))
+    template = options.get("template", template)
+    padding = cast(ListPadding, options.get("padding", padding))
+    bad = [s for s in interviews if s not in SETS]
+    if bad or padding not in LIST_PADDING:
+        raise ValueError(
+            f"unknown interview set(s) {bad} (known: {', '.join(SETS)})"
+            if bad
+            else f"unknown list padding {padding!r}; known: {', '.join(LIST_PADDING)}"
+        )
+    questions = Questions(interviews=interviews, template=template)
+    return Suite(
+        name=NAME,
+        conditions=LANGUAGES,
+        dataset=questions,
+        solver=Generation(questions),
+        scorer=Grading(call_timeout_s=call_timeout_s, padding=padding),
+        reporter=Tables(padding),
+        judge_by_condition=True,  # the same code is judged as Python or as JavaScript
+        necessity=False,  # answers, not edits of a document
+        input_error_kinds=frozenset({BAD_QUESTION, BAD_INPUT}),  # rows of their own, as upstream scores them
+        # the rendered template is the whole prompt, as can-ai-code sends it; the first code block is the answer
+        styles={"python": "bare", "javascript": "bare"},
+        download=_download,
+    )
 
 
 def verdict(ev: Evaluation) -> Verdict:

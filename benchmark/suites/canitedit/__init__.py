@@ -10,9 +10,9 @@ Judging: `completion + "\\n" + tests` runs under `python3` in the `canitedit` sa
 missing lines over the Differ line count against `before` (`metrics`: the evaluator's reading of
 `coverage report -m`, and a strict mode over statements alone).
 
-Modules, one job each: `problems` (the task type and the loader), `download`, `judge` (the sandbox
+Modules, one job each: `task` (the task type), `problems` (the loader), `download`, `judge` (the sandbox
 verdict), `metrics` (ExcessCode), `archive` (recorded runs), `summary` (summary.json and the text
-tables), `html` (report sections), `suite` (the engine's hooks).
+tables), `html` (report sections), `suite` (the parts and `make`, the suite).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from __future__ import annotations
 from benchmark.suites.canitedit.download import download
 from benchmark.suites.canitedit.judge import PROGRAM, TIMEOUT_S, TIMING, Verdict, judge, passes, program
 from benchmark.suites.canitedit.problems import CONDITIONS, FILE, HF_DATASET, NAME, Problem, load, parse
-from benchmark.suites.canitedit.suite import CanItEdit
+from benchmark.suites.canitedit.suite import make
 
 __all__ = [
     "CONDITIONS",
@@ -30,12 +30,12 @@ __all__ = [
     "PROGRAM",
     "TIMEOUT_S",
     "TIMING",
-    "CanItEdit",
     "Problem",
     "Verdict",
     "download",
     "judge",
     "load",
+    "make",
     "parse",
     "passes",
     "program",

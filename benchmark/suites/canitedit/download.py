@@ -8,7 +8,7 @@ from pathlib import Path
 import msgspec
 
 from benchmark.datadir import data_dir
-from benchmark.suites.canitedit.problems import FILE, HF_DATASET, Problem
+from benchmark.suites.canitedit.task import FILE, HF_DATASET, Problem
 
 
 def download(data: str | Path | None = None, *, log: Callable[[str], None] | None = None) -> Path:

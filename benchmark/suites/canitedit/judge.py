@@ -12,9 +12,10 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any
 
+from benchmark.run.records import ExcessCode
 from benchmark.suite import Verdict as BaseVerdict
-from benchmark.suites.canitedit import metrics
-from benchmark.suites.canitedit.problems import NAME, Problem
+from benchmark.suites.canitedit.metrics import completion_missing, differ_lines, excess_code, report_missing_lines
+from benchmark.suites.canitedit.task import NAME, Problem
 
 if TYPE_CHECKING:
     from benchmark.run.records import SampleRecord
@@ -41,8 +42,13 @@ class Verdict(BaseVerdict, kw_only=True):
 
     def fill(self, rec: SampleRecord) -> None:
         super().fill(rec)
-        rec.missing_lines, rec.differ_lines, rec.excess_code = self.missing_lines, self.differ_lines, self.excess_code
-        rec.missing_statements, rec.excess_code_strict = self.missing_statements, self.excess_code_strict
+        rec.scores = ExcessCode(
+            missing_lines=self.missing_lines,
+            missing_statements=self.missing_statements,
+            differ_lines=self.differ_lines,
+            excess_code=self.excess_code,
+            excess_code_strict=self.excess_code_strict,
+        )
 
 
 async def judge(box: Any, problem: Problem, completion: str) -> Verdict:
@@ -66,12 +72,12 @@ async def judge(box: Any, problem: Problem, completion: str) -> Verdict:
         fc = (cov.coverage or {}).get(PROGRAM)
         if cov.status == "ok" and fc is not None:
             statements = [*fc.executed, *fc.missing]
-            missing = metrics.completion_missing(metrics.report_missing_lines(statements, fc.missing), completion)
-            strict = metrics.completion_missing(fc.missing, completion)
+            missing = completion_missing(report_missing_lines(statements, fc.missing), completion)
+            strict = completion_missing(fc.missing, completion)
             v.missing_lines, v.missing_statements = missing, strict
-            v.differ_lines = metrics.differ_lines(problem.before, completion)
-            v.excess_code = metrics.excess_code(missing, problem.before, completion)
-            v.excess_code_strict = metrics.excess_code(strict, problem.before, completion)
+            v.differ_lines = differ_lines(problem.before, completion)
+            v.excess_code = excess_code(missing, problem.before, completion)
+            v.excess_code_strict = excess_code(strict, problem.before, completion)
         else:
             v.sandbox_error = f"coverage run: {cov.status} {cov.error or cov.stderr[-200:]}".strip()
     return v

@@ -1,4 +1,4 @@
-"""CanItEdit's problems (SPEC 3.3): the task type, its two instruction kinds, and the loader."""
+"""CanItEdit's problems (SPEC 3.3): the loader (the task type is `task.Problem`, named here too)."""
 
 from __future__ import annotations
 
@@ -9,34 +9,9 @@ from pathlib import Path
 import msgspec
 
 from benchmark.datadir import DataError, data_dir, require
+from benchmark.suites.canitedit.task import CONDITIONS, FILE, HF_DATASET, NAME, Problem
 
-NAME = "canitedit"
-CONDITIONS = ("descriptive", "lazy")
-HF_DATASET = "nuprl/CanItEdit"
-FILE = Path("canitedit") / "canitedit_test.jsonl"
-
-
-class Problem(msgspec.Struct, frozen=True, kw_only=True):
-    id: int
-    name: str
-    full_name: str
-    before: str
-    after: str
-    tests: str
-    instruction_descriptive: str
-    instruction_lazy: str
-    taxonomy: dict = {}
-
-    @property
-    def task_id(self) -> str:
-        return self.full_name
-
-    def instruction(self, condition: str) -> str:
-        if condition == "descriptive":
-            return self.instruction_descriptive
-        if condition == "lazy":
-            return self.instruction_lazy
-        raise ValueError(f"unknown CanItEdit condition {condition!r}; known: {', '.join(CONDITIONS)}")
+__all__ = ["CONDITIONS", "FILE", "HF_DATASET", "NAME", "Problem", "load", "parse"]
 
 
 def load(data: str | Path | None = None, limit: int | None = None) -> list[Problem]:

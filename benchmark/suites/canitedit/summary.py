@@ -20,6 +20,13 @@ from benchmark.suites.canitedit.metrics import suite_excess_code
 from benchmark.suites.canitedit.problems import FILE, load
 
 
+def _excess(r: SampleRecord, *, strict: bool = False) -> float | None:
+    """The record's ExcessCode (its scorer's scores; None: not measured)."""
+    if r.scores is None:
+        return None
+    return r.scores.excess_code_strict if strict else r.scores.excess_code
+
+
 def _round(x: float | None, nd: int) -> float | None:
     return None if x is None else round(x, nd)
 
@@ -33,13 +40,10 @@ def summarise(config: RunConfig, records: list[SampleRecord]) -> dict[str, Any]:
         per_task = metrics.by_task(recs)
         counts = metrics.pass_counts(per_task)
         n = min((c[0] for c in counts), default=0)
-        excess = [[r.excess_code for r in v if r.passed and r.excess_code is not None] for v in per_task.values()]
+        excess = [[e for r in v if r.passed and (e := _excess(r)) is not None] for v in per_task.values()]
         p1 = metrics.suite_pass_at_k(counts, 1) if counts else None
         ec = suite_excess_code(excess)
-        strict = [
-            [r.excess_code_strict for r in v if r.passed and r.excess_code_strict is not None]
-            for v in per_task.values()
-        ]
+        strict = [[e for r in v if r.passed and (e := _excess(r, strict=True)) is not None] for v in per_task.values()]
         conditions[cond] = {
             "pass@1": _round(p1, 1),
             "excess_code": _round(ec, 2),
@@ -99,10 +103,7 @@ def summarise(config: RunConfig, records: list[SampleRecord]) -> dict[str, Any]:
                     "pass@1": _round(metrics.suite_pass_at_k(metrics.pass_counts({t: per_task[t] for t in ids}), 1), 1),
                     "excess_code": _round(
                         suite_excess_code(
-                            [
-                                [r.excess_code for r in per_task[t] if r.passed and r.excess_code is not None]
-                                for t in ids
-                            ]
+                            [[e for r in per_task[t] if r.passed and (e := _excess(r)) is not None] for t in ids]
                         ),
                         2,
                     ),

@@ -41,7 +41,7 @@ tree-sitter layer: the paper's complexity metric is Python-only), averaged in th
 
 Modules, one job each: `kinds` (conditions), `records` and `tasks` (the published files, the loader, the
 worked examples), `prompts`, `inputs` (LeetCode-style test text), `special` (special judges), `testsets`
-(a task's tests), `scores` (OptScore, Win Rate), `suite` (the engine's hooks and the judging glue),
+(a task's tests), `scores` (OptScore, Win Rate), `suite` (the parts: `Judging` is the judging glue; `make` the suite),
 `summary` (report sections), `download`, `check` and `cli` (`python -m benchmark.suites.codeeditorbench`).
 """
 
@@ -73,7 +73,7 @@ from benchmark.suites.codeeditorbench.scores import (
     win_rate,
 )
 from benchmark.suites.codeeditorbench.special import SPECIAL_JUDGES, check_cinema, check_even_picture
-from benchmark.suites.codeeditorbench.suite import CodeEditorBench
+from benchmark.suites.codeeditorbench.suite import Judging, make
 from benchmark.suites.codeeditorbench.summary import compare_backends, render_text, summarise
 from benchmark.suites.codeeditorbench.tasks import (
     HUB_KIND,
@@ -103,12 +103,12 @@ from benchmark.suites.codeeditorbench.testsets import (
 __all__ = [
     "CATEGORY_METRIC",
     "CONDITIONS",
-    "CodeEditorBench",
     "DebugRecord",
     "DownloadError",
     "HUB_KIND",
     "HUB_REPO",
     "InputError",
+    "Judging",
     "KINDS",
     "LANGUAGE_NAMES",
     "LoadIssue",
@@ -156,6 +156,7 @@ __all__ = [
     "limits_for",
     "literal",
     "load",
+    "make",
     "noise_margin",
     "opt_score",
     "opt_score_margin",

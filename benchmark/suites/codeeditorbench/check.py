@@ -7,7 +7,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from benchmark.suites.codeeditorbench.scores import OPT_REPEATS
-from benchmark.suites.codeeditorbench.suite import CodeEditorBench
+from benchmark.suites.codeeditorbench.suite import Judging
 from benchmark.suites.codeeditorbench.tasks import Task
 
 
@@ -36,7 +36,7 @@ async def check_tasks(
     incorrect solution's verdict against the class its bug type predicts."""
     from sandbox import Sandbox
 
-    suite = CodeEditorBench(opt_repeats=repeats)
+    suite = Judging(opt_repeats=repeats)
     box = Sandbox(workers=workers)
     rows = []
     try:

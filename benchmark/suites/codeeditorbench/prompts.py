@@ -3,12 +3,29 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from benchmark.suites.codeeditorbench.kinds import CONDITIONS, kind_of
 
-if TYPE_CHECKING:
-    from benchmark.suites.codeeditorbench.tasks import Task
+
+class Task(Protocol):
+    """What a prompt shows of a task (`tasks.Task` is one; this module does not import it: `tasks` composes
+    its instructions here)."""
+
+    @property
+    def task_id(self) -> str: ...
+    @property
+    def kind(self) -> str: ...
+    @property
+    def language(self) -> str: ...
+    @property
+    def answer_language(self) -> str: ...
+    @property
+    def before(self) -> str: ...
+    @property
+    def after(self) -> str: ...
+    @property
+    def prompt_fields(self) -> dict[str, str]: ...
 
 
 PREAMBLE = {

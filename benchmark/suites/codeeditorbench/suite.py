@@ -1,11 +1,11 @@
-"""The suite: tasks and requests for the engine, judging glue (tests, verdict, OptScore, fidelity), summary hooks."""
+"""The suite's parts: tasks, requests, judging glue (tests, verdict, OptScore, fidelity), summary and report."""
 
 from __future__ import annotations
 
 import asyncio
 import hashlib
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -13,7 +13,7 @@ import msgspec
 
 from benchmark.datadir import DataError, data_dir
 from benchmark.run.lang_fidelity import lang_fidelity
-from benchmark.suite import Suite, Verdict
+from benchmark.suite import Dataset, Reporter, Scorer, Solver, Suite, SuiteSummary, Verdict, no_options
 from benchmark.suites.codeeditorbench.download import download
 from benchmark.suites.codeeditorbench.kinds import CONDITIONS, KINDS, NAME, kind_of
 from benchmark.suites.codeeditorbench.scores import OPT_REPEATS, polish_metrics
@@ -28,30 +28,21 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 
-class CodeEditorBench(Suite[Task]):
-    name = NAME
-    conditions = CONDITIONS
-    default_conditions = KINDS
+class Tasks(Dataset[Task]):
+    """The published files (or the paper's samples); each task belongs to the conditions of its kind."""
 
-    def __init__(self, *, opt_repeats: int = OPT_REPEATS) -> None:
-        self.opt_repeats = opt_repeats
+    def __init__(self) -> None:
         self.load_issues: list[LoadIssue] = []
-        self._judges: dict[int, Judge] = {}
-        self._tests: SingleFlight[str, TaskTests] = SingleFlight(keep=True)  # by task, kept for the run
-
-    # -- tasks and requests ---------------------------------------------------------------------
-
-    def download(self, data: str | Path | None, log: Callable[[str], None]) -> Path:
-        _files, errors = download(data, on_file=lambda name, state: log(f"{name}: {state}"))
-        if errors:
-            raise DataError("; ".join(errors))
-        return data_dir(data) / SUBDIR
 
     def load(self, data: str | Path | None, limit: int | None) -> list[Task]:
         return load(data, limit, self.load_issues)
 
     def task_conditions(self, task: Task, conditions: Sequence[str]) -> list[str]:
         return [c for c in conditions if kind_of(c) == task.kind]
+
+
+class Requests(Solver[Task]):
+    """Edits of the task's document in its own language; a translation's answer in the target language."""
 
     def task_language(self, task: Task) -> str:
         return task.language
@@ -63,7 +54,15 @@ class CodeEditorBench(Suite[Task]):
     def answer_fence(self, task: Task, condition: str) -> str | None:
         return task.answer_language
 
-    # -- judging --------------------------------------------------------------------------------
+
+class Judging(Scorer[Task]):
+    """The sandbox's judge on the task's tests (built once per task and kept for the run), OptScore for
+    polish, and C++/Java fidelity numbers."""
+
+    def __init__(self, *, opt_repeats: int = OPT_REPEATS) -> None:
+        self.opt_repeats = opt_repeats
+        self._judges: dict[int, Judge] = {}
+        self._tests: SingleFlight[str, TaskTests] = SingleFlight(keep=True)  # by task, kept for the run
 
     def judge_for(self, box: Any) -> Judge:
         judge = self._judges.get(id(box))
@@ -159,10 +158,10 @@ class CodeEditorBench(Suite[Task]):
         except ValueError as exc:  # an original measured at no time or memory at all
             return {"opt_score": 0.0, "opt_score_margin": 0.0, "opt_error": str(exc)}
 
-    # -- summary --------------------------------------------------------------------------------
 
-    def summarise(self, config: RunConfig, records: list[SampleRecord]) -> dict[str, Any]:
-        return summarise(config, records)
+class Tables(Reporter):
+    def summarise(self, config: RunConfig, records: list[SampleRecord]) -> SuiteSummary:
+        return msgspec.convert(summarise(config, records), SuiteSummary)
 
     def compare(self, summaries: dict[str, dict[str, Any]]) -> tuple[dict[str, Any], str] | None:
         """Win Rate across the compared backends (SPEC 3.7)."""
@@ -172,6 +171,27 @@ class CodeEditorBench(Suite[Task]):
         return render_text(summary)
 
     def html_sections(self, summary: dict[str, Any], records: list[SampleRecord]) -> str:
-        from benchmark.suites.codeeditorbench import html
+        from benchmark.suites.codeeditorbench.html import sections
 
-        return html.sections(summary, records)
+        return sections(summary, records)
+
+
+def _download(data: str | Path | None, log: Callable[[str], None]) -> Path:
+    _files, errors = download(data, on_file=lambda name, state: log(f"{name}: {state}"))
+    if errors:
+        raise DataError("; ".join(errors))
+    return data_dir(data) / SUBDIR
+
+
+def make(options: Mapping[str, str] | None = None, *, opt_repeats: int = OPT_REPEATS) -> Suite[Task]:
+    no_options(NAME, options or {})
+    return Suite(
+        name=NAME,
+        conditions=CONDITIONS,
+        default_conditions=KINDS,
+        dataset=Tasks(),
+        solver=Requests(),
+        scorer=Judging(opt_repeats=opt_repeats),
+        reporter=Tables(),
+        download=_download,
+    )

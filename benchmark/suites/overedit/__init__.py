@@ -15,7 +15,7 @@ given over the other tasks.
 
 Modules, one job each: `tasks` (the task type and the loader), `download`, `judge` (the sandbox verdict
 and environment gaps), `fidelity` (the numbers from the texts), `summary` (summary.json and the text
-table), `compare` (explicit against generic), `html` (report sections), `suite` (the engine's hooks).
+table), `compare` (explicit against generic), `html` (report sections), `suite` (the parts and `make`, the suite).
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ from benchmark.suites.overedit.judge import (
     imported_modules,
     missing_imports,
 )
-from benchmark.suites.overedit.suite import OverEdit
+from benchmark.suites.overedit.suite import make
 from benchmark.suites.overedit.summary import render_text, summarise, summarise_condition
 from benchmark.suites.overedit.tasks import (
     CONDITIONS,
@@ -62,7 +62,6 @@ __all__ = [
     "SOURCE_URL",
     "TIMEOUT_S",
     "URL_ENV",
-    "OverEdit",
     "Task",
     "compare_conditions",
     "data_file",
@@ -71,6 +70,7 @@ __all__ = [
     "fidelity",
     "imported_modules",
     "load",
+    "make",
     "missing_imports",
     "normalised_flags",
     "parse_tasks",
