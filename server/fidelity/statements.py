@@ -318,6 +318,13 @@ def statement_flags(
             if names and all(n in dead[qualname].get(first, ()) and n not in before_dead[qualname] for n in names):
                 listed = ", ".join(f"`{n}`" for n in dict.fromkeys(names))
                 reason = f"not requested: {listed} is assigned here and never read afterwards"
+        elif (
+            qualname in existing
+            and qualname in functions
+            and (twin := repeated_block(node, functions[qualname], fresh))
+        ):
+            kind = "added_code"
+            reason = f"not requested: repeats the block at line {twin}, which stays: the code now does it twice"
         elif scope is not None and scope.text.strip() and (guard := _guard(node)) is not None:
             condition, exit_node = guard
             is_fix = bool(whole) and whole <= set(range(first, last + 1))  # the guard is the whole change
@@ -335,6 +342,36 @@ def statement_flags(
             out.append(StatementFlag(unit, first, last, (kind,), reason))
             taken.update(range(first, last + 1))
     return out
+
+
+def _head(node: ast.stmt) -> str | None:
+    """What a block statement runs on: an `if`'s or `while`'s test, a `for`'s target and iterable."""
+    if isinstance(node, ast.If | ast.While):
+        return ast.dump(node.test)
+    if isinstance(node, ast.For | ast.AsyncFor):
+        return ast.dump(node.target) + ast.dump(node.iter)
+    return None
+
+
+REPEATED_STATEMENTS = 2  # copied statements that make a new block a repeat of a kept one
+
+
+def repeated_block(node: ast.stmt, function: ast.FunctionDef | ast.AsyncFunctionDef, fresh: set[int]) -> int | None:
+    """The line of a block of the original that a new block repeats, or None: the same head (`if`/`while`
+    test, `for` target and iterable) and at least two of its statements, with the original block still
+    there (its head line kept; only its kept statements count). The code then does the work twice."""
+    head = _head(node)
+    if head is None or not function.lineno <= node.lineno <= (function.end_lineno or function.lineno):
+        return None  # not a block, or in another definition of the same name (a redefinition)
+    body = [ast.dump(s) for s in getattr(node, "body", [])]
+    for other in ast.walk(function):
+        if other is node or not isinstance(other, ast.stmt) or other.lineno in fresh or _head(other) != head:
+            continue
+        theirs = {ast.dump(s) for s in ast.walk(other) if isinstance(s, ast.stmt) and s.lineno not in fresh}
+        copied = sum(1 for d in body if d in theirs)
+        if copied >= REPEATED_STATEMENTS and 2 * copied >= len(body):
+            return other.lineno
+    return None
 
 
 def _exits_old_code(exit_node: ast.stmt, found: NewStatement, existing: Collection[str], fresh: set[int]) -> bool:
