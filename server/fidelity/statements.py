@@ -325,6 +325,17 @@ def statement_flags(
         ):
             kind = "added_code"
             reason = f"not requested: repeats the block at line {twin}, which stays: the code now does it twice"
+        elif (
+            scope is not None
+            and qualname in functions
+            and qualname not in existing
+            and (kept := returned_state(node, functions[qualname]))
+            and not RESULT_WORDS.search(scope.text)
+        ):
+            kind = "added_code"
+            reason = (
+                f"not requested: returns `self.{kept}`, which it updates in place; the instruction asks for no result"
+            )
         elif scope is not None and scope.text.strip() and (guard := _guard(node)) is not None:
             condition, exit_node = guard
             is_fix = bool(whole) and whole <= set(range(first, last + 1))  # the guard is the whole change
@@ -342,6 +353,40 @@ def statement_flags(
             out.append(StatementFlag(unit, first, last, (kind,), reason))
             taken.update(range(first, last + 1))
     return out
+
+
+# the instruction speaks of a result: a new function's `return` may be what it asks for
+RESULT_WORDS = re.compile(r"\b(?:return\w*|result\w*|output\w*|yield\w*|give\w* back|chain\w*)\b", re.IGNORECASE)
+
+
+def returned_state(node: ast.stmt, function: ast.FunctionDef | ast.AsyncFunctionDef) -> str | None:
+    """The attribute a new method returns (`return self.table`) after updating it in place (`self.table[k] =
+    v`, `self.table.append(v)`), or None: the update is the method's work, the result an extra."""
+    if not (
+        isinstance(node, ast.Return)
+        and isinstance(node.value, ast.Attribute)
+        and isinstance(node.value.value, ast.Name)
+        and node.value.value.id == "self"
+        and function.body
+        and function.body[-1] is node
+    ):
+        return None
+    attr = node.value.attr
+
+    def is_state(e: ast.expr) -> bool:
+        while isinstance(e, ast.Subscript):
+            e = e.value
+        return (
+            isinstance(e, ast.Attribute) and e.attr == attr and isinstance(e.value, ast.Name) and e.value.id == "self"
+        )
+
+    for n in ast.walk(function):
+        targets = n.targets if isinstance(n, ast.Assign) else [n.target] if isinstance(n, ast.AugAssign) else []
+        if any(isinstance(t, ast.Subscript) and is_state(t) for t in targets):
+            return attr
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and is_state(n.func.value):
+            return attr
+    return None
 
 
 def _head(node: ast.stmt) -> str | None:

@@ -150,3 +150,29 @@ def test_a_block_that_replaces_the_old_one_or_shares_only_its_head_is_not_a_repe
     # a fixed copy appended after the original (a redefinition) repeats nothing of its own function
     appended = MUTATE + "\n\n" + fixed.split("\n\n\n", 1)[1]
     assert not _statements(MUTATE, appended, "Make `mutate` never swap a city with itself.")
+
+
+LEDGER = """class Ledger:
+    def __init__(self):
+        self.entries = {}
+
+    def record(self, name, amount):
+        self.entries[name] = amount
+"""
+
+
+def test_a_new_method_that_returns_the_state_it_updates_is_flagged_unless_a_result_is_asked():
+    method = (
+        "\n    def record_many(self, pairs):\n"
+        "        for name, amount in pairs:\n"
+        "            self.entries[name] = amount\n"
+        "        return self.entries\n"
+    )
+    edited = LEDGER + method
+    [flag] = _statements(LEDGER, edited, "Add a method `record_many` that records every (name, amount) pair.")
+    assert flag.kinds == ("added_code",) and "`self.entries`" in flag.reason
+    assert flag.start_line == flag.end_line == len(edited.splitlines())
+    # a result the instruction speaks of, or a return of something the method does not update, is not flagged
+    assert not _statements(LEDGER, edited, "Add `record_many`, which records every pair and returns the entries.")
+    other = edited.replace("        return self.entries\n", "        return len(pairs)\n")
+    assert not _statements(LEDGER, other, "Add a method `record_many` that records every (name, amount) pair.")
