@@ -28,7 +28,6 @@ _ATTRIBUTE = re.compile(r"\.([A-Za-z_]\w*)\b(?!\s*\()")
 _SETS = re.compile(r"\.([A-Za-z_]\w*)\s*(?:\[[^\]\n]*\])?\s*(?:[-+*/%|&^]|//|\*\*)?=(?!=)")
 _DEFINES = re.compile(r"^\s*(?:async\s+)?(?:def|class)\s", re.MULTILINE)
 _CONSTRUCTORS = frozenset({"__init__", "__post_init__", "__new__"})
-_RETURN = re.compile(r"^\s*return\s+\S", re.MULTILINE)
 _REWRITES = frozenset({"refactor", "rewrite", "translate"})
 
 
@@ -41,7 +40,8 @@ class TargetFacts(msgspec.Struct, frozen=True):
     uses_added: bool = False  # the unit's edited side refers to a function or class the edit adds
     stores: frozenset[str] = frozenset()  # names (and `self.` attributes) the unit's edited side assigns
     attributes: frozenset[str] = frozenset()  # data attributes (`x.name`, not a call) either side of the unit uses
-    returns: bool = False  # the unit's edited side returns a value: what its callers get changes
+    returns: bool = False  # the unit holds its function's final `return`: what its callers get changes (an
+    # early exit added inside it is not that)
     signature_changed: bool = False  # another unit changes the signature of the unit's function
     sets: frozenset[str] = frozenset()  # attributes the edit's units in the unit's function assign (`self.n += 1`),
     # and for a constructor every attribute it sets
@@ -70,6 +70,12 @@ def definitions(text: str | None) -> dict[str, ast.stmt]:
 
     visit(tree, "")
     return out
+
+
+def _final_return(node: ast.stmt | None, lo: int, hi: int) -> bool:
+    """The function's last statement is a `return` of a value on the lines `lo`..`hi`."""
+    last = getattr(node, "body", [None])[-1]
+    return isinstance(last, ast.Return) and last.value is not None and lo <= last.lineno <= hi
 
 
 def _set_attributes(node: ast.AST) -> set[str]:
@@ -143,7 +149,7 @@ def target_facts(
                 uses_added=bool(names & added_names),
                 stores=frozenset(_STORE.findall(new)),
                 attributes=frozenset(_ATTRIBUTE.findall(new + "\n" + (old or ""))),
-                returns=bool(_RETURN.search(new)),
+                returns=inside and hi >= lo and _final_return(node, lo, hi),
                 signature_changed=fn in resigned,
                 sets=frozenset(sets.get(fn, ())) if fn else frozenset(),
                 calls=calls,

@@ -85,6 +85,13 @@ def test_a_callee_whose_result_or_signature_the_target_needs_is_a_consequence():
         "def clean(text):\n    return text.strip().lower()\n\n\ndef words(text):\n    return clean(text).split(' ')\n"
     )
     assert not _flagged(edited, "Make `words` split on single spaces, case-insensitively.", original)
+    # an early return added inside the callee leaves its result alone: not excused
+    early = edited.replace(
+        "    return text.strip().lower()\n",
+        "    if text.startswith('#'):\n        return clean(text[1:])\n    return text.strip()\n",
+    )
+    [(_, verdict)] = _flagged(early, "Make `words` split on single spaces.", original)
+    assert verdict.unrequested == ("outside_target",) and "`clean`" in verdict.reason
     # the same callee changed without a new result is not excused
     original2 = "def log(x):\n    pass\n\n\ndef words(text):\n    log(text)\n    return text.split()\n"
     edited2 = "def log(x):\n    print(x)\n\n\ndef words(text):\n    log(text)\n    return text.split(' ')\n"
