@@ -13,6 +13,7 @@ from collections.abc import Iterable, Mapping, Sequence
 
 from server.fidelity.instruction import Scope, UnitFacts, Verdict, judge_unit, parse_instruction
 from server.fidelity.statements import StatementFlag, statement_flags
+from server.fidelity.target_scope import dropped_condition_reason
 from server.fidelity.unit_facts import unit_facts
 from server.protocol.report import HUNK_KINDS, UNREQUESTED_KINDS, FidelityReport, Hunk
 
@@ -97,7 +98,20 @@ def judged_units(
     scope = parse_instruction(instruction, original) if instruction is not None and aware else None
     facts = unit_facts(report, original, edited)
     verdicts = [judge_unit(scope, f, UNREQUESTED_KINDS) for f in facts]
-    return scope, facts, _follow_unrequested(report, facts, verdicts) if scope is not None else verdicts
+    if scope is None:
+        return scope, facts, verdicts
+    return scope, facts, _dropped_conditions(scope, facts, _follow_unrequested(report, facts, verdicts))
+
+
+def _dropped_conditions(scope: Scope, facts: list[UnitFacts], verdicts: list[Verdict]) -> list[Verdict]:
+    """A unit that drops an `elif`'s test the instruction does not speak of removes a check nobody asked to
+    remove (`target_scope.dropped_condition_reason`): a deletion of behaviour, whatever else its function gets."""
+    out = list(verdicts)
+    for i, (f, v) in enumerate(zip(facts, verdicts, strict=True)):
+        why = None if v.flagged else dropped_condition_reason(scope, f.kinds, f.target)
+        if why:
+            out[i] = Verdict(True, why, ("deletion",))
+    return out
 
 
 def _follow_unrequested(report: FidelityReport, facts: list, verdicts: list[Verdict]) -> list[Verdict]:

@@ -45,6 +45,7 @@ class TargetFacts(msgspec.Struct, frozen=True):
     signature_changed: bool = False  # another unit changes the signature of the unit's function
     sets: frozenset[str] = frozenset()  # attributes the edit's units in the unit's function assign (`self.n += 1`),
     # and for a constructor every attribute it sets
+    dropped_condition: str | None = None  # the test of an `elif` the unit turns into a plain `else`
     # per changed function (qualified), the functions it calls and the data attributes it uses, edited side
     calls: dict[str, frozenset[str]] = {}
     uses: dict[str, frozenset[str]] = {}
@@ -152,11 +153,41 @@ def target_facts(
                 returns=inside and hi >= lo and _final_return(node, lo, hi),
                 signature_changed=fn in resigned,
                 sets=frozenset(sets.get(fn, ())) if fn else frozenset(),
+                dropped_condition=dropped_condition(old, new),
                 calls=calls,
                 uses=uses,
             )
         )
     return out
+
+
+_ELIF = re.compile(r"^\s*elif\s+(.+?):\s*(?:#.*)?$", re.MULTILINE)
+_ELSE = re.compile(r"^\s*else\s*:", re.MULTILINE)
+
+
+def dropped_condition(old: str | None, new: str) -> str | None:
+    """The test of an `elif` that a unit turns into a plain `else` (the branch then runs whenever the ones
+    before it do not), or None."""
+    if not old:
+        return None
+    tests = _ELIF.findall(old)
+    if len(tests) != 1 or _ELIF.search(new) or not _ELSE.search(new) or _ELSE.search(old):
+        return None
+    return tests[0].strip()
+
+
+def dropped_condition_reason(scope: Scope, kinds: tuple[str, ...], facts: TargetFacts) -> str | None:
+    """Why dropping an `elif`'s test is not requested: the instruction speaks of nothing the test reads
+    (`self.is_empty()`: "empty"), and asks for no rewrite or simplification."""
+    test = facts.dropped_condition
+    if test is None or "logic" not in kinds or scope.broad or "deletion" in scope.kinds:
+        return None
+    names = [n for n in _NAME.findall(test) if n not in ("self", "cls", "not", "and", "or", "is", "in", "None")]
+    if not names or any(scope.mentions(n) for n in names):
+        return None
+    return (
+        f"not requested: the test `{test}` is dropped (an `elif` made `else`), and the instruction does not speak of it"
+    )
 
 
 def _points_at(scope: Scope, part: str) -> bool:

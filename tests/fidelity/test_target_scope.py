@@ -183,3 +183,31 @@ def test_a_new_method_that_returns_the_state_it_updates_is_flagged_unless_a_resu
     assert not _statements(LEDGER, edited, "Add `record_many`, which records every pair and returns the entries.")
     other = edited.replace("        return self.entries\n", "        return len(pairs)\n")
     assert not _statements(LEDGER, other, "Add a method `record_many` that records every (name, amount) pair.")
+
+
+STACK = """class Stack:
+    def __init__(self, size):
+        self.items = []
+        self.size = size
+        self.frozen = False
+
+    def push(self, item):
+        if len(self.items) > self.size:
+            self.items.pop(0)
+        elif self.frozen:
+            return
+        self.items.append(item)
+"""
+
+
+def test_an_elif_made_else_drops_a_test_the_instruction_does_not_speak_of():
+    fixed = STACK.replace("len(self.items) > self.size", "len(self.items) >= self.size")
+    edited = fixed.replace("        elif self.frozen:\n", "        else:\n")
+    flagged = _flagged(edited, "Fix `push`: it overflows by one item when the stack is at its size.", STACK)
+    [(hunk, verdict)] = flagged
+    assert verdict.unrequested == ("deletion",) and "`self.frozen`" in verdict.reason
+    assert hunk.new_start_line == hunk.new_end_line == 10
+    # the fix alone; an instruction that speaks of what the test reads; a simplification asked for
+    assert not _flagged(fixed, "Fix `push`: it overflows by one item when the stack is at its size.", STACK)
+    assert not _flagged(edited, "Fix `push`: it overflows by one, and a frozen stack must take items.", STACK)
+    assert not _flagged(edited, "Simplify `push` and fix its off-by-one overflow.", STACK)
