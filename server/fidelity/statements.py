@@ -26,6 +26,7 @@ from __future__ import annotations
 import ast
 import difflib
 import re
+import textwrap
 from collections.abc import Collection, Iterator, Sequence
 
 import beniget
@@ -289,6 +290,7 @@ def statement_flags(
     if not units:
         return []
     fresh = new_lines(original, edited)
+    original_lines = split_lines(original)
     functions = _qualnames(tree)
     existing = _qualnames(before)
     raises = _original_raises(original)
@@ -335,6 +337,16 @@ def statement_flags(
             kind = "added_code"
             reason = (
                 f"not requested: returns `self.{kept}`, which it updates in place; the instruction asks for no result"
+            )
+        elif (
+            scope is not None
+            and qualname in existing
+            and (conversion := dropped_conversion(node, _old_side(report, unit, original_lines)))
+            and not any(w.startswith(conversion[:3]) for w in scope.words)
+        ):
+            kind = "logic"
+            reason = (
+                f"not requested: drops the `{conversion}(...)` around the value, which the instruction does not ask for"
             )
         elif scope is not None and scope.text.strip() and (guard := _guard(node)) is not None:
             condition, exit_node = guard
@@ -387,6 +399,50 @@ def returned_state(node: ast.stmt, function: ast.FunctionDef | ast.AsyncFunction
         if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and is_state(n.func.value):
             return attr
     return None
+
+
+_CONVERSIONS = frozenset({"int", "float", "str", "bool", "list", "tuple", "set", "frozenset", "dict"})
+
+
+def _old_side(report: FidelityReport, unit: int, lines: list[str]) -> str:
+    h = report.hunks[unit]
+    return "".join(lines[h.start_line - 1 : h.end_line]) if h.end_line >= h.start_line else ""
+
+
+def dropped_conversion(node: ast.stmt, old: str) -> str | None:
+    """The conversion (`int(...)`) the unit's one original statement wraps its value in and the new statement
+    (a `return` or an assignment to the same target, its value otherwise the same call or expression kind)
+    no longer has, or None. Dropping it changes the value's type wherever the inner value is not already one."""
+    value = getattr(node, "value", None)
+    if not isinstance(node, ast.Return | ast.Assign) or value is None or not old.strip():
+        return None
+    try:
+        before = pyast.parse(textwrap.dedent(old), quiet=True).body
+    except (SyntaxError, ValueError, RecursionError):
+        return None
+    if len(before) != 1 or type(before[0]) is not type(node):
+        return None
+    if isinstance(node, ast.Assign) and [ast.dump(t) for t in getattr(before[0], "targets", [])] != [
+        ast.dump(t) for t in node.targets
+    ]:
+        return None  # another assignment
+    was = getattr(before[0], "value", None)
+    if not (
+        isinstance(was, ast.Call)
+        and isinstance(was.func, ast.Name)
+        and was.func.id in _CONVERSIONS
+        and len(was.args) == 1
+        and not was.keywords
+    ):
+        return None
+    inner = was.args[0]
+    if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == was.func.id:
+        return None  # still converted
+    if type(inner) is not type(value):
+        return None  # another expression, not the same one unwrapped
+    if isinstance(inner, ast.Call) and isinstance(value, ast.Call) and ast.dump(inner.func) != ast.dump(value.func):
+        return None  # another call
+    return was.func.id
 
 
 def _head(node: ast.stmt) -> str | None:

@@ -211,3 +211,25 @@ def test_an_elif_made_else_drops_a_test_the_instruction_does_not_speak_of():
     assert not _flagged(fixed, "Fix `push`: it overflows by one item when the stack is at its size.", STACK)
     assert not _flagged(edited, "Fix `push`: it overflows by one, and a frozen stack must take items.", STACK)
     assert not _flagged(edited, "Simplify `push` and fix its off-by-one overflow.", STACK)
+
+
+AVERAGE = """def average(values):
+    return int(sum(values) / len(values) + 1)
+
+
+def scaled(values, k):
+    total = float(sum(values))
+    return total * k
+"""
+
+
+def test_dropping_a_conversion_on_the_fixed_line_is_flagged_on_its_statement():
+    edited = AVERAGE.replace("int(sum(values) / len(values) + 1)", "sum(values) / len(values)")
+    [flag] = _statements(AVERAGE, edited, "Fix `average`: it adds one to the mean.")
+    assert flag.kinds == ("logic",) and "`int(...)`" in flag.reason and flag.start_line == flag.end_line == 2
+    # kept, asked for by its word, or another expression altogether: no flag
+    kept = AVERAGE.replace("int(sum(values) / len(values) + 1)", "int(sum(values) / len(values))")
+    assert not _statements(AVERAGE, kept, "Fix `average`: it adds one to the mean.")
+    assert not _statements(AVERAGE, edited, "Fix `average`: it adds one to the mean and should not be an integer.")
+    other = AVERAGE.replace("    total = float(sum(values))\n", "    total = max(values)\n")
+    assert not _statements(AVERAGE, other, "Make `scaled` scale the largest value.")
