@@ -100,7 +100,31 @@ def judged_units(
     verdicts = [judge_unit(scope, f, UNREQUESTED_KINDS) for f in facts]
     if scope is None:
         return scope, facts, verdicts
-    return scope, facts, _dropped_conditions(scope, facts, _follow_unrequested(report, facts, verdicts))
+    verdicts = _follow_unrequested(report, facts, verdicts)
+    return scope, facts, _follow_renames(report, facts, _dropped_conditions(scope, facts, verdicts))
+
+
+def _follow_renames(report: FidelityReport, facts: list[UnitFacts], verdicts: list[Verdict]) -> list[Verdict]:
+    """A logic unit that only swaps names for the new name of an unrequested rename (a call to the old
+    function now calls the renamed one) is that rename's consequence, not the request's."""
+    renamed = {
+        old: new
+        for f, v in zip(facts, verdicts, strict=True)
+        if v.flagged and "rename" in v.unrequested
+        for old, new in f.renames.items()
+    }
+    if not renamed:
+        return verdicts
+    gone = {fn.name.split(".")[-1] for fn in report.functions if fn.status == "removed"}
+    out = list(verdicts)
+    for i, (h, v) in enumerate(zip(report.hunks, verdicts, strict=True)):
+        names = {n for n in h.names if n not in ("self", "cls")}
+        new_names = names & set(renamed.values())
+        if v.flagged or h.kinds != ["logic"] or not new_names or names - new_names - set(renamed) - gone:
+            continue
+        listed = ", ".join(f"`{n}`" for n in sorted(new_names))
+        out[i] = Verdict(True, f"not requested: uses {listed}, the name of a rename nobody asked for", ("rename",))
+    return out
 
 
 def _dropped_conditions(scope: Scope, facts: list[UnitFacts], verdicts: list[Verdict]) -> list[Verdict]:

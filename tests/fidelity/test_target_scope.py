@@ -233,3 +233,29 @@ def test_dropping_a_conversion_on_the_fixed_line_is_flagged_on_its_statement():
     assert not _statements(AVERAGE, edited, "Fix `average`: it adds one to the mean and should not be an integer.")
     other = AVERAGE.replace("    total = float(sum(values))\n", "    total = max(values)\n")
     assert not _statements(AVERAGE, other, "Make `scaled` scale the largest value.")
+
+
+SHAPES = """class Shapes:
+    def draw(self, shape):
+        if shape == "square":
+            self.draw_square()
+        self.count = 1
+
+    def draw_square(self):
+        return "[]"
+"""
+
+
+def test_a_call_switched_to_the_name_of_an_unrequested_rename_follows_it():
+    edited = SHAPES.replace("self.draw_square()", "self.render_box()").replace(
+        "    def draw_square(self):", "    def render_box(self):"
+    )
+    edited = edited.replace("        self.count = 1\n", "        self.count = 2\n")
+    flagged = {h.new_start_line: v for h, v in _flagged(edited, "Make `draw` count two shapes.", SHAPES)}
+    assert set(flagged) == {4, 7}  # the call site and the rename itself; the requested count is not flagged
+    assert flagged[4].unrequested == ("rename",) and "`render_box`, the name of a rename" in flagged[4].reason
+    # a rename the instruction asks for: its call sites are requested too
+    assert not any(
+        "rename" in v.unrequested
+        for _, v in _flagged(edited, "Rename `draw_square` to `render_box`; `draw` counts two.", SHAPES)
+    )
