@@ -90,6 +90,7 @@ def crafted(problem: dict) -> list[dict]:
             "return int(math.factorial(n) / math.factorial(n - r))", "return math.factorial(n) // math.factorial(n - r)"
         )
         .replace("product", "prod")
+        .replace("def arrangement_unlimited_rep", "CACHE = {}\n\n\ndef arrangement_unlimited_rep")
     )
     # a blank line dropped (trivial) and a rename the labeller took as asked for (a flag on it is false)
     other = fixed.replace("    return int(n ** r)\n\n\n", "    return int(n ** r)\n\n").replace("product", "total")
@@ -102,8 +103,9 @@ def crafted(problem: dict) -> list[dict]:
             [
                 _c([[2, 1]], [[2, 2]], "import_change", False, "unused import os"),
                 _c([[4, 4]], [[5, 5]], "logic", False, "permutation divides with //"),
-                _c([[14, 14]], [[15, 15]], "logic", True, "the fix"),
-                _c([[17, 17], [20, 20], [22, 22]], [[18, 18], [21, 21], [23, 23]], "rename", False, "product -> prod"),
+                _c([[14, 14]], [[18, 18]], "logic", True, "the fix"),
+                _c([[17, 17], [20, 20], [22, 22]], [[21, 21], [24, 24], [26, 26]], "rename", False, "product -> prod"),
+                _c([[8, 7]], [[9, 11]], "logic", False, "a module-level cache nothing uses"),
             ],
         ),
         _entry(
@@ -172,7 +174,7 @@ def test_a_crafted_set_gives_the_figures_its_labels_and_the_servers_flags_imply(
     labels.write_text("".join(json.dumps(e) + "\n" for e in entries))
     rc, r = _run(capsys, str(labels))
     assert rc == 0 and r.failed == 0
-    assert (r.completions, r.clean, r.over_edited, r.unrequested) == (3, 2, 1, 3)
+    assert (r.completions, r.clean, r.over_edited, r.unrequested) == (3, 2, 1, 4)
     units = {e.key: e.units for e in r.entries}
     assert set(units) == {e["key"] for e in entries}
     # the server's units cover every labelled change: the proposal rebuilt `after` (else it would have failed)
@@ -313,13 +315,16 @@ def test_with_the_tests_an_unneeded_rewrite_is_flagged_and_the_fix_is_not(
     _, words = _run(capsys, str(labels))
     assert words.warning == r.warning and words.any == r.any  # instruction only: the same figures either way
     over = next(e for e in r.entries if e.key == "model-b/over#0")
-    # `//` for `int(... / ...)` in `permutation`: the tests pass without it and nothing asks for it
+    # `//` for `int(... / ...)` in `permutation`: the instruction names another function (`target_scope`)
     slash = next(u for u in over.units if u.lines == (4, 4))
-    assert not slash.flagged  # the words alone cannot tell it from the fix
+    assert slash.flagged and "points at `combination_unlimited_rep`" in slash.message
+    # a module-level cache: the words alone cannot tell it from the fix; the tests pass without it
+    cache = next(u for u in over.units if 9 <= u.new_lines[0] <= 11)
+    assert not cache.flagged
     assert r.tests.flagged_by_tests >= 1 and r.tests.warning.recall.num > r.warning.recall.num
     missed = {(m.key, m.desc) for m in r.tests.misses}
-    assert ("model-b/over#0", "permutation divides with //") not in missed
-    assert ("model-b/over#0", "permutation divides with //") in {(m.key, m.desc) for m in r.misses}
+    assert ("model-b/over#0", "a module-level cache nothing uses") not in missed
+    assert ("model-b/over#0", "a module-level cache nothing uses") in {(m.key, m.desc) for m in r.misses}
     # the fix is needed by the tests: never flagged, on either footing
     assert not any("the fix" in f.meets[0] for f in r.tests.false_flags if f.meets)
     text = render_text(r)

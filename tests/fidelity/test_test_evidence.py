@@ -43,12 +43,15 @@ def test_an_extra_break_the_tests_do_not_need_is_flagged_the_fix_is_not():
     edited = ORIGINAL.replace("if v < limit", "if v > limit").replace(
         "        x = x - grad(x)\n", "        x = x - grad(x)\n        if abs(grad(x)) < 1e-9:\n            break\n"
     )
-    hunks, verdicts = _judge(edited, "Fix `mean_above`: it keeps the values below the limit.", set())
+    hunks, verdicts = _judge(edited, "Fix the mean: it keeps the values below the limit.", set())
     fix, extra = _unit(hunks, ">"), _unit(hunks, "break")
     assert not verdicts[extra].flagged  # the words alone cannot tell an extra branch from the fix
-    hunks, verdicts = _judge(edited, "Fix `mean_above`: it keeps the values below the limit.", {extra})
+    hunks, verdicts = _judge(edited, "Fix the mean: it keeps the values below the limit.", {extra})
     assert verdicts[extra].flagged and verdicts[extra].reason == REASON and verdicts[extra].unrequested == ("logic",)
     assert not verdicts[fix].flagged
+    # an instruction that names `mean_above` points away from `step`: the words tell (`target_scope`)
+    hunks, verdicts = _judge(edited, "Fix `mean_above`: it keeps the values below the limit.", set())
+    assert verdicts[extra].unrequested == ("outside_target",) and not verdicts[fix].flagged
 
 
 def test_what_the_instruction_asks_for_by_kind_or_by_name_is_not_flagged():

@@ -13,6 +13,7 @@ from collections.abc import Iterable, Mapping, Sequence
 
 from server.fidelity.judge.instruction import Scope, UnitFacts, Verdict, judge_unit, parse_instruction
 from server.fidelity.judge.statements import StatementFlag, statement_flags
+from server.fidelity.judge.target_scope import dropped_condition_reason
 from server.fidelity.judge.unit_facts import unit_facts
 from server.protocol.report import HUNK_KINDS, UNREQUESTED_KINDS, FidelityReport, Hunk
 
@@ -97,7 +98,44 @@ def judged_units(
     scope = parse_instruction(instruction, original) if instruction is not None and aware else None
     facts = unit_facts(report, original, edited)
     verdicts = [judge_unit(scope, f, UNREQUESTED_KINDS) for f in facts]
-    return scope, facts, _follow_unrequested(report, facts, verdicts) if scope is not None else verdicts
+    if scope is None:
+        return scope, facts, verdicts
+    verdicts = _follow_unrequested(report, facts, verdicts)
+    return scope, facts, _follow_renames(report, facts, _dropped_conditions(scope, facts, verdicts))
+
+
+def _follow_renames(report: FidelityReport, facts: list[UnitFacts], verdicts: list[Verdict]) -> list[Verdict]:
+    """A logic unit that only swaps names for the new name of an unrequested rename (a call to the old
+    function now calls the renamed one) is that rename's consequence, not the request's."""
+    renamed = {
+        old: new
+        for f, v in zip(facts, verdicts, strict=True)
+        if v.flagged and "rename" in v.unrequested
+        for old, new in f.renames.items()
+    }
+    if not renamed:
+        return verdicts
+    gone = {fn.name.split(".")[-1] for fn in report.functions if fn.status == "removed"}
+    out = list(verdicts)
+    for i, (h, v) in enumerate(zip(report.hunks, verdicts, strict=True)):
+        names = {n for n in h.names if n not in ("self", "cls")}
+        new_names = names & set(renamed.values())
+        if v.flagged or h.kinds != ["logic"] or not new_names or names - new_names - set(renamed) - gone:
+            continue
+        listed = ", ".join(f"`{n}`" for n in sorted(new_names))
+        out[i] = Verdict(True, f"not requested: uses {listed}, the name of a rename nobody asked for", ("rename",))
+    return out
+
+
+def _dropped_conditions(scope: Scope, facts: list[UnitFacts], verdicts: list[Verdict]) -> list[Verdict]:
+    """A unit that drops an `elif`'s test the instruction does not speak of removes a check nobody asked to
+    remove (`target_scope.dropped_condition_reason`): a deletion of behaviour, whatever else its function gets."""
+    out = list(verdicts)
+    for i, (f, v) in enumerate(zip(facts, verdicts, strict=True)):
+        why = None if v.flagged else dropped_condition_reason(scope, f.kinds, f.target)
+        if why:
+            out[i] = Verdict(True, why, ("deletion",))
+    return out
 
 
 def _follow_unrequested(report: FidelityReport, facts: list, verdicts: list[Verdict]) -> list[Verdict]:

@@ -22,6 +22,7 @@ from server.fidelity.judge.added_code import (
     added_reason,
     unrequested_definitions,
 )
+from server.fidelity.judge.target_scope import TargetFacts, outside_target_reason
 
 # Words that ask for a kind of change. Narrow on purpose: "fix the off-by-one error" or "check the
 # loop" ask for no input validation, "return None on a miss" for no defensive code.
@@ -394,8 +395,7 @@ class UnitFacts(msgspec.Struct, frozen=True):
     raises: frozenset[str] = frozenset()  # a guard unit's `raise`/`assert`, and the exception classes it names
     import_unused: frozenset[str] = frozenset()  # names an import unit adds that no changed code uses
     guard_tests: frozenset[str] = frozenset()  # a guard unit's tested cases (`guard_tests`)
-    exits_only: bool = False  # a guard unit whose guards only leave (`return`/`continue`/`break`): no raise,
-    # assert or try, and no input check by attributes (`hasattr`, `callable`)
+    exits_only: bool = False  # a guard unit that only leaves (`return`/`continue`): no raise/assert/try/hasattr
     tokens_changed: int = 0
     defines: tuple[str, ...] = ()  # definitions (`def`, `class`) a unit of inserted statements adds
     defines_used: tuple[str, ...] = ()  # those of them the rest of the edited code refers to
@@ -405,6 +405,7 @@ class UnitFacts(msgspec.Struct, frozen=True):
     new_options: tuple[str, ...] = ()  # parameters with a default a signature unit adds to an existing function
     output: tuple[str, ...] = ()  # calls that print or log the unit adds (`print`, `logging.warning`)
     comment_added: str | None = None  # a comment a comment-only unit adds on code the edit leaves alone
+    target: TargetFacts = TargetFacts()  # where the unit is against the functions the edit changes (`target_scope`)
 
 
 class Verdict(msgspec.Struct, frozen=True):
@@ -426,8 +427,7 @@ _LABEL = {
 }
 
 
-# A guard inside a unit of at least this many changed tokens that also changes logic belongs to new or
-# rewritten code (a guard alone is 10 to 20 tokens); in a smaller unit it is judged on its own.
+# A guard in a unit of this many changed tokens that also changes logic belongs to new or rewritten code
 REWRITE_TOKENS = 40
 
 # Kinds that come with new or rewritten logic in one unit (guards in new code, a rewritten body's
@@ -571,6 +571,9 @@ def judge_unit(scope: Scope | None, facts: UnitFacts, unrequested_kinds: frozens
     if scope is not None and scope.text.strip() and facts.output and not scope.asks_output:
         calls = ", ".join(f"`{c}`" for c in facts.output)
         return Verdict(True, f"not requested: adds output ({calls}) the instruction does not ask for", (ADDED_CODE,))
+    outside = outside_target_reason(scope, facts.kinds, facts.function, facts.target) if scope else None
+    if outside:
+        return Verdict(True, outside, ("outside_target",))
     suspects = [k for k in facts.kinds if k in unrequested_kinds]
     if not suspects:
         return Verdict(False, "")

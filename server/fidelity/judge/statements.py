@@ -26,6 +26,7 @@ from __future__ import annotations
 import ast
 import difflib
 import re
+import textwrap
 from collections.abc import Collection, Iterator, Sequence
 
 import beniget
@@ -289,6 +290,7 @@ def statement_flags(
     if not units:
         return []
     fresh = new_lines(original, edited)
+    original_lines = split_lines(original)
     functions = _qualnames(tree)
     existing = _qualnames(before)
     raises = _original_raises(original)
@@ -318,6 +320,34 @@ def statement_flags(
             if names and all(n in dead[qualname].get(first, ()) and n not in before_dead[qualname] for n in names):
                 listed = ", ".join(f"`{n}`" for n in dict.fromkeys(names))
                 reason = f"not requested: {listed} is assigned here and never read afterwards"
+        elif (
+            qualname in existing
+            and qualname in functions
+            and (twin := repeated_block(node, functions[qualname], fresh))
+        ):
+            kind = "added_code"
+            reason = f"not requested: repeats the block at line {twin}, which stays: the code now does it twice"
+        elif (
+            scope is not None
+            and qualname in functions
+            and qualname not in existing
+            and (kept := returned_state(node, functions[qualname]))
+            and not RESULT_WORDS.search(scope.text)
+        ):
+            kind = "added_code"
+            reason = (
+                f"not requested: returns `self.{kept}`, which it updates in place; the instruction asks for no result"
+            )
+        elif (
+            scope is not None
+            and qualname in existing
+            and (conversion := dropped_conversion(node, _old_side(report, unit, original_lines)))
+            and not any(w.startswith(conversion[:3]) for w in scope.words)
+        ):
+            kind = "logic"
+            reason = (
+                f"not requested: drops the `{conversion}(...)` around the value, which the instruction does not ask for"
+            )
         elif scope is not None and scope.text.strip() and (guard := _guard(node)) is not None:
             condition, exit_node = guard
             is_fix = bool(whole) and whole <= set(range(first, last + 1))  # the guard is the whole change
@@ -335,6 +365,114 @@ def statement_flags(
             out.append(StatementFlag(unit, first, last, (kind,), reason))
             taken.update(range(first, last + 1))
     return out
+
+
+# the instruction speaks of a result: a new function's `return` may be what it asks for
+RESULT_WORDS = re.compile(r"\b(?:return\w*|result\w*|output\w*|yield\w*|give\w* back|chain\w*)\b", re.IGNORECASE)
+
+
+def returned_state(node: ast.stmt, function: ast.FunctionDef | ast.AsyncFunctionDef) -> str | None:
+    """The attribute a new method returns (`return self.table`) after updating it in place (`self.table[k] =
+    v`, `self.table.append(v)`), or None: the update is the method's work, the result an extra."""
+    if not (
+        isinstance(node, ast.Return)
+        and isinstance(node.value, ast.Attribute)
+        and isinstance(node.value.value, ast.Name)
+        and node.value.value.id == "self"
+        and function.body
+        and function.body[-1] is node
+    ):
+        return None
+    attr = node.value.attr
+
+    def is_state(e: ast.expr) -> bool:
+        while isinstance(e, ast.Subscript):
+            e = e.value
+        return (
+            isinstance(e, ast.Attribute) and e.attr == attr and isinstance(e.value, ast.Name) and e.value.id == "self"
+        )
+
+    for n in ast.walk(function):
+        targets = n.targets if isinstance(n, ast.Assign) else [n.target] if isinstance(n, ast.AugAssign) else []
+        if any(isinstance(t, ast.Subscript) and is_state(t) for t in targets):
+            return attr
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and is_state(n.func.value):
+            return attr
+    return None
+
+
+_CONVERSIONS = frozenset({"int", "float", "str", "bool", "list", "tuple", "set", "frozenset", "dict"})
+
+
+def _old_side(report: FidelityReport, unit: int, lines: list[str]) -> str:
+    h = report.hunks[unit]
+    return "".join(lines[h.start_line - 1 : h.end_line]) if h.end_line >= h.start_line else ""
+
+
+def dropped_conversion(node: ast.stmt, old: str) -> str | None:
+    """The conversion (`int(...)`) the unit's one original statement wraps its value in and the new statement
+    (a `return` or an assignment to the same target, its value otherwise the same call or expression kind)
+    no longer has, or None. Dropping it changes the value's type wherever the inner value is not already one."""
+    value = getattr(node, "value", None)
+    if not isinstance(node, ast.Return | ast.Assign) or value is None or not old.strip():
+        return None
+    try:
+        before = pyast.parse(textwrap.dedent(old), quiet=True).body
+    except (SyntaxError, ValueError, RecursionError):
+        return None
+    if len(before) != 1 or type(before[0]) is not type(node):
+        return None
+    if isinstance(node, ast.Assign) and [ast.dump(t) for t in getattr(before[0], "targets", [])] != [
+        ast.dump(t) for t in node.targets
+    ]:
+        return None  # another assignment
+    was = getattr(before[0], "value", None)
+    if not (
+        isinstance(was, ast.Call)
+        and isinstance(was.func, ast.Name)
+        and was.func.id in _CONVERSIONS
+        and len(was.args) == 1
+        and not was.keywords
+    ):
+        return None
+    inner = was.args[0]
+    if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == was.func.id:
+        return None  # still converted
+    if type(inner) is not type(value):
+        return None  # another expression, not the same one unwrapped
+    if isinstance(inner, ast.Call) and isinstance(value, ast.Call) and ast.dump(inner.func) != ast.dump(value.func):
+        return None  # another call
+    return was.func.id
+
+
+def _head(node: ast.stmt) -> str | None:
+    """What a block statement runs on: an `if`'s or `while`'s test, a `for`'s target and iterable."""
+    if isinstance(node, ast.If | ast.While):
+        return ast.dump(node.test)
+    if isinstance(node, ast.For | ast.AsyncFor):
+        return ast.dump(node.target) + ast.dump(node.iter)
+    return None
+
+
+REPEATED_STATEMENTS = 2  # copied statements that make a new block a repeat of a kept one
+
+
+def repeated_block(node: ast.stmt, function: ast.FunctionDef | ast.AsyncFunctionDef, fresh: set[int]) -> int | None:
+    """The line of a block of the original that a new block repeats, or None: the same head (`if`/`while`
+    test, `for` target and iterable) and at least two of its statements, with the original block still
+    there (its head line kept; only its kept statements count). The code then does the work twice."""
+    head = _head(node)
+    if head is None or not function.lineno <= node.lineno <= (function.end_lineno or function.lineno):
+        return None  # not a block, or in another definition of the same name (a redefinition)
+    body = [ast.dump(s) for s in getattr(node, "body", [])]
+    for other in ast.walk(function):
+        if other is node or not isinstance(other, ast.stmt) or other.lineno in fresh or _head(other) != head:
+            continue
+        theirs = {ast.dump(s) for s in ast.walk(other) if isinstance(s, ast.stmt) and s.lineno not in fresh}
+        copied = sum(1 for d in body if d in theirs)
+        if copied >= REPEATED_STATEMENTS and 2 * copied >= len(body):
+            return other.lineno
+    return None
 
 
 def _exits_old_code(exit_node: ast.stmt, found: NewStatement, existing: Collection[str], fresh: set[int]) -> bool:

@@ -14,6 +14,7 @@ import msgspec
 from rapidfuzz.distance import Levenshtein
 
 from server.fidelity.judge.instruction import UnitFacts, guard_tests
+from server.fidelity.judge.target_scope import target_facts
 from server.fidelity.text import pyast
 from server.fidelity.text.analysis import split_lines
 from server.protocol.report import FidelityReport, Hunk, Position
@@ -457,6 +458,17 @@ def unit_facts(report: FidelityReport, original: str | None = None, edited: str 
     for h in report.hunks:
         if not set(h.kinds) <= {"comment_only", "formatting_only", "comment_removed"}:
             near_code.update(range(h.new_start_line - 1, max(h.new_end_line, h.new_start_line) + 2))
+    added_functions = frozenset(fn.name for fn in report.functions if fn.status == "added")
+    targets = target_facts(
+        functions,
+        [list(h.kinds) for h in report.hunks],
+        news,
+        olds,
+        [(h.new_start_line, h.new_end_line) for h in report.hunks],
+        added_functions,
+        original,
+        edited,
+    )
     facts = []
     for i, h in enumerate(report.hunks):
         old, new = olds[i], news[i]
@@ -518,6 +530,7 @@ def unit_facts(report: FidelityReport, original: str | None = None, edited: str 
                 new_options=_new_options(h, original, edited) if "signature_change" in h.kinds else (),
                 output=_output_calls(new, old) if "logic" in h.kinds else (),
                 comment_added=_comment_added(h, old, new, near_code),
+                target=targets[i],
             )
         )
     return facts
