@@ -18,7 +18,7 @@ import msgspec
 from server.fidelity.text import pyast
 
 
-# What the rules below read of `instruction.ScopeView`: the judge imports this module, so it names the fields it
+# What the rules below read of `instruction.Scope`: the judge imports this module, so it names the fields it
 # needs instead of importing the judge's type (no import circle).
 class ScopeView(Protocol):
     @property
