@@ -61,8 +61,8 @@ def _within(name: str, prefix: str) -> bool:
 
 @cache
 def imports_of(name: str) -> frozenset[str]:
-    """Every module `name` imports, anywhere in its file (a `from m import x` gives m, and m.x when
-    x is a module)."""
+    """Every module `name` imports, anywhere in its file (a `from m import x` gives m when x is a name
+    of m's, and m.x when x is a module)."""
     path = modules()[name]
     tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
     package = name.split(".") if path.name == "__init__.py" else name.split(".")[:-1]
@@ -76,8 +76,10 @@ def imports_of(name: str) -> frozenset[str]:
                 target = ".".join([*base, *([node.module] if node.module else [])])
             else:
                 target = node.module or ""
-            found.add(target)
-            found.update(f"{target}.{a.name}" for a in node.names if f"{target}.{a.name}" in modules())
+            submodules = {f"{target}.{a.name}" for a in node.names if f"{target}.{a.name}" in modules()}
+            found.update(submodules)
+            if len(submodules) < len(node.names):  # `from pkg import mod` is `import pkg.mod` (pkg's names unused)
+                found.add(target)
         elif (
             isinstance(node, ast.Call)
             and node.args
@@ -225,32 +227,6 @@ def test_the_benchmark_wings_import_one_way():
     assert "benchmark.run.reference_free" in imports_of("benchmark.run.engine")  # the scan sees the engine's
 
 
-def test_no_import_circle_in_the_benchmark():
-    """No circle of imports (module level, deferred and TYPE_CHECKING alike; a package's `__init__` that
-    re-exports imports what it names) among all of benchmark's modules: cli -> engine -> necessity study ->
-    cli, recorded <-> CanItEdit's archive, Ray judge <-> Ray sessions, make-suite <-> its CLI, and in the
-    suites a package <-> its suite module, CanItEdit's download <-> problems, CodeEditorBench's prompts <->
-    tasks are gone (a suite's modules import their siblings by their own path, never the package)."""
-    names = [n for n in modules() if _within(n, "benchmark")]
-    edges = {n: {t for t in imports_of(n) if t in names and t != n} for n in names}
-
-    def circle_through(start: str) -> list[str]:
-        stack, seen = [(start, [start])], set()
-        while stack:
-            node, path = stack.pop()
-            for nxt in sorted(edges[node]):
-                if nxt == start:
-                    return path
-                if nxt not in seen:
-                    seen.add(nxt)
-                    stack.append((nxt, [*path, nxt]))
-        return []
-
-    assert [c for n in names if (c := circle_through(n))] == []
-    assert "benchmark.build.make_suite" in imports_of("benchmark.build.make_suite_cli")  # edges are seen
-    assert "benchmark.suites.canitedit.suite" in imports_of("benchmark.suites.canitedit")  # and re-exports
-
-
 MAX_LINES = 600
 OVER_LIMIT_REASON = "# over 600 lines because"  # in a module's first 30 lines, followed by the reason
 
@@ -304,11 +280,24 @@ def test_the_circle_finder_finds_circles():
     assert _circles({"a": {"b"}, "b": set()}) == []
 
 
-def test_no_import_circle_in_the_fidelity_core():
-    """server/fidelity by stage (ARCHITECTURE.md): no circle of imports among its modules, module level, deferred
-    and TYPE_CHECKING alike, a package `__init__` that re-exports counted as a module (so no submodule imports
-    `server.fidelity`; each imports the submodule that defines a name)."""
-    names = [n for n in modules() if _within(n, "server.fidelity")]
+# Import circles allowed to stand, each with why (issue 29: at most 3); none stands today.
+CIRCLES_ALLOWED: dict[frozenset[str], str] = {}
+
+
+def test_no_import_circle_outside_the_allow_list():
+    """No circle of imports among the shipped modules (module level, deferred and TYPE_CHECKING alike; a
+    package `__init__` that re-exports imports what it names) outside CIRCLES_ALLOWED, and no entry there
+    that is no longer a circle. Gone: all of server/lsp, server/fidelity by stage, cli -> engine -> necessity
+    study -> cli, recorded <-> CanItEdit's archive, the Ray judge <-> sessions, make-suite <-> its CLI, each
+    suite package <-> its suite module, CanItEdit's download <-> problems, CodeEditorBench's prompts <-> tasks."""
+    names = list(modules())
     edges = {n: {t for t in imports_of(n) if t in names and t != n} for n in names}
-    assert _circles(edges) == []
-    assert "server.fidelity.measure" in edges["server.fidelity"]  # the package's re-exports are edges
+    circles = {frozenset(c) for c in _circles(edges)}
+    assert sorted(sorted(c) for c in circles - set(CIRCLES_ALLOWED)) == []
+    assert sorted(sorted(c) for c in set(CIRCLES_ALLOWED) - circles) == []
+    assert len(CIRCLES_ALLOWED) <= 3
+    # the scan sees deferred imports, a package's re-exports and TYPE_CHECKING imports as edges
+    assert "benchmark.build.make_suite" in edges["benchmark.build.make_suite_cli"]
+    assert "server.fidelity.measure" in edges["server.fidelity"]
+    assert "benchmark.suites.canitedit.suite" in edges["benchmark.suites.canitedit"]
+    assert "server.backends.local_backend" in edges["server.backends.pool"]  # imported under TYPE_CHECKING
