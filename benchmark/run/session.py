@@ -14,7 +14,7 @@ import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Sequence
+from collections.abc import Awaitable, Sequence
 from pathlib import Path
 from typing import Any, Self, TypeVar
 
@@ -162,7 +162,7 @@ class ServerSession:
                     proc.kill()  # pygls' stop() waits for the process, which a hung server never ends
             await self.client.stop()
 
-    async def _answer(self, request, timeout_s: float, what: str):
+    async def _answer(self, request: Awaitable[Any], timeout_s: float, what: str) -> Any:
         """The request's answer, or ServerError when the server exits or stays silent past the timeout."""
         task = asyncio.ensure_future(request)
         proc = getattr(self.client, "_server", None)

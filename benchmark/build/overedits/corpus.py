@@ -11,6 +11,7 @@ from pathlib import Path
 import msgspec
 
 from server.fidelity.text.analysis import split_lines
+from server.protocol.report import Position, TextEdit
 
 
 class Change(msgspec.Struct, frozen=True):
@@ -49,14 +50,14 @@ def load_corpus(path: Path) -> list[Candidate] | None:
         return None
 
 
-def new_spans(original: str, all_edits: Sequence, unit_edits: Sequence) -> list[tuple[int, int]]:
+def new_spans(original: str, all_edits: Sequence[TextEdit], unit_edits: Sequence[TextEdit]) -> list[tuple[int, int]]:
     """Where the given edits' new text lands in the edited text (all edits applied)."""
     lines = split_lines(original)
     starts = [0]
     for ln in lines:
         starts.append(starts[-1] + len(ln))
 
-    def off(pos) -> int:
+    def off(pos: Position) -> int:
         if pos.line >= len(lines):
             return len(original)
         return starts[pos.line] + len(lines[pos.line].encode("utf-16-le")[: 2 * pos.character].decode("utf-16-le"))

@@ -83,7 +83,9 @@ def unreachable(backends: list[dict]) -> list[str]:
 class SessionActor:
     """One language server on a node, the suite's `ask` beside it (a Ray actor: `ray.remote(...)(...)`)."""
 
-    def __init__(self, suite_name: str, options: dict[str, str], backends: list[dict], command: list[str] | None):
+    def __init__(
+        self, suite_name: str, options: dict[str, str], backends: list[dict], command: list[str] | None
+    ) -> None:
         self.suite = suites.get(suite_name, options)
         self.backends = backends
         self.command = command

@@ -16,6 +16,7 @@ import tokenize
 import warnings
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
+from typing import overload
 
 import msgspec
 
@@ -185,7 +186,13 @@ class _NameKeywordPairs(Sequence[_Edit]):
     def __len__(self) -> int:
         return len(self._names) * len(_KEYWORDS)
 
-    def __getitem__(self, i):
+    @overload
+    def __getitem__(self, i: int) -> _Edit: ...
+    @overload
+    def __getitem__(self, i: slice) -> Sequence[_Edit]: ...
+    def __getitem__(self, i: int | slice) -> _Edit | Sequence[_Edit]:
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self)))]
         t = self._names[i // len(_KEYWORDS)]
         return _Edit(self._at(t.start), self._at(t.end), _KEYWORDS[i % len(_KEYWORDS)], t.start[0])
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections import defaultdict
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -306,7 +306,7 @@ def trial_of(r: SampleRecord) -> scoring.Trial:
     )
 
 
-def _count(items) -> dict[str, int]:
+def _count(items: Iterable[object]) -> dict[str, int]:
     out: dict[str, int] = defaultdict(int)
     for x in items:
         out[str(x)] += 1

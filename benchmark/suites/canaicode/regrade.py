@@ -17,12 +17,16 @@ import json
 import sys
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from benchmark.suites.canaicode.checks import LIST_PADDING
 from benchmark.suites.canaicode.evaluate import evaluate
 from benchmark.suites.canaicode.interview import InterviewQuestion, load_interview
 from benchmark.suites.canaicode.recorded import interview_of
 from benchmark.suites.canaicode.suite import known_names, questions_root
+
+if TYPE_CHECKING:
+    from sandbox import Sandbox  # loaded when a regrade runs
 
 
 def published_scores(root: Path) -> dict[str, float]:
@@ -34,7 +38,7 @@ def published_scores(root: Path) -> dict[str, float]:
         return {Path(r["file"]).name: float(r["score"]) for r in csv.DictReader(fh)}
 
 
-async def regrade_file(path: Path, root: Path, box, padding: str) -> dict:
+async def regrade_file(path: Path, root: Path, box: Sandbox, padding: str) -> dict:
     rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
     interview = interview_of(path, {r["name"] for r in rows}, known_names(root))
     questions: dict[str, InterviewQuestion] = {q.name: q for q in load_interview(root, interview)}

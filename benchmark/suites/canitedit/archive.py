@@ -38,7 +38,7 @@ class _Results(msgspec.Struct):
 _DAMAGED = (tarfile.TarError, EOFError, OSError, zlib.error, msgspec.DecodeError, ValueError, TypeError)
 
 
-def _missing(value) -> list[int] | None:
+def _missing(value: str | list[int] | None) -> list[int] | None:
     if isinstance(value, str):
         value = json.loads(value) if value.strip() else None
     return [int(x) for x in value] if value is not None else None
