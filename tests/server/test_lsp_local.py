@@ -13,6 +13,7 @@ import contextlib
 import os
 import re
 import shutil
+import sys
 import tempfile
 from pathlib import Path
 
@@ -194,7 +195,8 @@ def worker_pid(marker: str) -> int | None:
             cmdline = Path(f"/proc/{entry}/cmdline").read_bytes().replace(b"\0", b" ").decode()
         except OSError:
             continue
-        if "server.backends.local_worker" in cmdline and marker in cmdline:
+        # this checkout's interpreter: a worker of another checkout's tests on the same machine is not ours
+        if "server.backends.local_worker" in cmdline and marker in cmdline and sys.executable in cmdline:
             return int(entry)
     return None
 
