@@ -480,7 +480,7 @@ export interface Severity {
   lazy_placeholder?: "error" | "warning" | "information" | "hint";
   /** Severity of a flagged unit of this kind (not requested by the instruction): Code deleted with nothing in its place. */
   deletion?: "error" | "warning" | "information" | "hint";
-  /** Severity of a flagged unit of this kind (not requested by the instruction): Changes outside the selected lines. */
+  /** Severity of a flagged unit of this kind (not requested by the instruction): Changes outside the selected lines, or to code other than what the instruction names. */
   outside_target?: "error" | "warning" | "information" | "hint";
   /** Severity of a flagged unit of this kind (not requested by the instruction): New functions, methods or classes the instruction does not ask for and no other code uses, verbatim copies of existing code, and output (print, logging) nobody asked for. */
   added_code?: "error" | "warning" | "information" | "hint";
