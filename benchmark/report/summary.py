@@ -57,7 +57,7 @@ class RunSummary(msgspec.Struct, kw_only=True):
 
 
 def run_summary(config: RunConfig, records: list[SampleRecord]) -> RunSummary:
-    suite = suites.get(config.suite)
+    suite = suites.get(config.suite, config.options)  # the run's options: they can change what is summarised
     ordered = sorted(records, key=lambda r: r.key)
     errors = [r for r in ordered if is_error(r, suite.input_error_kinds)]
     verdicts = [r for r in ordered if not is_error(r, suite.input_error_kinds)]

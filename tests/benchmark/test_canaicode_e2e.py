@@ -38,6 +38,9 @@ def test_gold_answers_score_full_points_in_both_languages(canaicode_root: Path, 
         "python",
     )
     assert senior["conditions"]["python"] == {"points": 74, "total": 74, "score": 1.0, "n_questions": 3}
+    assert s["details"]["overall"]["list_padding"] == "better"  # the default
+    worse = run(tmp_path / "worse", "gold", canaicode_root.parent, "--limit", "1", "--suite-option", "padding=worse")
+    assert worse["details"]["overall"]["list_padding"] == "worse"  # the summary is made with the run's options
 
 
 def test_recorded_eval_file_regrades_row_by_row_through_the_server(
