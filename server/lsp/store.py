@@ -1,7 +1,7 @@
 """The one owner of documents and proposals.
 
 Documents: the store applies didOpen/didChange/didClose itself (pygls' workspace holds none, see
-`server.lsp.rpc`), keyed by the normalised URI (`Store.key`), so there is one copy of each buffer's
+`server.lsp.connection`), keyed by the normalised URI (`Store.key`), so there is one copy of each buffer's
 text, in its current `DocumentSnapshot`. Handlers ask for `snapshot(uri)` (immutable: what background
 work is handed) or `document(uri)` (the per-document state they update), with the URI as the client
 spelled it.
