@@ -212,7 +212,9 @@ def _points_at(scope: ScopeView, part: str) -> bool:
     return "_" not in part.strip("_") and not any(c.isupper() for c in part[1:]) and scope.mentions(part)
 
 
-def outside_target_reason(scope: ScopeView, kinds: tuple[str, ...], function: str | None, facts: TargetFacts) -> str | None:
+def outside_target_reason(
+    scope: ScopeView, kinds: tuple[str, ...], function: str | None, facts: TargetFacts
+) -> str | None:
     """Why a logic unit lies outside what the instruction points at, or None.
 
     The instruction names a function or class of the code (as code: `next_generation`), the edit changes
