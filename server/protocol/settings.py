@@ -163,7 +163,10 @@ SEVERITY_KINDS: dict[str, tuple[str, str]] = {
     "defensive": ("warning", "Input validation added (guards, raises, asserts)."),
     "lazy_placeholder": ("warning", 'Code replaced by a placeholder such as "# rest of the code unchanged".'),
     "deletion": ("warning", "Code deleted with nothing in its place."),
-    "outside_target": ("warning", "Changes outside the selected lines, or to code other than what the instruction names."),
+    "outside_target": (
+        "warning",
+        "Changes outside the selected lines, or to code other than what the instruction names.",
+    ),
     "added_code": (
         "warning",
         "New functions, methods or classes the instruction does not ask for and no other code uses, "
