@@ -316,6 +316,9 @@ class LocalBackend:
                     logger.warning("local worker %d sent a bad event line", worker.proc.pid)
                     continue
                 self._dispatch(worker, event)
+        except asyncio.CancelledError:  # the event loop is closing under a live worker: it goes too
+            worker.kill()
+            raise
         finally:
             rc = await worker.proc.wait()
             await asyncio.sleep(0)  # let the stderr reader take the last lines
@@ -396,26 +399,20 @@ class LocalBackend:
             logger.warning("local backend %s: %s; killing worker %d", self.name, why, worker.proc.pid)
             worker.kill()
 
-    def _watch_cancel(
-        self, worker: WorkerProcess[_Job], job: _Job, cpu_at_cancel: float | None, wall_at_cancel: float
-    ) -> None:
+    def _watch_cancel(self, worker: WorkerProcess[_Job], job: _Job, cpu_at: float | None, wall_at: float) -> None:
         """Kill the worker once it has spent `cancel_grace_s` of CPU time since the cancel without
         confirming it (wall time where /proc is missing); a worker that computes nothing is given up on
-        after `cancel_wall_limit_s`."""
-
-        def check() -> None:
-            if job.id not in worker.jobs or not worker.alive:
-                return
-            cpu = worker.cpu_seconds()
-            waited = time.monotonic() - wall_at_cancel
-            spent = cpu - cpu_at_cancel if cpu is not None and cpu_at_cancel is not None else waited
-            if spent >= self.cancel_grace_s or waited >= self.cancel_wall_limit_s:
-                self._kill_if_running(worker, job, f"cancel not confirmed ({spent:.1f} s of CPU, {waited:.1f} s)")
-            else:
-                loop.call_later(CANCEL_POLL_S, check)
-
-        loop = asyncio.get_running_loop()
-        loop.call_later(CANCEL_POLL_S, check)
+        after `cancel_wall_limit_s`. (A bound method with arguments, not a closure: a closure that
+        reschedules itself is a reference cycle that keeps the backend open until the collector runs.)"""
+        if job.id not in worker.jobs or not worker.alive:
+            return
+        cpu = worker.cpu_seconds()
+        waited = time.monotonic() - wall_at
+        spent = cpu - cpu_at if cpu is not None and cpu_at is not None else waited
+        if spent >= self.cancel_grace_s or waited >= self.cancel_wall_limit_s:
+            self._kill_if_running(worker, job, f"cancel not confirmed ({spent:.1f} s of CPU, {waited:.1f} s)")
+        else:
+            asyncio.get_running_loop().call_later(CANCEL_POLL_S, self._watch_cancel, worker, job, cpu_at, wall_at)
 
     # -- the call ----------------------------------------------------------------------------------
     async def complete(
@@ -479,7 +476,9 @@ class LocalBackend:
             except asyncio.CancelledError:
                 if job.id in worker.jobs:
                     worker.send(Cancel(job.id))
-                    self._watch_cancel(worker, job, worker.cpu_seconds(), time.monotonic())
+                    asyncio.get_running_loop().call_later(
+                        CANCEL_POLL_S, self._watch_cancel, worker, job, worker.cpu_seconds(), time.monotonic()
+                    )
                 raise
         finally:
             self._pending -= 1

@@ -13,7 +13,6 @@ import contextlib
 import os
 import re
 import shutil
-import sys
 import tempfile
 from pathlib import Path
 
@@ -25,7 +24,7 @@ pytest.importorskip("transformers")
 pytest.importorskip("xllamacpp")
 
 import pytest_lsp
-from local_model import NAME, SPEC, fetch_test_model
+from local_model import SPEC, fetch_test_model
 from lsp_helpers import SAMPLE, SERVER_CMD, SERVER_ENV, execute, start_session, wait_for
 from lsprotocol import types
 from pytest_lsp import ClientServerConfig, LanguageClient
@@ -107,7 +106,7 @@ async def test_cancelling_stops_the_real_model(long_answers):
         execute(lsp, "editFidelity.requestEdit", {"uri": URI, "version": 1, "instruction": "x"})
     )
     await wait_for(lambda: any(re.search(r": [1-9]\d*/8000 tokens", r) for r in token_reports(lsp)), timeout=120)
-    worker = worker_pid(NAME)
+    worker = worker_pid(lsp)
     assert worker is not None
     await wait_for(lambda: "R" in thread_states(worker), timeout=30)  # it computes
     token = next(t for t, r in lsp.progress_reports.items() if r)
@@ -115,7 +114,7 @@ async def test_cancelling_stops_the_real_model(long_answers):
     with pytest.raises(Exception, match="(?i)cancel"):
         await asyncio.wait_for(task, 30)  # a safety net: the reply comes within a token
     await asleep_throughout(worker)  # the model stays loaded in the same process but computes no more
-    assert worker_pid(NAME) == worker
+    assert worker_pid(lsp) == worker
 
 
 def local_settings(model: Path, **extra) -> dict:
@@ -158,7 +157,7 @@ async def test_cancelling_the_request_stops_the_model(lsp, tiny_model):
         execute(lsp, "editFidelity.requestEdit", {"uri": URI, "version": 1, "instruction": "x"})
     )
     await wait_for(lambda: token_reports(lsp), timeout=30)
-    worker = worker_pid(str(tiny_model))
+    worker = worker_pid(lsp)
     assert worker is not None
     # generating, the worker is runnable (on a CPU or waiting for one: a loaded machine changes nothing)
     await wait_for(lambda: "R" in thread_states(worker), timeout=30)
@@ -169,7 +168,7 @@ async def test_cancelling_the_request_stops_the_model(lsp, tiny_model):
     # the worker stays (the model stays loaded, the same process) but no longer computes: every one of
     # its threads sleeps, sample after sample (a generation left running would be runnable in each)
     await asleep_throughout(worker)
-    assert worker_pid(str(tiny_model)) == worker
+    assert worker_pid(lsp) == worker
     assert (await execute(lsp, "editFidelity.listBackends", {}))["backends"][0]["name"] == "tiny"
 
 
@@ -187,16 +186,20 @@ async def test_without_backends_the_embedded_default_model_is_used(nothing_fetch
     assert "\n" not in p["error"]
 
 
-def worker_pid(marker: str) -> int | None:
+def worker_pid(lsp: LanguageClient) -> int | None:
+    """The model worker this client's server started (its child): never another test's worker of the same
+    model, which runs beside it on another pytest worker or in another checkout's run."""
+    server = lsp._server
+    assert server is not None
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
             continue
         try:
+            stat = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()
             cmdline = Path(f"/proc/{entry}/cmdline").read_bytes().replace(b"\0", b" ").decode()
         except OSError:
             continue
-        # this checkout's interpreter: a worker of another checkout's tests on the same machine is not ours
-        if "server.backends.local_worker" in cmdline and marker in cmdline and sys.executable in cmdline:
+        if int(stat[1]) == server.pid and "server.backends.local_worker" in cmdline:  # stat(5) field 4: ppid
             return int(entry)
     return None
 
