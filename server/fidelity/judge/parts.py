@@ -24,6 +24,7 @@ from collections.abc import Collection, Sequence
 
 import msgspec
 
+from server.fidelity.judge.statements import is_docstring, new_lines
 from server.fidelity.judge.test_evidence import EVERY_FUNCTION, judge_units_with_tests
 from server.fidelity.measure import measure
 from server.fidelity.text import pyast
@@ -52,19 +53,6 @@ class PartVerdict(msgspec.Struct, frozen=True):
     reason: str
 
 
-def new_lines(original: str, text: str) -> set[int]:
-    """The 1-based lines of `text` that are not lines of `original` (by a line diff)."""
-    a, b = split_lines(original), split_lines(text)
-    kept: set[int] = set()
-    for block in difflib.SequenceMatcher(None, a, b, autojunk=False).get_matching_blocks():
-        kept.update(range(block.b + 1, block.b + block.size + 1))
-    return set(range(1, len(b) + 1)) - kept
-
-
-def _is_docstring(node: ast.stmt) -> bool:
-    return isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)
-
-
 def new_parts(original: str, text: str, language: str = "python") -> list[Part]:
     """The statements of `text` whose lines are all new against `original`, in text order (outer first)."""
     if language != "python":
@@ -76,7 +64,7 @@ def new_parts(original: str, text: str, language: str = "python") -> list[Part]:
     fresh, lines = new_lines(original, text), split_lines(text)
     out: dict[tuple[int, int], Part] = {}
     for node in ast.walk(tree):
-        if not isinstance(node, ast.stmt) or isinstance(node, _DEFINITIONS) or _is_docstring(node):
+        if not isinstance(node, ast.stmt) or isinstance(node, _DEFINITIONS) or is_docstring(node):
             continue
         start, end = node.lineno, node.end_lineno or node.lineno
         if not set(range(start, end + 1)) <= fresh:
