@@ -169,9 +169,9 @@ async def test_the_cancel_grace_is_counted_in_the_workers_cpu_time(backend):
     await wait_for(lambda: (worker.cpu_seconds() or 0) > first, 20)
     os.kill(worker.proc.pid, signal.SIGSTOP)
     try:
-        await asyncio.sleep(0.1)  # a sample in flight lands
+        await wait_for(lambda: all_stopped(worker.proc.pid), 30)  # delivery is asynchronous
         stopped = worker.cpu_seconds()
-        await asyncio.sleep(0.5)
+        await asyncio.sleep(0.5)  # a stopped process cannot run, however loaded the machine
         assert worker.cpu_seconds() == stopped
     finally:
         os.kill(worker.proc.pid, signal.SIGCONT)
@@ -195,7 +195,7 @@ async def test_a_worker_that_ignores_cancel_is_killed_and_replaced(backend):
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
             await task
-        await asyncio.wait_for(stuck.wait(), 5)
+        await asyncio.wait_for(stuck.wait(), 60)  # a safety net: the limit is 0.3 s
     finally:
         backend.cancel_wall_limit_s = 120.0
     assert stuck.returncode == -signal.SIGKILL
@@ -268,6 +268,13 @@ async def test_missing_dependency_in_the_worker_says_what_to_install(tiny_model,
         assert err.value.kind == "missing_dependency" and "pip install 'edit-fidelity[local]'" in err.value.message
     finally:
         await b.aclose()
+
+
+def all_stopped(pid: int) -> bool:
+    """Every thread of the process is stopped by a signal (state T in /proc)."""
+    tasks = Path(f"/proc/{pid}/task")
+    states = [(t / "stat").read_text().rsplit(")", 1)[1].split()[0] for t in tasks.iterdir()]
+    return bool(states) and all(state == "T" for state in states)
 
 
 async def wait_for(predicate, timeout: float):
