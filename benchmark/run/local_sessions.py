@@ -18,6 +18,7 @@ from typing import Protocol
 
 from benchmark.run.session import ServerError, ServerGone, ServerSession, ServerUnavailable
 from benchmark.suite import Answer, Suite, Task
+from server.protocol.names import Command
 
 logger = logging.getLogger(__name__)
 
@@ -76,9 +77,20 @@ class LocalSessions:
     async def _start(self) -> ServerSession:
         session = ServerSession(self._backends, log_file=self._log, command=self.command)
         try:
-            return await session.__aenter__()
+            await session.__aenter__()
         except ServerError as exc:
             raise ServerUnavailable(f"the language server does not start: {exc}") from None
+        # a backend entry the server rejects (an unknown embedded model, a bad URL) fails every sample the
+        # same way: the run ends here in the server's own words rather than as one error per sample
+        try:
+            listed = await session.execute(Command.LIST_BACKENDS, {})
+        except ServerError as exc:
+            await session.__aexit__(None, None, None)
+            raise ServerUnavailable(f"the language server does not answer: {exc}") from None
+        if listed.get("problems"):
+            await session.__aexit__(None, None, None)
+            raise ServerUnavailable(f"the language server rejects the run's backends: {'; '.join(listed['problems'])}")
+        return session
 
     async def ask(
         self, task: Task, condition: str, backend: str, *, name: str, style: str | None, n: int

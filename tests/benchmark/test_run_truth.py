@@ -117,6 +117,20 @@ def test_an_unset_key_variable_and_a_model_the_endpoint_lacks_fail_the_preflight
     assert not (tmp_path / "a").exists() and not (tmp_path / "b").exists()
 
 
+def test_a_backend_the_server_rejects_ends_the_run_in_its_own_words(tmp_path: Path) -> None:
+    """An embedded model that does not exist fails every sample the same way: the run ends at the server's
+    start with the server's reason, not with one error record per sample."""
+    out = tmp_path / "run"
+    done = bench(*run_args(out, "--backend", "local:nosuch-model", "--limit", "2"))
+    assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr[-2000:]
+    # the progress line printed at the start, then the reason, once, last
+    said = [ln for ln in done.stderr.splitlines() if ln.startswith("edit-fidelity bench: ")]
+    assert len(said) == 1 and done.stderr.rstrip().endswith(said[0])
+    line = said[0]
+    assert "rejects the run's backends" in line and "'nosuch-model' is neither a model name" in line
+    assert read_records(out / RESULTS) == []
+
+
 def test_overedit_before_its_environment_is_prepared_fails_the_preflight(tmp_path: Path) -> None:
     if not (DATA / "overedit").exists():
         pytest.skip("no overedit data")
