@@ -139,7 +139,11 @@ def main() -> int:
     ap.add_argument("--no-transformers", action="store_true", help="skip the transformers rows")
     args = ap.parse_args()
     names = [n for n in args.models.split(",") if n] or [n for n, e in CATALOG.items() if is_fetched(e)]
-    threads = [int(x) for x in args.threads.split(",")]
+    if unknown := [n for n in names if n not in CATALOG]:
+        ap.error(f"--models: unknown {', '.join(unknown)}; known: {', '.join(CATALOG)}")
+    threads = [int(x) for x in args.threads.split(",") if x.strip().isdigit() and int(x) > 0]
+    if len(threads) != len(args.threads.split(",")):
+        ap.error(f"--threads: {args.threads!r} is not a comma-separated list of positive counts, e.g. 1,2")
     copy_bw, read_bw = copy_bandwidth(), read_bandwidth()
     print(f"machine: {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}")
     print(
