@@ -534,6 +534,7 @@ export interface UriArgs {
 export interface Usage {
   promptTokens: number | null;
   completionTokens: number | null;
+  cachedTokens?: number | null;
 }
 
 export interface Window {

@@ -45,6 +45,7 @@ from server.backends.local_protocol import (
     Failed,
     Finished,
     Generate,
+    LlamaApi,
     LoadFailed,
     Loading,
     Ready,
@@ -162,7 +163,8 @@ class LocalBackend:
         progress_interval_s: float = 0.1,
         cancel_grace_s: float = 3.0,
         cancel_wall_limit_s: float = 120.0,
-        cache_reuse: int = 0,
+        cache_reuse: int = 32,
+        llama_api: LlamaApi = "auto",
         context: int = 8192,
         ignore_eos: bool | None = None,
         python: str = sys.executable,
@@ -181,7 +183,8 @@ class LocalBackend:
         self.cancel_grace_s = cancel_grace_s
         # a worker that neither computes nor confirms a cancel for this long is hung (stopped, deadlocked)
         self.cancel_wall_limit_s = cancel_wall_limit_s
-        self.cache_reuse = cache_reuse
+        self.cache_reuse = cache_reuse  # tokens: a moved run of the cache reused within one document
+        self.llama_api = llama_api
         self.context = context
         # decode to the token limit (benchmarks; tests that need a long generation): IGNORE_EOS_ENV=1
         self.ignore_eos = ignore_eos if ignore_eos is not None else os.environ.get(IGNORE_EOS_ENV) == "1"
@@ -212,6 +215,7 @@ class LocalBackend:
             threads=self.threads or self._measured_threads,
             dtype=self.dtype,
             cache_reuse=self.cache_reuse,
+            llama_api=self.llama_api,
             context=self.context,
             models_dir=str(models_dir()),
         )
@@ -422,10 +426,13 @@ class LocalBackend:
         on_progress: ProgressCallback | None = None,
         max_tokens: int | None = None,
         timeout_s: float | None = None,
+        document: str | None = None,
     ) -> Completion:
         """Generate one answer. `on_progress` gets LocalProgress records (queued, loading/downloading,
         tokens generated so far); it runs on the event loop and must not block. `max_tokens` and
-        `timeout_s` override the settings for this request."""
+        `timeout_s` override the settings for this request. `document` names the open document the
+        prompt edits (one opening of it): the worker then also reuses the cache after a changed line
+        of the same document, not only the common prefix."""
         limit = max_tokens if max_tokens is not None else self.config.max_tokens
         timeout = timeout_s if timeout_s is not None else self.config.timeout_s
         started = time.perf_counter()
@@ -461,6 +468,7 @@ class LocalBackend:
                         timeout_s=timeout,
                         progress_interval_s=self.progress_interval_s,
                         ignore_eos=self.ignore_eos,
+                        document=document,
                     )
                 )
             except BaseException:
@@ -513,6 +521,7 @@ class LocalBackend:
             finish_reason=result.finish_reason,
             latency_ms=(time.perf_counter() - started) * 1000.0,
             attempts=1,
+            cached_tokens=result.cached_tokens,
         )
 
     async def aclose(self) -> None:

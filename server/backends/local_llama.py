@@ -1,13 +1,13 @@
-"""The llama.cpp engine of the model worker: a GGUF model served by `xllamacpp` (llama.cpp's own server
-code in a prebuilt wheel), in the worker process.
+"""The llama.cpp server engine of the model worker: a GGUF model served by `xllamacpp` (llama.cpp's own
+server code in a prebuilt wheel), in the worker process. The fallback of the direct engine
+(`local_llama_direct`) where the C API cannot be driven or the model's chat template is not one llama.cpp
+knows; also what `llama_api: server` asks for.
 
 - The model's own chat template (the GGUF's Jinja template) turns the messages into the prompt.
 - One slot, `cache_prompt`: a request whose prompt starts like the previous one (system prompt and
-  document) takes that prefix's KV cache and computes only the rest. `cache_reuse` (off by default)
-  is meant to reuse later chunks by shifting them (approximate: their attention saw the old text); with
-  the xllamacpp build pinned here it reused nothing after a change in the middle (SmolLM2-135M: the
-  cached tokens were the unchanged prefix's with and without it, ctx_shift on or off), so the editor
-  does not offer it.
+  document) takes that prefix's KV cache and computes only the rest. Its `n_cache_reuse` is left off:
+  it finds reusable runs only after a deletion (a changed or inserted line reuses nothing after it),
+  and would apply to any request, not only to versions of one document.
 - Tokens stream through a callback that also checks the cancel flag and the deadline after every
   token: returning True stops the slot at once. The prompt itself is computed in one piece, which
   nothing can interrupt; the server kills a worker that does not confirm a cancel in time.
@@ -108,7 +108,6 @@ class LlamaModel:
         self._xlc = xllamacpp
         self.path = path
         self.context = cfg.context
-        self.cache_reuse = cfg.cache_reuse
         self._sockets = tempfile.mkdtemp(prefix="edit-fidelity-llama-")  # private (0700): the HTTP socket
         _say(channel, "loading", f"loading {info.name} ({info.file_bytes / 1e6:,.0f} MB)")
         probe: dict[int, float] = {}
@@ -131,6 +130,7 @@ class LlamaModel:
             context=min(cfg.context, info.context_length or cfg.context),
             dtype=f"gguf type {info.metadata.get('general.file_type', '?')}",
             engine="gguf",
+            api="server",
             threads_probe=probe,
             bytes_per_token=info.bytes_per_token(),
         )
@@ -145,7 +145,6 @@ class LlamaModel:
         p.cpuparams_batch.n_threads = threads
         p.use_jinja = True  # the GGUF's chat template
         p.cache_prompt = True
-        p.n_cache_reuse = self.cache_reuse
         p.reasoning_format = xlc.common_reasoning_format.COMMON_REASONING_FORMAT_NONE  # the answer as written
         p.warmup = False
         p.verbosity = -1

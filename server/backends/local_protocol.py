@@ -7,7 +7,11 @@ the stream). Tags: `op` for requests, `ev` for events.
 
 from __future__ import annotations
 
+from typing import Literal
+
 import msgspec
+
+LlamaApi = Literal["auto", "direct", "server"]
 
 
 class WorkerConfig(msgspec.Struct, frozen=True):
@@ -19,7 +23,10 @@ class WorkerConfig(msgspec.Struct, frozen=True):
     threads: int | None = None
     dtype: str = "float32"  # transformers: float32 is the fast path on most CPUs; bfloat16 halves memory
     context: int = 8192  # llama.cpp: the KV cache's tokens (prompt and answer)
-    cache_reuse: int = 0  # llama.cpp: reuse cached chunks of at least this many tokens by shifting (0: off)
+    # llama.cpp's direct engine, on the same document as the previous request: also reuse the cached
+    # runs of at least this many tokens after a changed range, moved into place (0: the prefix only)
+    cache_reuse: int = 0
+    llama_api: LlamaApi = "auto"  # GGUF: direct (C API, KV cache edits) | server (llama.cpp's server) | auto
     models_dir: str | None = None  # where named models are (None: catalog.models_dir())
 
     @property
@@ -38,6 +45,7 @@ class Generate(msgspec.Struct, tag="generate", tag_field="op", frozen=True):
     timeout_s: float = 60.0
     progress_interval_s: float = 0.1
     ignore_eos: bool = False  # llama.cpp: decode to the token limit (benchmarks, tests of cancellation)
+    document: str | None = None  # the open document the prompt edits: moved cache runs are reused only within one
 
 
 class Cancel(msgspec.Struct, tag="cancel", tag_field="op", frozen=True):
@@ -69,6 +77,7 @@ class Ready(msgspec.Struct, tag="ready", tag_field="ev", frozen=True):
     engine: str = "hf"
     threads_probe: dict[int, float] = {}  # decode tokens/s measured at start per thread count
     bytes_per_token: int | None = None  # weight bytes a decoded token reads (GGUF)
+    api: str = ""  # GGUF: direct (llama.cpp's C API) | server (llama.cpp's server)
 
 
 class LoadFailed(msgspec.Struct, tag="load_failed", tag_field="ev", frozen=True):

@@ -3,7 +3,7 @@ requests one at a time over the pipe protocol in `local_protocol`.
 
     python -m server.backends.local_worker '<WorkerConfig JSON>'
 
-The engine follows the spec: GGUF files on llama.cpp (`local_llama`), transformers models on torch
+The engine follows the spec: GGUF files on llama.cpp (`local_llama_direct`, else `local_llama`), transformers models on torch
 (`local_hf`). A reader thread takes requests from stdin while the main thread generates, so a
 `cancel` lands during generation: the engine checks the flag after every token. When stdin closes
 (the server went away) the process exits at once, whatever it was doing.
@@ -85,6 +85,8 @@ class Inbox:
 
 if TYPE_CHECKING:
     from server.backends.local_hf import HFModel
+    from server.backends.local_llama import LlamaModel
+    from server.backends.local_llama_direct import LlamaDirect
 
 
 def main(argv: list[str]) -> int:
@@ -102,9 +104,9 @@ def main(argv: list[str]) -> int:
     inbox = Inbox()  # before loading, so a closed pipe ends a long download too
     try:
         if cfg.engine == "gguf":
-            from server.backends.local_llama import LlamaModel
+            from server.backends.local_llama_direct import load_gguf
 
-            model: LlamaModel | HFModel = LlamaModel(cfg, channel)
+            model: LlamaDirect | LlamaModel | HFModel = load_gguf(cfg, channel)
         else:
             from server.backends.local_hf import HFModel
 

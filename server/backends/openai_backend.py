@@ -57,6 +57,7 @@ class Completion(msgspec.Struct):
     attempts: int
     # the other samples of an `n > 1` request: (text, finish_reason), in choice order
     more: list[tuple[str, str | None]] = []
+    cached_tokens: int | None = None  # prompt tokens the server took from its cache (when it says)
 
     @property
     def code(self) -> str | None:
@@ -303,6 +304,7 @@ class OpenAIBackend:
             latency_ms=latency,
             attempts=attempts,
             more=[(t, _finish(c)) for t, c in zip(texts[1:], choices[1:], strict=True)],
+            cached_tokens=_int(getattr(getattr(usage, "prompt_tokens_details", None), "cached_tokens", None)),
         )
 
     def _choice_text(self, choice: Any, attempts: int) -> str:

@@ -140,7 +140,11 @@ def _normalise_whole_file(original: str, code: str) -> str:
 
 
 async def _ask(
-    backend: OpenAIBackend | LocalBackend, plan: PromptPlan, n: int, progress: WorkProgress | None
+    backend: OpenAIBackend | LocalBackend,
+    plan: PromptPlan,
+    n: int,
+    progress: WorkProgress | None,
+    document: str | None = None,
 ) -> Completion:
     if plan.prompt is not None:
         if isinstance(backend, LocalBackend):
@@ -161,8 +165,8 @@ async def _ask(
                 text = f"{e.tokens}/{e.max_tokens} tokens" if e.phase == "generating" else e.message
                 progress.report(f"{name}: {text}")
 
-            return await backend.complete(plan.messages, on_progress=on_progress)
-        return await backend.complete(plan.messages)
+            return await backend.complete(plan.messages, on_progress=on_progress, document=document)
+        return await backend.complete(plan.messages, document=document)
     return await backend.complete(plan.messages, n=n)
 
 
@@ -204,7 +208,8 @@ async def ask_backend(
             answer_language=req.answer_language,
             document_first=isinstance(backend, LocalBackend),  # its KV cache then keeps the document
         )
-        completion = await _ask(backend, plan, req.n, progress)
+        # one opening of the document: the embedded model reuses its cache across versions of it
+        completion = await _ask(backend, plan, req.n, progress, f"{req.uri}#{req.generation}")
     except BackendError as exc:
         latency_ms = (time.perf_counter() - started) * 1000.0
         return [
@@ -219,6 +224,7 @@ async def ask_backend(
             i,
             latency_ms=completion.latency_ms,
             prompt_tokens=completion.prompt_tokens,
+            cached_tokens=completion.cached_tokens,
             completion_tokens=completion.completion_tokens if len(answers) == 1 else None,
             attempts=completion.attempts,
             truncated=finish == "length",

@@ -45,6 +45,7 @@ class Proposal:
     latency_ms: float = 0.0
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
+    cached_tokens: int | None = None  # of the prompt, taken from the backend's cache
     attempts: int = 0
     truncated: bool = False
     heavy: bool = False  # its no_comments distance exceeds thresholds.distanceWarning

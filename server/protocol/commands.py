@@ -29,9 +29,10 @@ Version = Annotated[int, Meta(ge=0, le=MAX_INT)]
 BackendNames = Annotated[list[str], Meta(min_length=1, extra={"hint": "omit it to use every backend"})]
 
 
-class Usage(msgspec.Struct, rename="camel", frozen=True):
+class Usage(msgspec.Struct, rename="camel", frozen=True, omit_defaults=True):
     prompt_tokens: int | None
     completion_tokens: int | None
+    cached_tokens: int | None = None  # of the prompt, from the backend's cache (the embedded model; vLLM, OpenAI)
 
 
 # ---- arguments ---------------------------------------------------------------------------------

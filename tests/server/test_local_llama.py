@@ -1,6 +1,8 @@
 """The `local` backend on llama.cpp with a real model (SmolLM2-135M-Instruct, GGUF): threads measured
 at start, the model's chat template, token progress, the prompt prefix taken from the KV cache on
-the next request, cancellation that stops the computation, one model per server process.
+the next request, the rest of the document after a changed line too (the direct engine, within one
+open document), cancellation that stops the computation (in the prompt too), one model per server
+process, the server engine as the fallback with the same prompt.
 Assertions are on behaviour (counts, states, pids), never on timings or on the small model's text."""
 
 from __future__ import annotations
@@ -39,7 +41,7 @@ async def backend(model):
     b = make()  # threads measured at start
     loading: list[LocalProgress] = []
     ready = await b.start(loading.append)
-    assert ready.engine == "gguf" and ready.path == str(model) and ready.threads in (1, 2)
+    assert ready.engine == "gguf" and ready.api == "direct" and ready.path == str(model) and ready.threads in (1, 2)
     assert 1 in ready.threads_probe and ready.threads_probe[1] > 0
     if len(os.sched_getaffinity(0)) >= 2:  # both measured; the faster (one unless two clearly win) kept
         assert set(ready.threads_probe) == {1, 2}
@@ -82,6 +84,70 @@ async def test_the_document_first_layout_keeps_the_document_cached_across_instru
         cached[document_first] = stats.cached_tokens / first.prompt_tokens
     # the instruction first: only the system prompt and the first words are shared; the document first: all of it
     assert cached[False] < 0.2 and cached[True] > 0.8, cached
+
+
+def lines_changed(doc: str, at: int, new: str) -> str:
+    lines = doc.splitlines(keepends=True)
+    return "".join([*lines[:at], new, *lines[at + 1 :]])
+
+
+async def test_a_changed_line_of_the_same_document_reuses_the_cache_after_it(backend):
+    """The editor's case: one open document, a line in the middle edited, the same instruction again. The
+    direct engine computes the changed line and the last token; the runs around it come from the cache.
+    Another document with the same text gets the exact prefix only."""
+    ask = lambda text: build_messages("fix the bug in f3", text, style="minimal", document_first=True)  # noqa: E731
+    first = await backend.complete(ask(DOC), document="file:///a.py#1")
+    changed = lines_changed(DOC, 60, "    return x - 15  # edited\n")
+    await backend.complete(ask(changed), document="file:///a.py#1")
+    warm = backend.last_stats
+    assert warm is not None and warm.cached_tokens >= warm.prompt_tokens - 20, (warm, first.prompt_tokens)
+    assert warm.cached_tokens < warm.prompt_tokens  # the changed line was computed
+    await backend.complete(ask(DOC), document="file:///b.py#1")  # another document: prefix only
+    other = backend.last_stats
+    assert other is not None and other.cached_tokens < other.prompt_tokens * 0.75, other
+    # the same document reopened is another opening: its versions do not share moved runs either
+    await backend.complete(ask(changed), document="file:///b.py#2")
+    reopened = backend.last_stats
+    assert reopened is not None and reopened.cached_tokens < reopened.prompt_tokens * 0.75, reopened
+
+
+async def test_cancelling_while_the_prompt_is_computed_stops_it(backend):
+    """llama.cpp's abort callback: a cancel lands inside the prompt's computation, not after it."""
+    fresh = "# another module\n" + DOC.replace("return x", "return -x")  # nothing of it after line 1 is cached
+    seen: list[str] = []
+    task = asyncio.ensure_future(
+        backend.complete(build_messages("document f9", fresh), on_progress=lambda p: seen.append(p.message))
+    )
+    deadline = asyncio.get_running_loop().time() + 120
+    while not any(m.startswith("prompt of") for m in seen) and asyncio.get_running_loop().time() < deadline:
+        await asyncio.sleep(0.005)
+    assert any(m.startswith("prompt of") for m in seen), "the prompt was not started within the safety timeout"
+    worker = backend._worker
+    assert worker is not None
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    await asleep_throughout(worker.proc.pid)
+    stopped = backend.last_cancelled
+    assert worker.alive and stopped is not None and stopped.finish_reason == "cancelled"
+    assert stopped.completion_tokens == 0 and stopped.ttft_ms is None  # stopped before its first token
+    done = await backend.complete(MESSAGES)  # the cache was cleared; the next request is whole
+    assert done.text.strip() and backend._worker is worker
+
+
+async def test_the_server_engine_reads_the_same_prompt(backend):
+    """The fallback (llama.cpp's server, Jinja chat template) and the direct engine (llama.cpp's
+    built-in template) tokenize a request to the same prompt, and both answer it greedily alike."""
+    direct = await backend.complete(MESSAGES, max_tokens=8)
+    server = make(llama_api="server", threads=1)
+    try:
+        ready = await server.start()
+        assert ready.api == "server"
+        answer = await server.complete(MESSAGES, max_tokens=8)
+        assert answer.prompt_tokens == direct.prompt_tokens
+        assert answer.text == direct.text
+    finally:
+        await server.aclose()
 
 
 async def test_a_prompt_over_the_context_is_too_large(model):

@@ -22,6 +22,7 @@ from lsp_helpers import (
 from lsprotocol import types
 
 from server.fidelity import measure
+from tools.doubles.scripted import Step
 
 URI = "file:///tmp/sample.py"
 
@@ -54,6 +55,15 @@ async def test_minimal_fix_proposal(lsp, backend):
     [diag] = lsp.diagnostics[URI]
     assert diag.source == "edit-fidelity" and diag.severity == types.DiagnosticSeverity.Hint
     assert diag.range.start.line == line_of(SAMPLE, "if v < limit:")  # the fixed comparison
+
+
+async def test_the_endpoints_cached_prompt_tokens_are_reported(lsp, backend):
+    """vLLM and OpenAI say how much of the prompt came from their prefix cache: the proposal's usage says it too."""
+    editor = await start_session(lsp, {"editFidelity": settings_for(backend, "cached")})
+    backend.scripts["cached"] = [Step(content="```python\n" + FIXED + "```", cached_tokens=64)]
+    editor.open(URI, SAMPLE)
+    result = await execute(lsp, "editFidelity.requestEdit", {"uri": URI, "version": 1, "instruction": "fix the bug"})
+    assert result["proposals"][0]["usage"] == {"promptTokens": 100, "completionTokens": 20, "cachedTokens": 64}
 
 
 async def test_progress_reported(lsp, backend):
@@ -285,7 +295,6 @@ async def test_timeout_and_missing_key(lsp, backend):
 
 
 async def test_hostile_backend_cannot_leak_the_key(lsp, backend):
-    from tools.doubles.scripted import Step
 
     backend.scripts["leaky"] = [
         Step(status=400, body=('{"error": {"message": "invalid key ' + API_KEY + '"}}').encode())

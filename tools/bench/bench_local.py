@@ -3,16 +3,19 @@ in one run.
 
     .venv/bin/python -m tools.bench.bench_local                      # the catalogued GGUF models that are fetched
     .venv/bin/python -m tools.bench.bench_local --models smollm2-135m --threads 1 --tokens 32
-    .venv/bin/python -m tools.bench.bench_local --cache-reuse 256     # also: warm after a change, KV shifting on
+    .venv/bin/python -m tools.bench.bench_local --api direct --cache-reuse 0   # the direct engine, prefix reuse only
 
-Every figure goes through LocalBackend exactly as the server uses it (worker process, pipe protocol),
-on a 200-line document in the editor's `minimal` style, greedy, a fixed number of new tokens. Per
-engine, model and thread count:
+Every figure goes through LocalBackend exactly as the server uses it (worker process, pipe protocol,
+the document before the instruction, one open document), on a 200-line document in the editor's
+`minimal` style, greedy, a fixed number of new tokens. Per engine, model and thread count:
   load      worker start + model load (+ the thread probe when threads are not given), seconds
   cold      first token of the first request (the whole prompt computed), seconds
-  warm      first token after one line in the middle of the document changed (same instruction): the
-            prefix before the change comes from the KV cache; --cache-reuse N asks llama.cpp to shift
-            the chunks after it into place too (with the pinned build it reused nothing: see local_llama)
+  warm      first token after one line in the middle of the document changed (same instruction, same
+            open document): the direct engine takes the prefix before the change and the runs after it
+            from the KV cache (runs of --cache-reuse tokens or more; 0: the prefix only); llama.cpp's
+            server engine the prefix only
+  exact     whether the warm answer is the one computed without the moved runs (the moved cells saw the
+            old line: an approximation; greedy text compared)
   end       first token after the last line changed: everything before it is cached
   decode    tokens/s after the first token
   RSS       the worker's peak resident memory (VmHWM), MB
@@ -33,6 +36,7 @@ import time
 from pathlib import Path
 
 from server.backends.local_backend import LocalBackend, LocalProgress, local_backend_config
+from server.backends.local_protocol import LlamaApi
 from server.backends.prompts import ChatMessage, build_messages
 from server.models.bandwidth import copy_bandwidth, read_bandwidth
 from server.models.catalog import CATALOG, is_fetched, model_path
@@ -72,11 +76,16 @@ def peak_rss_mb(pid: int) -> float | None:
     return None
 
 
-async def measure(spec: str, threads: int, tokens: int, cache_reuse: int) -> dict:
+def messages(text: str) -> list[ChatMessage]:
+    return build_messages(INSTRUCTION, text, style="minimal", document_first=True)  # as the server asks
+
+
+async def measure(spec: str, threads: int, tokens: int, cache_reuse: int, api: LlamaApi) -> dict:
     backend = LocalBackend(
         local_backend_config(spec, max_tokens=tokens, timeout_s=3600.0),
         threads=threads,
         cache_reuse=cache_reuse,
+        llama_api=api,
         ignore_eos=True,
         progress_interval_s=1.0,
     )
@@ -89,21 +98,28 @@ async def measure(spec: str, threads: int, tokens: int, cache_reuse: int) -> dic
         t = time.perf_counter()
         ready = await backend.start()
         row["load_s"] = time.perf_counter() - t
-        row["engine"] = ready.engine
-        for label, text in (("cold", doc), ("warm", middle), ("end", end)):
-            await backend.complete(build_messages(INSTRUCTION, text, style="minimal"))
+        row["engine"], row["api"] = ready.engine, ready.api
+        texts: dict[str, str] = {}
+        # the reference: the changed document's answer computed without moved runs (another document),
+        # then the original again, so that the warm request finds the cache the editor would leave
+        steps = (("cold", doc, "bench"), ("reference", middle, "ref"), ("", doc, "bench"), ("warm", middle, "bench"))
+        for label, text, key in (*steps, ("end", end, "bench")):
+            done = await backend.complete(messages(text), document=key)
+            texts[label] = done.text
             st = backend.last_stats
             assert st is not None and st.ttft_ms is not None
-            row[label] = st.ttft_ms / 1000.0
-            row[f"{label}_cached"] = st.cached_tokens
-            row["prompt"] = st.prompt_tokens
+            if label in ("cold", "warm", "end"):
+                row[label] = st.ttft_ms / 1000.0
+                row[f"{label}_cached"] = st.cached_tokens
+                row["prompt"] = st.prompt_tokens
             if label == "cold":
                 row["decode"] = (st.completion_tokens - 1) / ((st.gen_ms - st.ttft_ms) / 1000.0)
             if ready.engine != "gguf":
                 break  # no prompt cache in the transformers engine: warm is cold
+        row["exact"] = texts.get("warm") == texts.get("reference")
         worker = backend._worker
         row["rss_mb"] = peak_rss_mb(worker.proc.pid) if worker is not None else None
-        row["cancel_ms"] = await cancel_latency_ms(backend, build_messages(INSTRUCTION, end, style="minimal"), tokens)
+        row["cancel_ms"] = await cancel_latency_ms(backend, messages(end), tokens)
     finally:
         await backend.aclose()
     return row
@@ -135,12 +151,18 @@ def main() -> int:
     ap.add_argument("--models", default="", help="comma-separated catalog names (default: every fetched one)")
     ap.add_argument("--threads", default="1,2")
     ap.add_argument("--tokens", type=int, default=64, help="new tokens per request (decoded to the limit)")
-    ap.add_argument("--cache-reuse", type=int, default=0, help="llama.cpp KV shifting chunk (0: exact prefix only)")
+    ap.add_argument(
+        "--cache-reuse", type=int, default=32, help="direct engine: shortest moved run reused (0: prefix only)"
+    )
+    ap.add_argument("--api", default="direct,server", help="llama.cpp engines to measure: direct, server")
     ap.add_argument("--no-transformers", action="store_true", help="skip the transformers rows")
     args = ap.parse_args()
     names = [n for n in args.models.split(",") if n] or [n for n, e in CATALOG.items() if is_fetched(e)]
     if unknown := [n for n in names if n not in CATALOG]:
         ap.error(f"--models: unknown {', '.join(unknown)}; known: {', '.join(CATALOG)}")
+    apis: list[LlamaApi] = [a for a in ("direct", "server") if a in args.api.split(",")]
+    if not apis or len(apis) != len(args.api.split(",")):
+        ap.error(f"--api: {args.api!r} is not a comma-separated list of direct, server")
     threads = [int(x) for x in args.threads.split(",") if x.strip().isdigit() and int(x) > 0]
     if len(threads) != len(args.threads.split(",")):
         ap.error(f"--threads: {args.threads!r} is not a comma-separated list of positive counts, e.g. 1,2")
@@ -150,35 +172,37 @@ def main() -> int:
         f"memory bandwidth, one thread: copy {copy_bw / 1e9:.1f} GB/s (bytes copied), "
         + (f"read {read_bw / 1e9:.1f} GB/s" if read_bw else "read: numpy missing")
     )
-    runs: list[tuple[str, str, int]] = []  # (label, spec, bytes per token)
+    runs: list[tuple[str, str, int, LlamaApi]] = []  # (label, spec, bytes per token, llama api)
     for name in names:
         entry = CATALOG[name]
         if not is_fetched(entry):
             print(f"{name}: not fetched (edit-fidelity model fetch {name}); skipped")
             continue
-        runs.append((f"llama.cpp {name}", f"local:{name}", read_gguf(model_path(entry)).bytes_per_token()))
+        per_token = read_gguf(model_path(entry)).bytes_per_token()
+        runs += [(f"llama.cpp {api} {name}", f"local:{name}", per_token, api) for api in apis]
     tmp = tempfile.TemporaryDirectory(prefix="bench-local-hf-")
     if not args.no_transformers:
         from tools.doubles.local_tiny import DEFAULT_MODEL_SHAPE, build_tiny_model
 
         path = build_tiny_model(tmp.name, **DEFAULT_MODEL_SHAPE)  # type: ignore[arg-type]
         params = sum(f.stat().st_size for f in Path(path).glob("*.safetensors"))  # fp32: 4 bytes a weight
-        runs.append(("transformers 0.5B-shape fp32", f"local:{path}", params))
+        runs.append(("transformers 0.5B-shape fp32", f"local:{path}", params, "auto"))
     header = (
         f"{'engine and model':<32} {'thr':>3} {'load s':>6} {'prompt':>6} {'cold s':>6} {'warm s':>6} "
-        f"{'end s':>6} {'tok/s':>6} {'RSS MB':>7} {'B/token':>8} {'bound':>6} {'of bound':>8} {'cancel ms':>9}"
+        f"{'exact':>5} {'end s':>6} {'tok/s':>6} {'RSS MB':>7} {'B/token':>8} {'bound':>6} {'of bound':>8} {'cancel ms':>9}"
     )
     print(header)
-    for label, spec, per_token in runs:
+    for label, spec, per_token, api in runs:
         for n in threads:
-            r = asyncio.run(measure(spec, n, args.tokens, args.cache_reuse))
+            r = asyncio.run(measure(spec, n, args.tokens, args.cache_reuse, api))
             bound = copy_bw / per_token
             gguf = r["engine"] == "gguf"
             warm = f"{r['warm']:.2f}" if gguf else "-"
             end = f"{r['end']:.2f}" if gguf else "-"
+            exact = ("yes" if r["exact"] else "no") if gguf else "-"
             print(
                 f"{label:<32} {n:>3} {r['load_s']:>6.1f} {r['prompt']:>6} {r['cold']:>6.2f} "
-                f"{warm:>6} {end:>6} "
+                f"{warm:>6} {exact:>5} {end:>6} "
                 f"{r['decode']:>6.1f} {r['rss_mb'] or 0:>7.0f} {per_token / 1e6:>7.0f}M {bound:>6.1f} "
                 f"{r['decode'] / bound:>8.0%} {r['cancel_ms']:>9.0f}",
                 flush=True,

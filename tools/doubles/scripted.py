@@ -31,6 +31,7 @@ class Step:
     delay_s: float = 0.0
     hang: bool = False  # never answer; wait for the client to close the connection
     usage: tuple[int, int] | None = (100, 20)
+    cached_tokens: int | None = None  # usage.prompt_tokens_details.cached_tokens, as vLLM and OpenAI send it
     drip_s: float = 0.0  # send the body one byte at a time, this long apart (a slow-drip server)
 
 
@@ -153,6 +154,8 @@ class ScriptedServer:
                             "completion_tokens": step.usage[1],
                             "total_tokens": sum(step.usage),
                         }
+                        if step.cached_tokens is not None:
+                            completion["usage"]["prompt_tokens_details"] = {"cached_tokens": step.cached_tokens}
                     self._send(
                         200,
                         json.dumps(completion).encode(),

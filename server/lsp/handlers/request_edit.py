@@ -48,7 +48,7 @@ def proposal_record(p: Proposal) -> ProposalRecord:
             for s in p.statement_views
         ],
         hunk_unrequested=hunk_unrequested(p),
-        usage=Usage(p.prompt_tokens, p.completion_tokens)
+        usage=Usage(p.prompt_tokens, p.completion_tokens, p.cached_tokens)
         if p.prompt_tokens is not None or p.completion_tokens is not None
         else None,
         attempts=p.attempts,
