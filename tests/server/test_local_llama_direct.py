@@ -1,0 +1,73 @@
+"""Choosing the llama.cpp engine in the worker, with the real library and the real test model: the
+direct engine where the library's parameter layout is the one known here, llama.cpp's server (saying
+why) where it is not, and a clear refusal when the direct engine was asked for by name."""
+
+from __future__ import annotations
+
+import pytest
+from local_model import NAME, fetch_test_model
+
+from server.backends import llama_capi
+from server.backends.local_llama import LlamaModel
+from server.backends.local_llama_direct import LlamaDirect, load_gguf
+from server.backends.local_protocol import Generate, Loading, ModelUnavailable, WorkerConfig
+
+pytest.importorskip("xllamacpp")
+
+
+class Channel:
+    def __init__(self) -> None:
+        self.events: list[object] = []
+
+    def send(self, event: object) -> None:
+        self.events.append(event)
+
+
+class Inbox:
+    def is_cancelled(self, job_id: int) -> bool:
+        return False
+
+
+@pytest.fixture(scope="module")
+def model_dir():
+    return str(fetch_test_model().parent)
+
+
+def config(model_dir: str, **kw) -> WorkerConfig:
+    return WorkerConfig(source="named", model=NAME, threads=1, context=2048, models_dir=model_dir, **kw)
+
+
+def test_the_direct_engine_where_the_layout_is_known(model_dir):
+    channel = Channel()
+    engine = load_gguf(config(model_dir, cache_reuse=16), channel)
+    try:
+        assert isinstance(engine, LlamaDirect) and engine.ready.api == "direct"
+        assert engine.n_ctx == 2048 and engine.reuse_chunks == 16  # a RoPE model: its cache can be moved
+        req = Generate(id=1, messages=[("user", "Say hi.")], max_new_tokens=4, document="a#1")
+        done = engine.generate(req, Inbox(), channel)
+        assert done.finish_reason in ("stop", "length") and 0 < done.completion_tokens <= 4  # type: ignore[union-attr]
+        # too long for the context: one clear failure, the engine stays usable
+        big = Generate(id=2, messages=[("user", "word " * 5000)], max_new_tokens=4)
+        failed = engine.generate(big, Inbox(), channel)
+        assert failed.kind == "too_large" and "context" in failed.message  # type: ignore[union-attr]
+        assert engine.generate(req, Inbox(), channel).finish_reason in ("stop", "length")  # type: ignore[union-attr]
+    finally:
+        engine.close()
+
+
+def test_another_layout_falls_back_to_the_server_engine(model_dir, monkeypatch):
+    monkeypatch.setattr(llama_capi, "_FINGERPRINT", {0: 4096})  # what another build's defaults would show
+    channel = Channel()
+    engine = load_gguf(config(model_dir), channel)
+    try:
+        assert isinstance(engine, LlamaModel) and engine.ready.api == "server"
+        said = [e.message for e in channel.events if isinstance(e, Loading)]
+        assert any("not the layout" in m and "llama.cpp's server" in m for m in said), said
+    finally:
+        engine.close()
+
+
+def test_the_direct_engine_by_name_refuses_in_one_line(model_dir, monkeypatch):
+    monkeypatch.setattr(llama_capi, "_FINGERPRINT", {0: 4096})
+    with pytest.raises(ModelUnavailable, match="direct llama.cpp engine is unavailable: .*not the layout"):
+        load_gguf(config(model_dir, llama_api="direct"), Channel())
