@@ -40,6 +40,7 @@ from server.backends.local_protocol import (
     Tokens,
     WorkerConfig,
 )
+from server.backends.thread_choice import ThreadChoice
 from server.models.gguf import GGUFError, read_gguf
 
 BATCH = 512  # tokens per decode call of the prompt
@@ -109,6 +110,8 @@ class LlamaDirect:
                 channel.send(Loading("loading", f"decode: {probe[1]:.1f} tokens/s on 1 thread, {probe[2]:.1f} on 2"))
             threads = 2 if probe.get(2, 0.0) > probe[1] * TWO_THREADS_GAIN else 1
         api.llama_set_n_threads(self.ctx, threads, threads)
+        # measured, not configured: two threads are dropped while a busy machine makes them slower
+        self.threads = ThreadChoice(threads if not cfg.threads else 0, probe.get(1, 0.0), self._set_threads)
         self.ready = Ready(
             model=cfg.model if cfg.source != "default" else os.path.basename(path),
             path=path,
@@ -165,6 +168,9 @@ class LlamaDirect:
             if rc != 0:
                 return int(rc)
         return 0
+
+    def _set_threads(self, threads: int) -> None:
+        self.api.llama_set_n_threads(self.ctx, threads, threads)
 
     def reset(self) -> None:
         self.api.llama_memory_clear(self.memory, True)
@@ -238,6 +244,7 @@ class LlamaDirect:
         channel.send(Started(req.id, len(prompt), limit))
         if stop_reason():  # cancelled while it waited in the queue
             return Finished(req.id, "", len(prompt), 0, stop_reason() or "cancelled", None, 0.0)
+        self.threads.request_started(time.monotonic())  # two threads again, a while after they were dropped
         self._abort = lambda: stop_reason() is not None
         self.api.llama_set_abort_callback(self.ctx, self._abort_cb, None)
         try:
@@ -287,6 +294,7 @@ class LlamaDirect:
                     self.reset()
                     return Failed(req.id, "bad_response", f"llama.cpp could not decode (returned {rc})")
                 self.cached.append(token)
+                self.threads.token(time.monotonic())
                 token = api.llama_sampler_sample(sampler, self.ctx, -1)
         finally:
             api.llama_sampler_free(sampler)

@@ -3,10 +3,10 @@ requests one at a time over the pipe protocol in `local_protocol`.
 
     python -m server.backends.local_worker '<WorkerConfig JSON>'
 
-The engine follows the spec: GGUF files on llama.cpp (`local_llama_direct`, else `local_llama`), transformers models on torch
-(`local_hf`). A reader thread takes requests from stdin while the main thread generates, so a
-`cancel` lands during generation: the engine checks the flag after every token. When stdin closes
-(the server went away) the process exits at once, whatever it was doing.
+The engine follows the spec: GGUF files on llama.cpp (`local_llama_direct`, else `local_llama`),
+transformers models on torch (`local_hf`). A reader thread takes requests from stdin while the main
+thread generates, so a `cancel` lands during generation: the engine checks the flag after every token.
+When stdin closes (the server went away) the process exits at once, whatever it was doing.
 """
 
 from __future__ import annotations
