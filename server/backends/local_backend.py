@@ -70,6 +70,8 @@ logger = logging.getLogger(__name__)
 PIPE_LIMIT = 64 * 1024 * 1024  # one event line may carry a whole answer
 IGNORE_EOS_ENV = "EDIT_FIDELITY_LOCAL_IGNORE_EOS"
 THREADS_ENV = "EDIT_FIDELITY_LOCAL_THREADS"
+CACHE_REUSE_ENV = "EDIT_FIDELITY_LOCAL_CACHE_REUSE"  # 0: the exact prefix only
+CACHE_REUSE = 32  # tokens: the shortest run of the cache after a change reused within one document
 HARD_GRACE_S = 30.0  # past timeout_s: the worker is stuck (e.g. in a huge prefill) and gets killed
 CANCEL_POLL_S = 0.5
 
@@ -163,7 +165,7 @@ class LocalBackend:
         progress_interval_s: float = 0.1,
         cancel_grace_s: float = 3.0,
         cancel_wall_limit_s: float = 120.0,
-        cache_reuse: int = 32,
+        cache_reuse: int | None = None,
         llama_api: LlamaApi = "auto",
         context: int = 8192,
         ignore_eos: bool | None = None,
@@ -183,7 +185,10 @@ class LocalBackend:
         self.cancel_grace_s = cancel_grace_s
         # a worker that neither computes nor confirms a cancel for this long is hung (stopped, deadlocked)
         self.cancel_wall_limit_s = cancel_wall_limit_s
-        self.cache_reuse = cache_reuse  # tokens: a moved run of the cache reused within one document
+        env_reuse = os.environ.get(CACHE_REUSE_ENV, "")
+        self.cache_reuse = (
+            cache_reuse if cache_reuse is not None else int(env_reuse) if env_reuse.isdigit() else CACHE_REUSE
+        )
         self.llama_api = llama_api
         self.context = context
         # decode to the token limit (benchmarks; tests that need a long generation): IGNORE_EOS_ENV=1

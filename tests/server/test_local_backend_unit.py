@@ -87,3 +87,13 @@ def test_unusable_spec_is_a_backend_error(monkeypatch):
     with pytest.raises(BackendError) as err:
         LocalBackend(local_backend_config("local:/no/such/dir"))
     assert err.value.kind == "model_unavailable"
+
+
+def test_the_cache_reuse_comes_from_the_argument_else_the_environment(monkeypatch):
+    from server.backends.local_backend import CACHE_REUSE, CACHE_REUSE_ENV
+
+    monkeypatch.delenv(CACHE_REUSE_ENV, raising=False)
+    assert LocalBackend(local_backend_config("local")).worker_config().cache_reuse == CACHE_REUSE > 0
+    monkeypatch.setenv(CACHE_REUSE_ENV, "0")  # the exact prefix only
+    assert LocalBackend(local_backend_config("local")).worker_config().cache_reuse == 0
+    assert LocalBackend(local_backend_config("local"), cache_reuse=64).worker_config().cache_reuse == 64
