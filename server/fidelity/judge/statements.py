@@ -17,6 +17,8 @@ whose lines are all new (`new_statements`) and judges those whose job can be rea
   or number it quotes), speaks of stopping or skipping, or asks to rewrite the code; when the guard is
   the whole change (then it is the fix); and a raise of an exception the original already raises
   follows the code's own convention.
+- an assertion that cannot fail (`vacuous.always_true`: `assert all(a == b for ... if a == b)`): it checks
+  nothing, so it is not the check any instruction asks for, even one that asks for assertions.
 
 Each finding is a `StatementFlag` on the unit that holds it, with its own lines on the edited side. Pure.
 """
@@ -34,6 +36,7 @@ import gast
 import msgspec
 
 from server.fidelity.judge.instruction import Scope, guard_tests
+from server.fidelity.judge.vacuous import always_true
 from server.fidelity.text import pyast
 from server.fidelity.text.analysis import split_lines
 from server.protocol.report import FidelityReport
@@ -348,6 +351,10 @@ def statement_flags(
             reason = (
                 f"not requested: drops the `{conversion}(...)` around the value, which the instruction does not ask for"
             )
+        elif scope is not None and scope.text.strip() and isinstance(node, ast.Assert) and always_true(node.test):
+            kind = "defensive"
+            test = (ast.get_source_segment(edited, node.test) or "").split("\n")[0]
+            reason = f"not requested: asserts `{test[:57] + '...' if len(test) > 60 else test}`, which holds whatever the input"
         elif scope is not None and scope.text.strip() and (guard := _guard(node)) is not None:
             condition, exit_node = guard
             is_fix = bool(whole) and whole <= set(range(first, last + 1))  # the guard is the whole change

@@ -19,6 +19,10 @@ Rules, in order (`judge_with_tests`):
   "filter near-zero variance" for `variances`);
 - a unit in a function the instruction names, when the tests need no change of that function: they do
   not test what was asked there, so they cannot tell the ask from the extra;
+- a unit that completes the code the tests need (`completes_kept`): the only reader of a new variable a
+  needed unit stores, or a writer of a new variable the needed code reads later. The tests need that new
+  code, and pass without this piece only because they do not reach what it does (a filter on the new
+  `child` whose case no test builds): it is part of the needed change, not an extra;
 - otherwise flagged: "the tests pass without it".
 
 Pure: strings, the report and the indices of the units the tests do not need.
@@ -26,6 +30,7 @@ Pure: strings, the report and the indices of the units the tests do not need.
 
 from __future__ import annotations
 
+import ast
 import re
 from collections.abc import Collection, Iterator, Sequence
 
@@ -41,6 +46,7 @@ from server.fidelity.judge.instruction import (
     _raises_as_asked,
     _rename_reason,
 )
+from server.fidelity.text import pyast
 from server.fidelity.text.analysis import split_lines
 from server.protocol.report import FidelityReport, Hunk
 
@@ -123,6 +129,74 @@ def judge_with_tests(
     return Verdict(True, REASON, tuple(k for k in facts.kinds if k not in SILENT_KINDS) or ("logic",))
 
 
+_FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
+# methods that change their object in place: `xs.append(x)` stores into `xs`
+_MUTATORS = frozenset(
+    {"append", "extend", "add", "update", "insert", "remove", "pop", "discard", "clear", "setdefault"}
+    | {"appendleft", "extendleft", "sort", "reverse"}
+)
+
+
+def name_uses(tree: ast.AST) -> list[tuple[str, int, str]]:
+    """(name, line, "load" | "store") for every plain name of `tree`; a name whose object a statement
+    changes in place (`xs.append(x)`, `xs[i] = x`) is stored there, not read; `n += 1` does both."""
+    out: list[tuple[str, int, str]] = []
+    changed: set[int] = set()  # the names changed in place: a store, not a read
+    for node in ast.walk(tree):
+        base = None
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _MUTATORS:
+            base = node.func.value
+        elif isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Store):
+            base = node.value
+        elif isinstance(node, ast.AugAssign):
+            base = node.target
+            if isinstance(base, ast.Name):
+                out.append((base.id, base.lineno, "load"))
+        if isinstance(base, ast.Name):
+            changed.add(id(base))
+            out.append((base.id, base.lineno, "store"))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and id(node) not in changed:
+            out.append((node.id, node.lineno, "store" if isinstance(node.ctx, ast.Store | ast.Del) else "load"))
+    return out
+
+
+def _function_lines(tree: ast.AST, line: int) -> range | None:
+    """The lines of the innermost function holding `line`."""
+    best: range | None = None
+    for node in ast.walk(tree):
+        if isinstance(node, _FUNCTIONS) and node.lineno <= line <= (node.end_lineno or node.lineno):
+            span = range(node.lineno, (node.end_lineno or node.lineno) + 1)
+            if best is None or len(span) < len(best):
+                best = span
+    return best
+
+
+def completes_kept(tree: ast.AST, piece: Collection[int], kept: Collection[int], new: Collection[int]) -> str | None:
+    """Why the lines `piece` are part of the new code on the lines `kept` (the code the tests need), or None:
+    inside one function, the piece is the only reader of a variable the kept code introduces (one that no
+    line of the function outside the edit's `new` lines uses), or it changes such a variable that the kept
+    code reads after it. A break on the new variable that the kept code reads anyway, or a new value
+    nothing kept reads later, completes nothing."""
+    if not piece:
+        return None
+    scope = _function_lines(tree, min(piece))
+    if scope is None:
+        return None
+    uses = [(n, ln, how) for n, ln, how in name_uses(tree) if ln in scope]
+    old = {n for n, ln, _ in uses if ln not in new and ln not in piece}
+    last = max(piece)
+    fresh = {n for n, ln, how in uses if how == "store" and ln in kept and ln not in piece and n not in old}
+    for name in sorted(fresh):
+        mine = {how for n, ln, how in uses if n == name and ln in piece}
+        kept_loads = [ln for n, ln, how in uses if n == name and how == "load" and ln in kept and ln not in piece]
+        if "load" in mine and not kept_loads:
+            return f"the only code that reads `{name}`, which the needed change introduces"
+        if "store" in mine and any(ln > last for ln in kept_loads):
+            return f"it builds `{name}`, which the needed change introduces and reads"
+    return None
+
+
 def _string_words(text: str) -> frozenset[str]:
     return frozenset(w.lower() for m in _STRING.finditer(text) for w in _NAME.findall(m.group(1) or m.group(2) or ""))
 
@@ -166,7 +240,23 @@ def judge_units_with_tests(
     known = known_words(original if words_of is None else words_of)
     if tested is None:
         tested = {f.function for i, f in enumerate(facts) if i not in unneeded}
-    return [
-        judge_with_tests(scope, f, v, True, introduced_names(h, lines, known), tested) if i in unneeded else v
-        for i, (h, f, v) in enumerate(zip(report.hunks, facts, verdicts, strict=True))
-    ]
+    tree = _tree(edited) if report.language == "python" else None
+    kept = {n for i, h in enumerate(report.hunks) if i not in unneeded for n in _new_side(h)}
+    new = {n for h in report.hunks for n in _new_side(h)}
+    out = []
+    for i, (h, f, v) in enumerate(zip(report.hunks, facts, verdicts, strict=True)):
+        if i in unneeded and not (tree is not None and completes_kept(tree, _new_side(h), kept, new)):
+            v = judge_with_tests(scope, f, v, True, introduced_names(h, lines, known), tested)
+        out.append(v)
+    return out
+
+
+def _new_side(hunk: Hunk) -> range:
+    return range(hunk.new_start_line, hunk.new_end_line + 1)
+
+
+def _tree(text: str) -> ast.Module | None:
+    try:
+        return pyast.parse(text, quiet=True)
+    except (SyntaxError, ValueError, RecursionError):
+        return None
