@@ -8,7 +8,7 @@ import ast
 
 from server.fidelity import measure
 from server.fidelity.judge.flags import judge_units
-from server.fidelity.judge.test_evidence import REASON, completes_kept, evidence, judge_units_with_tests
+from server.fidelity.judge.test_evidence import REASON, completes_kept, evidence, judge_units_with_tests, slid
 
 ORIGINAL = """def mean_above(values, limit):
     chosen = [v for v in values if v < limit]
@@ -160,3 +160,37 @@ def test_completes_kept_reads_and_builds_of_new_names_only():
     assert "seen" in (completes_kept(tree, {9}, {2, 5}, new) or "")
     # a name an old line of the function uses is not new, wherever else it is stored
     assert completes_kept(tree, {9}, {2, 5}, new - {5}) is None
+
+
+SHOUT = """def shout(words):
+    out = ""
+    for i in range(len(words) - 1):
+        out += words[i].upper()
+    return out"""
+# a fixed copy of the function added after the original (no newline at the end of either): the line diff
+# pairs the original's last line with the copy's, so the first inserted unit is a repeat of `return out`
+SHOUT_COPY = (
+    SHOUT
+    + """
+
+def shout(words):
+    out = ""
+    for i in range(len(words)):
+        out += words[i].upper()
+    return out"""
+)
+
+
+def test_an_insertion_where_the_line_diff_cut_a_repeated_line_is_no_evidence():
+    report = measure(SHOUT, SHOUT_COPY)
+    lines = SHOUT_COPY.splitlines(keepends=True)
+    cut = [i for i, h in enumerate(report.hunks) if slid(h, report.hunks, lines)]
+    assert len(cut) == 1 and lines[report.hunks[cut[0]].new_start_line - 1].strip() == "return out"
+    verdicts = judge_units_with_tests(
+        report, "Fix the loop: it skips the last word.", set(cut), original=SHOUT, edited=SHOUT_COPY
+    )
+    assert verdicts == judge_units(report, "Fix the loop: it skips the last word.", original=SHOUT, edited=SHOUT_COPY)
+    # an insertion that repeats nothing beside it is judged as ever
+    extra = SHOUT.replace("    return out", "    print(out)\n    return out")
+    report = measure(SHOUT, extra)
+    assert not any(slid(h, report.hunks, extra.splitlines(keepends=True)) for h in report.hunks)

@@ -19,6 +19,7 @@ Rules, in order (`judge_with_tests`):
   "filter near-zero variance" for `variances`);
 - a unit in a function the instruction names, when the tests need no change of that function: they do
   not test what was asked there, so they cannot tell the ask from the extra;
+- a pure insertion that repeats the lines beside it (`slid`): where the line diff cut, not a change;
 - a unit that completes the code the tests need (`completes_kept`): the only reader of a new variable a
   needed unit stores, or a writer of a new variable the needed code reads later. The tests need that new
   code, and pass without this piece only because they do not reach what it does (a filter on the new
@@ -245,10 +246,44 @@ def judge_units_with_tests(
     new = {n for h in report.hunks for n in _new_side(h)}
     out = []
     for i, (h, f, v) in enumerate(zip(report.hunks, facts, verdicts, strict=True)):
-        if i in unneeded and not (tree is not None and completes_kept(tree, _new_side(h), kept, new)):
+        if (
+            i in unneeded
+            and not slid(h, report.hunks, lines)
+            and not (tree is not None and completes_kept(tree, _new_side(h), kept, new))
+        ):
             v = judge_with_tests(scope, f, v, True, introduced_names(h, lines, known), tested)
         out.append(v)
     return out
+
+
+def _inserts(hunk: Hunk) -> bool:
+    return hunk.end_line < hunk.start_line and hunk.new_end_line >= hunk.new_start_line
+
+
+def slid(hunk: Hunk, hunks: Sequence[Hunk], edited_lines: Sequence[str]) -> bool:
+    """A pure insertion at the head of an inserted block whose first lines repeat the lines right after
+    the block (or at its tail, repeating the lines right before it): the line diff could as well have
+    inserted those, so the unit is where the diff cut, not a change of its own (a new copy of a function
+    cut off at `return x`, which the original's next line repeats). Without it the text is the same as
+    without the original's lines, so the tests' verdict is on those."""
+    if not _inserts(hunk):
+        return False
+    block = [h for h in hunks if _inserts(h) and h.start_line == hunk.start_line]
+    first, last = min(h.new_start_line for h in block), max(h.new_end_line for h in block)
+    if sum(h.new_end_line - h.new_start_line + 1 for h in block) != last - first + 1:
+        return False  # not one run of lines
+    text = [ln.rstrip() for ln in edited_lines]
+    inserted = text[first - 1 : last]
+    head = 0
+    while head < len(inserted) and last + head < len(text) and inserted[head] == text[last + head]:
+        head += 1  # the block's first `head` lines repeat the lines after it
+    tail = 0
+    while tail < len(inserted) and first - 2 - tail >= 0 and inserted[-1 - tail] == text[first - 2 - tail]:
+        tail += 1  # its last `tail` lines repeat the lines before it
+    mine = range(hunk.new_start_line, hunk.new_end_line + 1)
+    in_head = mine[-1] < first + head
+    in_tail = mine[0] > last - tail
+    return any(inserted[n - first].strip() for n in mine) and (in_head or in_tail)
 
 
 def _new_side(hunk: Hunk) -> range:
