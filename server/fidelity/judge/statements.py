@@ -378,7 +378,7 @@ def statement_flags(
             )
         elif scope is not None and scope.text.strip() and isinstance(node, ast.Assert) and always_true(node.test):
             kind = "defensive"
-            test = (ast.get_source_segment(edited, node.test) or "").split("\n")[0]
+            test = " ".join((ast.get_source_segment(edited, node.test) or "").split())
             reason = f"not requested: asserts `{test[:57] + '...' if len(test) > 60 else test}`, which holds whatever the input"
         elif scope is not None and scope.text.strip() and (guard := _guard(node)) is not None:
             condition, exit_node = guard
