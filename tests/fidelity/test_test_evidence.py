@@ -194,3 +194,16 @@ def test_an_insertion_where_the_line_diff_cut_a_repeated_line_is_no_evidence():
     extra = SHOUT.replace("    return out", "    print(out)\n    return out")
     report = measure(SHOUT, extra)
     assert not any(slid(h, report.hunks, extra.splitlines(keepends=True)) for h in report.hunks)
+
+
+def test_tests_passed_by_unrequested_changes_alone_are_no_evidence_on_the_rest():
+    # the request (skip repeated values) in two units, an unrequested new function in a third
+    edited = COLLECT_EDITED + "\n\ndef helper_nobody_uses():\n    return 1\n"
+    report = measure(COLLECT, edited)
+    instruction = "Skip the repeated values."
+    words = judge_units(report, instruction, original=COLLECT, edited=edited)
+    extra = _unit(report.hunks, "helper_nobody_uses")
+    assert words[extra].flagged  # an unrequested new definition
+    rest = set(range(len(report.hunks))) - {extra}
+    # the tests need only the unrequested unit: they do not test the request, so nothing more is flagged
+    assert judge_units_with_tests(report, instruction, rest, original=COLLECT, edited=edited) == words

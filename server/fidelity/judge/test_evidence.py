@@ -10,6 +10,9 @@ docstring, a rename, validation) or names what the unit introduces, nobody asked
 Rules, in order (`judge_with_tests`):
 - no evidence unless the search found a passing subset that is not empty (`evidence`): tests that pass
   on the original say nothing about the change, and a failing or unresolved check says nothing at all;
+- no evidence either when every unit the tests need is one the instruction flags: the tests pass on
+  changes nobody asked for, so they do not test the request (a seeded test that a dropped statement
+  satisfies says nothing about the requested filter);
 - a unit the tests need, or one already flagged, keeps the instruction's verdict;
 - tests never need a docstring, a comment or a layout change: units of only those kinds keep it too;
 - asked for by kind: the instruction asks for one of the unit's kinds where the unit is (a guard the
@@ -237,6 +240,9 @@ def judge_units_with_tests(
     scope, facts, verdicts = judged_units(report, instruction, original=original, edited=edited)
     if not unneeded or scope is None:
         return verdicts
+    needed = [v for i, v in enumerate(verdicts) if i not in unneeded]
+    if needed and all(v.flagged for v in needed):
+        return verdicts  # the tests pass on unrequested changes alone: they do not test the request
     lines = split_lines(edited)
     known = known_words(original if words_of is None else words_of)
     if tested is None:
