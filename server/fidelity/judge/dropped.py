@@ -17,11 +17,12 @@ _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 
 
 def _function_at(tree: ast.AST, line: int) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
-    best = None
+    best: ast.FunctionDef | ast.AsyncFunctionDef | None = None
     for node in ast.walk(tree):
-        inside = isinstance(node, _FUNCTIONS) and node.lineno <= line <= (node.end_lineno or node.lineno)
-        if inside and (best is None or node.lineno >= best.lineno):
-            best = node
+        if not isinstance(node, _FUNCTIONS) or not node.lineno <= line <= (node.end_lineno or node.lineno):
+            continue
+        if best is None or node.lineno >= best.lineno:
+            best = node  # the innermost: it starts last
     return best
 
 
