@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ast
 
-from server.fidelity.judge.parts import judge_parts, new_lines, new_parts, without_parts
+from server.fidelity.judge.parts import branch_body, judge_parts, new_lines, new_parts, without_parts
 
 ORIGINAL = """def descend(f, x, steps):
     for _ in range(steps):
@@ -89,3 +89,39 @@ def test_a_statement_the_instruction_names_is_asked_for():
         edited, parts, {0}, 'Add a "for" token to count.', original=original, edited=edited, unit_lines=[(6, 6)]
     )
     assert verdicts == []  # "for" is new as a string, and the instruction speaks of it
+
+
+def test_the_whole_body_of_a_needed_new_branch_goes_with_its_branch():
+    original = "def grade(score):\n    passed = False\n    if score > 50:\n        passed = True\n    return passed\n"
+    # the new branch sets the value the flag already holds: the tests need the branch, not its body
+    edited = (
+        "def grade(score):\n    passed = False\n    if score == 51:\n        passed = False\n"
+        "    elif score > 50:\n        passed = True\n    return passed\n"
+    )
+    parts = new_parts(original, edited)
+    body = next(i for i, p in enumerate(parts) if lines_of(edited, p).strip() == "passed = False")
+    tree = ast.parse(edited)
+    assert branch_body(tree, parts[body], new_lines(original, edited))
+    instruction = "A score of exactly 51 does not pass."
+    assert judge_parts(edited, parts, {body}, instruction, original=original, edited=edited, unit_lines=[(3, 5)]) == []
+    # an extra statement beside another one in the branch is no whole body: judged on its own
+    extra = edited.replace("        passed = False\n    elif", "        passed = False\n        retries = 0\n    elif")
+    parts = new_parts(original, extra)
+    cut = next(i for i, p in enumerate(parts) if lines_of(extra, p).strip() == "retries = 0")
+    assert not branch_body(ast.parse(extra), parts[cut], new_lines(original, extra))
+    verdicts = judge_parts(extra, parts, {cut}, instruction, original=original, edited=extra, unit_lines=[(3, 6)])
+    assert [(v.start_line, v.end_line) for v in verdicts] == [(5, 5)]
+
+
+def test_a_statement_that_builds_the_needed_new_value_is_part_of_it():
+    original = "def evens(xs):\n    return xs\n"
+    edited = "def evens(xs):\n    kept = []\n    for x in xs:\n        if x % 2 == 0:\n            kept.append(x)\n    return kept\n"
+    parts = new_parts(original, edited)
+    loop = next(i for i, p in enumerate(parts) if lines_of(edited, p).startswith("    for"))
+    # the tests pass with an empty result: they do not reach the loop that fills it, which the kept code returns
+    assert (
+        judge_parts(
+            edited, parts, {loop}, "Return only the even items.", original=original, edited=edited, unit_lines=[(2, 6)]
+        )
+        == []
+    )

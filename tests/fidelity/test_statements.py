@@ -175,3 +175,48 @@ def test_statements_of_a_new_loop_and_other_languages_are_not_judged():
 def test_dead_stores_are_flow_sensitive(body, dead):
     tree = pyast.parse("def f():\n" + body)
     assert dead_stores(tree.body[0]) == dead  # type: ignore[arg-type]
+
+
+SHUFFLE = """import random
+
+
+def swap_two(items):
+    i = random.randrange(len(items))
+    j = random.randrange(len(items))
+    items[i], items[j] = items[j], items[i]
+    return items
+
+
+def build(n):
+    out = []
+    for k in range(n):
+        out.append(k)
+    return out
+"""
+
+
+def test_a_shortcut_returning_what_an_untouched_function_returns_anyway_is_flagged():
+    edited = SHUFFLE.replace(
+        "    j = random.randrange(len(items))\n",
+        "    j = random.randrange(len(items))\n    if i == j:\n        return items\n",
+    ).replace("out.append(k)", "out.append(k * 2)")
+    flags = _flags(SHUFFLE, edited, "Make build return the even numbers.")
+    assert [(f.start_line, f.kinds) for f in flags] == [(_line(edited, "if i == j"), ("logic",))]
+    assert "shortcut" in flags[0].reason and "`swap_two`" in flags[0].reason
+    # the instruction names the function, or speaks of stopping early: it may be what was asked
+    assert _flags(SHUFFLE, edited, "Make build return the even numbers and fix swap_two.") == []
+    assert _flags(SHUFFLE, edited, "Make build return the even numbers; skip needless swaps.") == []
+    # another value returned, or more changes in the function: the exit is part of a change of its own
+    other = edited.replace("        return items\n", "        return None\n")
+    assert _flags(SHUFFLE, other, "Make build return the even numbers.") == []
+    more = edited.replace("items[i], items[j] = items[j], items[i]", "items[j], items[i] = items[i], items[j]")
+    assert _flags(SHUFFLE, more, "Make build return the even numbers.") == []
+    # a condition on an input case is judged as a guard (by the words), never as a shortcut
+    empty = SHUFFLE.replace(
+        "    i = random.randrange(len(items))\n",
+        "    if not items:\n        return items\n    i = random.randrange(len(items))\n",
+    ).replace("out.append(k)", "out.append(k * 2)")
+    report = measure(SHUFFLE, empty)
+    scope = judged_units(report, "Make build return the even numbers.", original=SHUFFLE, edited=empty)[0]
+    found = statement_flags(report, scope, original=SHUFFLE, edited=empty, flagged=[False] * len(report.hunks))
+    assert not any("shortcut" in f.reason for f in found)

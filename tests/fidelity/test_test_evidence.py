@@ -4,9 +4,11 @@ verdict."""
 
 from __future__ import annotations
 
+import ast
+
 from server.fidelity import measure
 from server.fidelity.judge.flags import judge_units
-from server.fidelity.judge.test_evidence import REASON, evidence, judge_units_with_tests
+from server.fidelity.judge.test_evidence import REASON, completes_kept, evidence, judge_units_with_tests, slid
 
 ORIGINAL = """def mean_above(values, limit):
     chosen = [v for v in values if v < limit]
@@ -92,3 +94,116 @@ def test_no_instruction_or_no_evidence_changes_nothing():
     assert judge_units_with_tests(report, None, {0}, original=ORIGINAL, edited=edited) == plain
     words = judge_units(report, "Fix the filter.", original=ORIGINAL, edited=edited)
     assert judge_units_with_tests(report, "Fix the filter.", set(), original=ORIGINAL, edited=edited) == words
+
+
+COLLECT = """def collect(xs):
+    out = []
+    for x in xs:
+        log(x)
+        out.append(x * 2)
+    return out
+"""
+# the needed change stores a new `doubled`; a second unit filters on it (a case no test builds)
+COLLECT_EDITED = """def collect(xs):
+    out = []
+    for x in xs:
+        doubled = x * 2
+        log(x)
+        if doubled not in out:
+            out.append(doubled)
+    return out
+"""
+
+
+def test_a_unit_that_completes_the_needed_new_code_keeps_the_instruction_verdict():
+    report = measure(COLLECT, COLLECT_EDITED)
+    filter_unit = _unit(report.hunks, "if doubled")
+    store_unit = _unit(report.hunks, "doubled = x * 2")
+    assert filter_unit != store_unit
+    words = judge_units(report, "Skip the repeated values.", original=COLLECT, edited=COLLECT_EDITED)
+    tested = judge_units_with_tests(
+        report, "Skip the repeated values.", {filter_unit}, original=COLLECT, edited=COLLECT_EDITED
+    )
+    assert tested == words  # the only reader of the needed `doubled`: part of that change
+    # the same filter on an old name completes nothing: the tests' silence is evidence again
+    edited = COLLECT_EDITED.replace(
+        "if doubled not in out:\n            out.append(doubled)", "if x not in out:\n            out.append(x * 2)"
+    )
+    report = measure(COLLECT, edited)
+    unit = _unit(report.hunks, "if x not in out")
+    assert judge_units_with_tests(report, "Skip the repeated values.", {unit}, original=COLLECT, edited=edited)[
+        unit
+    ].flagged
+
+
+def test_completes_kept_reads_and_builds_of_new_names_only():
+    code = """def f(xs):
+    seen = []
+    total = 0
+    for x in xs:
+        seen.append(x)
+        total += x
+        if total > 10:
+            break
+    return seen, total
+"""
+    tree = ast.parse(code)
+    new = {2, 5, 7, 8, 9}  # the edit's lines: `seen` is new, `total` is the original's (lines 3 and 6 are old)
+    # builds `seen`, which the kept return reads after it
+    assert "seen" in (completes_kept(tree, {5}, {2, 9}, new) or "")
+    # a break on a name the kept code reads anyway completes nothing; nor does an old name's update
+    assert completes_kept(tree, {7, 8}, {2, 5, 9}, new) is None
+    assert completes_kept(tree, {6}, {2, 9}, new | {6}) is None
+    # a value built after its last kept reader builds nothing the kept code reads
+    assert completes_kept(tree, {5}, {2}, new) is None
+    # the only reader of a new name the kept code stores
+    assert "seen" in (completes_kept(tree, {9}, {2, 5}, new) or "")
+    # a name an old line of the function uses is not new, wherever else it is stored
+    assert completes_kept(tree, {9}, {2, 5}, new - {5}) is None
+
+
+SHOUT = """def shout(words):
+    out = ""
+    for i in range(len(words) - 1):
+        out += words[i].upper()
+    return out"""
+# a fixed copy of the function added after the original (no newline at the end of either): the line diff
+# pairs the original's last line with the copy's, so the first inserted unit is a repeat of `return out`
+SHOUT_COPY = (
+    SHOUT
+    + """
+
+def shout(words):
+    out = ""
+    for i in range(len(words)):
+        out += words[i].upper()
+    return out"""
+)
+
+
+def test_an_insertion_where_the_line_diff_cut_a_repeated_line_is_no_evidence():
+    report = measure(SHOUT, SHOUT_COPY)
+    lines = SHOUT_COPY.splitlines(keepends=True)
+    cut = [i for i, h in enumerate(report.hunks) if slid(h, report.hunks, lines)]
+    assert len(cut) == 1 and lines[report.hunks[cut[0]].new_start_line - 1].strip() == "return out"
+    verdicts = judge_units_with_tests(
+        report, "Fix the loop: it skips the last word.", set(cut), original=SHOUT, edited=SHOUT_COPY
+    )
+    assert verdicts == judge_units(report, "Fix the loop: it skips the last word.", original=SHOUT, edited=SHOUT_COPY)
+    # an insertion that repeats nothing beside it is judged as ever
+    extra = SHOUT.replace("    return out", "    print(out)\n    return out")
+    report = measure(SHOUT, extra)
+    assert not any(slid(h, report.hunks, extra.splitlines(keepends=True)) for h in report.hunks)
+
+
+def test_tests_passed_by_unrequested_changes_alone_are_no_evidence_on_the_rest():
+    # the request (skip repeated values) in two units, an unrequested new function in a third
+    edited = COLLECT_EDITED + "\n\ndef helper_nobody_uses():\n    return 1\n"
+    report = measure(COLLECT, edited)
+    instruction = "Skip the repeated values."
+    words = judge_units(report, instruction, original=COLLECT, edited=edited)
+    extra = _unit(report.hunks, "helper_nobody_uses")
+    assert words[extra].flagged  # an unrequested new definition
+    rest = set(range(len(report.hunks))) - {extra}
+    # the tests need only the unrequested unit: they do not test the request, so nothing more is flagged
+    assert judge_units_with_tests(report, instruction, rest, original=COLLECT, edited=edited) == words

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 
+from server.fidelity.judge.dropped import live_stores_deleted
 from server.fidelity.judge.instruction import Scope, UnitFacts, Verdict, judge_unit, parse_instruction
 from server.fidelity.judge.statements import StatementFlag, statement_flags
 from server.fidelity.judge.target_scope import dropped_condition_reason
@@ -101,7 +102,29 @@ def judged_units(
     if scope is None:
         return scope, facts, verdicts
     verdicts = _follow_unrequested(report, facts, verdicts)
+    verdicts = _dropped_statements(report, scope, facts, verdicts, original)
     return scope, facts, _follow_renames(report, facts, _dropped_conditions(scope, facts, verdicts))
+
+
+def _dropped_statements(
+    report: FidelityReport, scope: Scope, facts: list[UnitFacts], verdicts: list[Verdict], original: str | None
+) -> list[Verdict]:
+    """A unit that only deletes lines, among them an assignment whose value the code after it still reads
+    (`dropped.live_stores_deleted`), removes behaviour: unrequested unless the instruction asks for a removal
+    or a rewrite, or the code moved."""
+    if original is None or report.language != "python" or "deletion" in scope.kinds or scope.broad:
+        return verdicts
+    out = list(verdicts)
+    changed = {n for h in report.hunks for n in range(h.start_line, h.end_line + 1)}
+    for i, (h, f, v) in enumerate(zip(report.hunks, facts, verdicts, strict=True)):
+        if v.flagged or f.moved or h.kinds != ["deletion"]:
+            continue
+        gone = live_stores_deleted(original, h.start_line, h.end_line, changed)
+        if gone:
+            out[i] = Verdict(
+                True, f"not requested: deletes `{gone}`, whose value the code after it reads", ("deletion",)
+            )
+    return out
 
 
 def _follow_renames(report: FidelityReport, facts: list[UnitFacts], verdicts: list[Verdict]) -> list[Verdict]:

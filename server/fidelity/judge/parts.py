@@ -25,7 +25,7 @@ from collections.abc import Collection, Sequence
 import msgspec
 
 from server.fidelity.judge.statements import is_docstring, new_lines
-from server.fidelity.judge.test_evidence import EVERY_FUNCTION, judge_units_with_tests
+from server.fidelity.judge.test_evidence import EVERY_FUNCTION, completes_kept, judge_units_with_tests
 from server.fidelity.measure import measure
 from server.fidelity.text import pyast
 from server.fidelity.text.analysis import split_lines
@@ -130,6 +130,20 @@ def line_map(text: str, edited: str) -> dict[int, int]:
     return out
 
 
+def branch_body(tree: ast.AST, part: Part, kept: Collection[int]) -> bool:
+    """The part is the whole body of a branch the tests need: the only statement under a new `if`, `elif`
+    or `else` whose test stays (on a `kept` line). The tests need the branch; that they pass with `pass`
+    in place of its body says the body's effect is there anyway (a variable set to the value it already
+    holds), not that nobody asked for it."""
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.If) or node.lineno not in kept:
+            continue
+        for body in (node.body, node.orelse):
+            if len(body) == 1 and body[0].lineno == part.start_line and not isinstance(body[0], ast.If):
+                return True
+    return False
+
+
 def judge_parts(
     minimal: str,
     parts: Sequence[Part],
@@ -143,13 +157,19 @@ def judge_parts(
     """The unneeded parts the judge flags: each part measured as its own change (T without it -> T) and
     judged with the tests' evidence (`test_evidence.judge_units_with_tests`) and the original's words; a
     part lies inside a needed unit, so its function is one the tests need. Lines mapped onto `edited`;
-    `unit_lines`: the edit's units as lines of `edited` (1-based inclusive).
+    `unit_lines`: the edit's units as lines of `edited` (1-based inclusive). A part that belongs to the new
+    code the tests need (the whole body of a needed new branch, `branch_body`; the only reader or a builder
+    of a variable the needed code introduces, `test_evidence.completes_kept`) is judged with that code.
 
     A unit whose new lines are all unneeded statements is left alone: the tests accept it reduced to a
     deletion of the original's code, so they do not test what replaced it (a filter whose every line can
     go, and the tests still pass, is untested, not unrequested)."""
     where = line_map(minimal, edited)
     emptied = _emptied_units(minimal, parts, unneeded, where, unit_lines, new_lines(original, edited))
+    tree = pyast.parse(minimal, quiet=True)
+    cut = {n for i in unneeded for n in range(parts[i].start_line, parts[i].end_line + 1)}
+    fresh = new_lines(original, minimal)
+    kept = fresh - cut
     out: list[PartVerdict] = []
     for i in sorted(unneeded):
         part = parts[i]
@@ -160,6 +180,9 @@ def judge_parts(
         unit = _unit_at(unit_lines, where[part.start_line])
         if unit is None or unit in emptied:
             continue
+        lines = range(part.start_line, part.end_line + 1)
+        if branch_body(tree, part, kept) or completes_kept(tree, lines, kept, fresh):
+            continue  # part of the new code the tests need (`branch_body`, `test_evidence.completes_kept`)
         before = without_parts(minimal, parts, [i], filler=False)
         report = measure(before, minimal)
         if not report.hunks:

@@ -17,6 +17,10 @@ whose lines are all new (`new_statements`) and judges those whose job can be rea
   or number it quotes), speaks of stopping or skipping, or asks to rewrite the code; when the guard is
   the whole change (then it is the fix); and a raise of an exception the original already raises
   follows the code's own convention.
+- an early `return` of the value the function returns anyway, as the edit's only change in a function
+  the instruction does not name (`shortcut`): code skipped on the code's own condition, not the fix.
+- an assertion that cannot fail (`vacuous.always_true`: `assert all(a == b for ... if a == b)`): it checks
+  nothing, so it is not the check any instruction asks for, even one that asks for assertions.
 
 Each finding is a `StatementFlag` on the unit that holds it, with its own lines on the edited side. Pure.
 """
@@ -34,6 +38,7 @@ import gast
 import msgspec
 
 from server.fidelity.judge.instruction import Scope, guard_tests
+from server.fidelity.judge.vacuous import always_true
 from server.fidelity.text import pyast
 from server.fidelity.text.analysis import split_lines
 from server.protocol.report import FidelityReport
@@ -177,6 +182,29 @@ def _guard(node: ast.stmt) -> tuple[ast.expr | None, ast.stmt] | None:
     if isinstance(node, ast.If) and not node.orelse and len(node.body) <= 2 and isinstance(node.body[-1], _EXITS):
         return node.test, node.body[-1]
     return None
+
+
+def shortcut(
+    exit_node: ast.stmt,
+    function: ast.FunctionDef | ast.AsyncFunctionDef | None,
+    fresh: set[int],
+    lines: tuple[int, int],
+) -> bool:
+    """An early `return` of the very value the function's last statement returns, in a function whose only
+    new lines are the guard's (`lines`): it skips code on a condition of the code's own, an optimisation or a
+    behaviour change nobody asked for, not a fix (the function's result is otherwise the original's)."""
+    if function is None or not isinstance(exit_node, ast.Return) or exit_node.value is None:
+        return False
+    last = function.body[-1]
+    if not isinstance(last, ast.Return) or last.value is None or ast.dump(last.value) != ast.dump(exit_node.value):
+        return False
+    span = range(function.lineno, (function.end_lineno or function.lineno) + 1)
+    return all(lines[0] <= n <= lines[1] for n in fresh if n in span)
+
+
+def _own_condition(condition: ast.expr | None, source: str) -> bool:
+    """A condition on the code's own values: no input case (`validation_cases`) that words could ask for."""
+    return condition is not None and not validation_cases(ast.get_source_segment(source, condition) or "")
 
 
 def _raised(node: ast.stmt) -> str | None:
@@ -348,6 +376,10 @@ def statement_flags(
             reason = (
                 f"not requested: drops the `{conversion}(...)` around the value, which the instruction does not ask for"
             )
+        elif scope is not None and scope.text.strip() and isinstance(node, ast.Assert) and always_true(node.test):
+            kind = "defensive"
+            test = " ".join((ast.get_source_segment(edited, node.test) or "").split())
+            reason = f"not requested: asserts `{test[:57] + '...' if len(test) > 60 else test}`, which holds whatever the input"
         elif scope is not None and scope.text.strip() and (guard := _guard(node)) is not None:
             condition, exit_node = guard
             is_fix = bool(whole) and whole <= set(range(first, last + 1))  # the guard is the whole change
@@ -360,6 +392,20 @@ def statement_flags(
                     f"not requested: raises `{exc}` ({what}), which the instruction does not ask for"
                     if isinstance(exit_node, ast.Raise) and exc
                     else f"not requested: an early exit {what} the instruction does not ask for"
+                )
+            elif (
+                judged
+                and _own_condition(condition, edited)
+                and shortcut(exit_node, functions.get(qualname), fresh, (first, last))
+                and not (
+                    EXIT_WORDS.search(scope.text) or scope.broad in _REWRITES or scope.mentions(qualname.split(".")[-1])
+                )
+            ):
+                kind = "logic"
+                name = qualname.split(".")[-1]
+                reason = (
+                    f"not requested: a shortcut {_describe(condition, exit_node, edited)} in `{name}`, the edit's "
+                    "only change there, returning what the function returns anyway"
                 )
         if reason is not None:
             out.append(StatementFlag(unit, first, last, (kind,), reason))
