@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from benchmark.run.reference_free import reference_free_metrics
 from benchmark.run.testrun import run_tests
 from benchmark.studies.necessity import study as ns
 from sandbox import Sandbox, envs
@@ -92,6 +93,30 @@ def test_separate_extras_give_the_gold_excess_exactly(box):
     assert item.d_min == pytest.approx(distances(CORRUPTED, gold)["no_comments"].normalized)
     assert item.excess_ref_free == pytest.approx(item.excess_gold) and item.excess_gold > 0
     assert 0 < item.runs <= 32
+
+
+def test_an_extra_statement_beside_the_fix_counts_with_statement_granularity():
+    """A model rewrites the line with the bug and adds a statement there: one change unit, which the tests
+    need, so over units the reference-free excess misses the extra; the statement stage (the needed unit's
+    new statements, ddmin again) drops it. The check is a predicate here (`reference_free_metrics` takes
+    any): the tests need the fixed expression."""
+    before = "def f(x):\n    return x + 1\n"
+    completion = "def f(x):\n    doubled = x * 2\n    return x + 2\n"
+    assert len(edits_by_unit(before, completion)) == 1
+
+    async def passes(text: str) -> bool:
+        return "return x + 2" in text
+
+    units = asyncio.run(reference_free_metrics(before, completion, passes))
+    both = asyncio.run(reference_free_metrics(before, completion, passes, statements=True))
+    assert units["needed_hunks"] == [0] and units["excess_ref_free"] == pytest.approx(0.0)
+    assert both["parts"] == 2 and both["needed_parts"] == [1]  # `doubled = x * 2` is not needed
+    fixed_only = "def f(x):\n    pass\n    return x + 2\n"
+    expected = (
+        distances(before, completion)["no_comments"].normalized
+        - distances(before, fixed_only)["no_comments"].normalized
+    )
+    assert both["excess_ref_free"] == pytest.approx(expected) and expected > 0
 
 
 def test_study_on_a_task_file(box, tmp_path):

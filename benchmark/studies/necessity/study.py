@@ -2,7 +2,7 @@
 tests accept" estimate the gold-based excess, where a gold patch is known?
 
     EDIT_FIDELITY_DATA=../shared/data .venv/bin/python -m benchmark.studies.necessity.study \\
-        [--overedit-tasks 20] [--canitedit-tasks 10] [--samples 1] [--max-runs 32] [--out DIR]
+        [--overedit-tasks 20] [--canitedit-tasks 10] [--samples 1] [--max-runs 32] [--granularity units] [--out DIR]
 
 For each candidate edit M of an original C with a gold patch G and hidden tests:
 - gold-based excess = d(M, C) - d(G, C);
@@ -76,13 +76,20 @@ async def analyse(
     max_runs: int,
     parallel: int,
     full_passed: bool | None = None,
+    statements: bool = False,
 ) -> StudyItem:
     try:
         d_full = (await asyncio.to_thread(distances, before, completion))[VARIANT].normalized
         d_gold = (await asyncio.to_thread(distances, before, gold))[VARIANT].normalized
         item.distance, item.gold_distance, item.excess_gold = d_full, d_gold, d_full - d_gold
         m = await reference_free_metrics(
-            before, completion, passes, max_runs=max_runs, parallel=parallel, full_passed=full_passed
+            before,
+            completion,
+            passes,
+            max_runs=max_runs,
+            parallel=parallel,
+            full_passed=full_passed,
+            statements=statements,
         )
     except Exception as exc:  # noqa: BLE001 - one bad item is reported, the study goes on
         item.status, item.error = "error", f"{type(exc).__name__}: {exc}"[:300]
@@ -242,6 +249,7 @@ async def overedit_items(
     seed: int,
     concurrency: int,
     task_ids: Sequence[str] = (),
+    statements: bool = False,
 ) -> list[StudyItem]:
     """Constructed candidates for the first `tasks` tasks (or those named in `task_ids`); `env`: the
     sandbox environment the tests run in (None: the base interpreter)."""
@@ -267,14 +275,27 @@ async def overedit_items(
         for i, (kinds, text) in enumerate(overedit_candidates(gold, rng, per_task)):
             item = StudyItem(**item_base, condition="+".join(kinds), sample=i)
             jobs.append(
-                _limited(sem, analyse(item, corrupted, text, gold, passes, max_runs=max_runs, parallel=parallel))
+                _limited(
+                    sem,
+                    analyse(
+                        item, corrupted, text, gold, passes, max_runs=max_runs, parallel=parallel, statements=statements
+                    ),
+                )
             )
     return list(await asyncio.gather(*jobs))
 
 
 # -- canitedit: recorded completions that passed ---------------------------------------------------
 async def canitedit_items(
-    box: Any, data: Path, *, tasks: int, samples: int, max_runs: int, parallel: int, concurrency: int
+    box: Any,
+    data: Path,
+    *,
+    tasks: int,
+    samples: int,
+    max_runs: int,
+    parallel: int,
+    concurrency: int,
+    statements: bool = False,
 ) -> list[StudyItem]:
     problems = canitedit.load(data, tasks)
     runs = sorted((data / "canitedit_runs").glob("*.tar.gz"))
@@ -300,12 +321,20 @@ async def canitedit_items(
                     item = StudyItem(
                         source="canitedit", task_id=problem.task_id, condition=f"{run_name}/{condition}", sample=i
                     )
-                    jobs.append(_limited(sem, _canitedit_one(box, item, problem, text, passes, max_runs, parallel)))
+                    one = _canitedit_one(box, item, problem, text, passes, max_runs, parallel, statements)
+                    jobs.append(_limited(sem, one))
     return list(await asyncio.gather(*jobs))
 
 
 async def _canitedit_one(
-    box: Any, item: StudyItem, problem: Any, completion: str, passes: Passes, max_runs: int, parallel: int
+    box: Any,
+    item: StudyItem,
+    problem: Any,
+    completion: str,
+    passes: Passes,
+    max_runs: int,
+    parallel: int,
+    statements: bool = False,
 ) -> StudyItem:
     verdict = await canitedit.judge(box, problem, completion)  # the pass, and ExcessCode from the coverage run
     item.excess_code = verdict.excess_code
@@ -317,7 +346,15 @@ async def _canitedit_one(
         )
         return item
     return await analyse(
-        item, problem.before, completion, problem.after, passes, max_runs=max_runs, parallel=parallel, full_passed=True
+        item,
+        problem.before,
+        completion,
+        problem.after,
+        passes,
+        max_runs=max_runs,
+        parallel=parallel,
+        full_passed=True,
+        statements=statements,
     )
 
 
@@ -359,6 +396,7 @@ async def study(args: argparse.Namespace) -> tuple[list[StudyItem], dict[str, An
                 seed=args.seed,
                 concurrency=concurrency,
                 task_ids=args.overedit_ids,
+                statements=args.granularity == "statements",
             )
         if args.canitedit_tasks:
             items += await canitedit_items(
@@ -369,6 +407,7 @@ async def study(args: argparse.Namespace) -> tuple[list[StudyItem], dict[str, An
                 max_runs=args.max_runs,
                 parallel=args.parallel,
                 concurrency=concurrency,
+                statements=args.granularity == "statements",
             )
     finally:
         box.close()
@@ -403,6 +442,12 @@ def main(argv: list[str] | None = None) -> int:
     )
     ap.add_argument("--max-runs", type=number_arg(int, 1), default=32, help="sandbox runs per analysis")
     ap.add_argument("--parallel", type=number_arg(int, 1), default=2, help="runs at once per analysis")
+    ap.add_argument(
+        "--granularity",
+        choices=("units", "statements"),
+        default="units",
+        help="what ddmin drops: change units (the published study), or also the needed units' new statements",
+    )
     ap.add_argument("--workers", type=number_arg(int, 1), default=os.cpu_count() or 1, help="sandbox slots")
     ap.add_argument(
         "--timeout", type=number_arg(float, 0, open_low=True), default=60.0, help="seconds per over-editing test run"
@@ -420,6 +465,7 @@ def main(argv: list[str] | None = None) -> int:
         items, summary = asyncio.run(study(args))
     settings = {
         "max_runs": args.max_runs,
+        "granularity": args.granularity,
         "parallel": args.parallel,
         "workers": args.workers,
         "overedit_tasks": args.overedit_tasks,
