@@ -21,8 +21,9 @@ the document before the instruction, one open document), on a 200-line document 
   RSS       the worker's peak resident memory (VmHWM), MB
   cancel    from cancelling a request mid-generation to the worker confirming it stopped, ms
   bound     copy bandwidth / bytes a token reads: the speed memory allows; `of bound` is decode / bound
-The transformers rows use random weights in Qwen2.5-Coder-0.5B's exact shape (fp32; the same cost per
-token as the real weights, which are not on these machines in transformers' format).
+The transformers rows use random weights in Qwen2.5-Coder-0.5B's exact shape (`--transformers-shape 1.5b`: the
+1.5B's; fp32, the same cost per token as the real weights, which are not on these machines in transformers'
+format).
 """
 
 from __future__ import annotations
@@ -156,6 +157,9 @@ def main() -> int:
     )
     ap.add_argument("--api", default="direct,server", help="llama.cpp engines to measure: direct, server")
     ap.add_argument("--no-transformers", action="store_true", help="skip the transformers rows")
+    ap.add_argument(
+        "--transformers-shape", choices=("0.5b", "1.5b"), default="0.5b", help="the transformers row's model"
+    )
     args = ap.parse_args()
     names = [n for n in args.models.split(",") if n] or [n for n, e in CATALOG.items() if is_fetched(e)]
     if unknown := [n for n in names if n not in CATALOG]:
@@ -182,11 +186,12 @@ def main() -> int:
         runs += [(f"llama.cpp {api} {name}", f"local:{name}", per_token, api) for api in apis]
     tmp = tempfile.TemporaryDirectory(prefix="bench-local-hf-")
     if not args.no_transformers:
-        from tools.doubles.local_tiny import DEFAULT_MODEL_SHAPE, build_tiny_model
+        from tools.doubles.local_tiny import DEFAULT_MODEL_SHAPE, QWEN_15B_SHAPE, build_tiny_model
 
-        path = build_tiny_model(tmp.name, **DEFAULT_MODEL_SHAPE)  # type: ignore[arg-type]
+        shape = QWEN_15B_SHAPE if args.transformers_shape == "1.5b" else DEFAULT_MODEL_SHAPE
+        path = build_tiny_model(tmp.name, **shape)  # type: ignore[arg-type]
         params = sum(f.stat().st_size for f in Path(path).glob("*.safetensors"))  # fp32: 4 bytes a weight
-        runs.append(("transformers 0.5B-shape fp32", f"local:{path}", params, "auto"))
+        runs.append((f"transformers {args.transformers_shape.upper()}-shape fp32", f"local:{path}", params, "auto"))
     header = (
         f"{'engine and model':<32} {'thr':>3} {'load s':>6} {'prompt':>6} {'cold s':>6} {'warm s':>6} "
         f"{'exact':>5} {'end s':>6} {'tok/s':>6} {'RSS MB':>7} {'B/token':>8} {'bound':>6} {'of bound':>8} {'cancel ms':>9}"

@@ -44,6 +44,8 @@ DEFAULT_MODEL_SHAPE = {
     "tie": True,
     "context": 32_768,
 }
+# Qwen2.5-Coder-1.5B's shape: the embedded default model, for speed comparisons
+QWEN_15B_SHAPE = {**DEFAULT_MODEL_SHAPE, "hidden": 1536, "layers": 28, "heads": 12, "intermediate": 8960}
 
 
 def build_tiny_model(
