@@ -22,7 +22,7 @@ import asyncio
 import os
 import sys
 
-from benchmark.datadir import data_dir
+from benchmark.datadir import DataError, data_dir
 from benchmark.suites.canitedit import problems as canitedit
 from server.backends.local_backend import LocalBackend, local_backend_config
 from server.backends.prompts import ChatMessage, build_messages
@@ -39,17 +39,7 @@ def changed(text: str) -> str:
     return "".join(lines)
 
 
-def common_prefix(a: str, b: str) -> int:
-    n = 0
-    for x, y in zip(a, b, strict=False):
-        if x != y:
-            break
-        n += 1
-    return n
-
-
-async def measure(model: str, documents: int, tokens: int) -> int:
-    problems = canitedit.load(data_dir(None), limit=documents)
+async def measure(model: str, problems: list[canitedit.Problem], tokens: int) -> int:
     backend = LocalBackend(local_backend_config(f"local:{model}", max_tokens=tokens, timeout_s=3600.0), ignore_eos=True)
     equal, prefix = 0, 0
     try:
@@ -74,7 +64,7 @@ async def measure(model: str, documents: int, tokens: int) -> int:
             assert exact_stats is not None and warm_stats is not None
             same = warm.text == exact.text
             equal += same
-            prefix += common_prefix(warm.text, exact.text)
+            prefix += len(os.path.commonprefix([warm.text, exact.text]))
             print(
                 f"{p.full_name[:28]:<28} {warm_stats.prompt_tokens:>6} "
                 f"{exact_stats.prompt_tokens - exact_stats.cached_tokens:>14} "
@@ -92,6 +82,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
     ap.add_argument("--model", default="qwen2.5-coder-0.5b", help="a catalogued GGUF model (edit-fidelity model list)")
     ap.add_argument("--documents", type=int, default=20)
+    ap.add_argument("--data", help="the benchmark data directory (default: $EDIT_FIDELITY_DATA)")
     ap.add_argument("--tokens", type=int, default=48)
     args = ap.parse_args()
     if args.model not in CATALOG:
@@ -100,8 +91,12 @@ def main() -> int:
         ap.error(f"--model: {args.model} is not fetched; run: edit-fidelity model fetch {args.model}")
     if args.documents < 1 or args.tokens < 1:
         ap.error("--documents and --tokens must be at least 1")
+    try:
+        problems = canitedit.load(data_dir(args.data), limit=args.documents)
+    except DataError as exc:
+        ap.error(str(exc))
     os.environ.setdefault("EDIT_FIDELITY_LOCAL_THREADS", "1")
-    return asyncio.run(measure(args.model, args.documents, args.tokens))
+    return asyncio.run(measure(args.model, problems, args.tokens))
 
 
 if __name__ == "__main__":
