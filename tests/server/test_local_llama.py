@@ -19,7 +19,6 @@ from server.backends import BackendError
 from server.backends.local_backend import LocalBackend, LocalProgress, local_backend_config
 from server.backends.prompts import build_messages
 
-pytest.importorskip("xllamacpp")
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
 DOC = "".join(f"def f{i}(x):\n    return x + {i}\n\n\n" for i in range(30))
@@ -113,7 +112,8 @@ async def test_a_changed_line_of_the_same_document_reuses_the_cache_after_it(bac
 
 async def test_cancelling_while_the_prompt_is_computed_stops_it(backend):
     """llama.cpp's abort callback: a cancel lands inside the prompt's computation, not after it."""
-    fresh = "# another module\n" + DOC.replace("return x", "return -x")  # nothing of it after line 1 is cached
+    # nothing of it after line 1 is cached, and long (thousands of tokens): the cancel lands inside it
+    fresh = "# another module\n" + DOC.replace("return x", "return -x") * 3
     seen: list[str] = []
     task = asyncio.ensure_future(
         backend.complete(build_messages("document f9", fresh), on_progress=lambda p: seen.append(p.message))

@@ -12,8 +12,6 @@ from server.backends.local_llama import LlamaModel
 from server.backends.local_llama_direct import LlamaDirect, load_gguf
 from server.backends.local_protocol import Generate, Loading, ModelUnavailable, WorkerConfig
 
-pytest.importorskip("xllamacpp")
-
 
 class Channel:
     def __init__(self) -> None:
