@@ -37,7 +37,7 @@ from server.backends.local_protocol import (
     WorkerConfig,
 )
 from server.models.catalog import CATALOG, DEFAULT_MIN_TOKENS_S, LARGE, SMALL, ModelEntry, is_fetched, model_path
-from server.models.gguf import GGUFError, read_gguf
+from server.models.gguf import GGUFError, GGUFInfo, read_gguf
 
 PROBE_TOKENS = 16
 PROBE_S = 1.5
@@ -93,16 +93,26 @@ def resolve(cfg: WorkerConfig, channel: Any) -> str:
         raise ModelUnavailable(f"{exc}; or fetch it by hand: edit-fidelity model fetch {entry.name}") from None
 
 
+def open_gguf(cfg: WorkerConfig, channel: Any) -> tuple[str, GGUFInfo]:
+    """The GGUF file to load and its header, which must carry a chat template."""
+    path = resolve(cfg, channel)
+    try:
+        info = read_gguf(path)
+    except GGUFError as exc:
+        raise ModelUnavailable(str(exc)) from None
+    if info.chat_template is None:
+        raise ModelUnavailable(f"{path} has no chat template; the local backend needs an instruction-tuned model")
+    return path, info
+
+
+def usable_cpus() -> int:
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
 class LlamaModel:
     def __init__(self, cfg: WorkerConfig, channel: Any) -> None:
         started = time.monotonic()
-        path = resolve(cfg, channel)
-        try:
-            info = read_gguf(path)
-        except GGUFError as exc:
-            raise ModelUnavailable(str(exc)) from None
-        if info.chat_template is None:
-            raise ModelUnavailable(f"{path} has no chat template; the local backend needs an instruction-tuned model")
+        path, info = open_gguf(cfg, channel)
         import xllamacpp
 
         self._xlc = xllamacpp
@@ -157,7 +167,7 @@ class LlamaModel:
     def _measure_threads(self, channel: Any) -> tuple[int, Any, dict[int, float]]:
         one = self._load(1)
         rates = {1: self._probe(one)}
-        if (len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1) < 2:
+        if usable_cpus() < 2:
             return 1, one, rates
         two = self._load(2)
         rates[2] = self._probe(two)

@@ -28,7 +28,14 @@ from typing import Any
 
 from server.backends import llama_capi as capi
 from server.backends.kv_plan import plan
-from server.backends.local_llama import PROBE_S, PROBE_TOKENS, TWO_THREADS_GAIN, LlamaModel, resolve
+from server.backends.local_llama import (
+    PROBE_S,
+    PROBE_TOKENS,
+    TWO_THREADS_GAIN,
+    LlamaModel,
+    open_gguf,
+    usable_cpus,
+)
 from server.backends.local_protocol import (
     Failed,
     Finished,
@@ -41,7 +48,6 @@ from server.backends.local_protocol import (
     WorkerConfig,
 )
 from server.backends.thread_choice import ThreadChoice
-from server.models.gguf import GGUFError, read_gguf
 
 BATCH = 512  # tokens per decode call of the prompt
 MAIN, SCRATCH = 0, 1  # sequence ids
@@ -64,13 +70,7 @@ class LlamaDirect:
     def __init__(self, cfg: WorkerConfig, channel: Any) -> None:
         started = time.monotonic()
         api = capi.lib()
-        path = resolve(cfg, channel)
-        try:
-            info = read_gguf(path)
-        except GGUFError as exc:
-            raise ModelUnavailable(str(exc)) from None
-        if info.chat_template is None:
-            raise ModelUnavailable(f"{path} has no chat template; the local backend needs an instruction-tuned model")
+        path, info = open_gguf(cfg, channel)
         context = min(cfg.context, info.context_length or cfg.context)
         n_ctx = -(-context // CONTEXT_STEP) * CONTEXT_STEP
         params = capi.context_params(n_ctx, BATCH, seqs=2)  # before loading: a wrong layout costs nothing
@@ -105,7 +105,7 @@ class LlamaDirect:
             threads = cfg.threads
         else:
             probe = {1: self._probe(1)}
-            if (len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1) >= 2:
+            if usable_cpus() >= 2:
                 probe[2] = self._probe(2)
                 channel.send(Loading("loading", f"decode: {probe[1]:.1f} tokens/s on 1 thread, {probe[2]:.1f} on 2"))
             threads = 2 if probe.get(2, 0.0) > probe[1] * TWO_THREADS_GAIN else 1
