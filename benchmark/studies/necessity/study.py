@@ -2,12 +2,15 @@
 tests accept" estimate the gold-based excess, where a gold patch is known?
 
     EDIT_FIDELITY_DATA=../shared/data .venv/bin/python -m benchmark.studies.necessity.study \\
-        [--overedit-tasks 20] [--canitedit-tasks 10] [--samples 1] [--max-runs 32] [--granularity units] [--out DIR]
+        [--overedit-tasks 20] [--canitedit-tasks 10] [--runs canitedit_runs] [--samples 1] [--max-runs 32] \\
+        [--granularity units] [--out DIR]
 
 For each candidate edit M of an original C with a gold patch G and hidden tests:
 - gold-based excess = d(M, C) - d(G, C);
 - reference-free excess = d(M, C) - D_min, D_min = d(S, C) for the smallest sub-edit S of M (a subset of
   its hunks, found by ddmin, `server.fidelity.judge.ddmin`) that still passes the tests in the sandbox;
+- the `pooled` reference-free excess = d(M, C) - the smallest D_min among the analysed completions of the
+  same problem (every run and instruction; `figures.py`);
 with d the normalised `no_comments` token distance (SPEC 3.1). Sources:
 - overedit (SPEC 3.4): C = the corrupted solution, G = the canonical one; the candidates are the gold
   fix plus behaviour-preserving extra hunks a model might add (an unused import, a defensive guard, a
@@ -34,6 +37,7 @@ import asyncio
 import json
 import os
 import random
+import re
 import sys
 import time
 from collections import Counter
@@ -296,16 +300,19 @@ async def canitedit_items(
     parallel: int,
     concurrency: int,
     statements: bool = False,
+    runs_dir: str = "canitedit_runs",
 ) -> list[StudyItem]:
     problems = canitedit.load(data, tasks)
-    runs = sorted((data / "canitedit_runs").glob("*.tar.gz"))
+    runs = sorted((data / runs_dir).glob("*.tar.gz"))
     if not runs:
-        raise SystemExit(f"no recorded CanItEdit runs in {data / 'canitedit_runs'}")
+        raise SystemExit(
+            f"no recorded CanItEdit runs (*.tar.gz) in {data / runs_dir}: name a folder of the data with --runs"
+        )
     sem = asyncio.Semaphore(concurrency)
     jobs = []
     for run_path in runs:
         rec = load_archive(run_path)
-        run_name = run_path.name.split("-baseline")[0]
+        run_name = re.split(r"-baseline|-canitedit", run_path.name)[0]
         for problem in problems:
 
             async def passes(text: str, problem: canitedit.Problem = problem) -> bool | None:
@@ -373,6 +380,14 @@ def summarise(items: Sequence[StudyItem]) -> dict[str, Any]:
 
 
 # -- the command ------------------------------------------------------------------------------------
+def _as_now(item: StudyItem) -> StudyItem:
+    """An item of an earlier study under today's definition: the whole edit passes too, so D_min is never
+    farther than d(M, C) (`reference_free_excess`; earlier studies could store a negative excess)."""
+    if item.d_min is not None and item.distance is not None and item.d_min > item.distance:
+        item.d_min, item.excess_ref_free = item.distance, 0.0
+    return item
+
+
 def default_overedit_env() -> str:
     return "overedit" if "overedit" in envs.SUITES and envs.is_prepared("overedit") else "canitedit"
 
@@ -408,6 +423,7 @@ async def study(args: argparse.Namespace) -> tuple[list[StudyItem], dict[str, An
                 parallel=args.parallel,
                 concurrency=concurrency,
                 statements=args.granularity == "statements",
+                runs_dir=args.runs,
             )
     finally:
         box.close()
@@ -438,6 +454,11 @@ def main(argv: list[str] | None = None) -> int:
         "--canitedit-tasks", type=number_arg(int, 0), default=10, help="first N CanItEdit problems (0: none)"
     )
     ap.add_argument(
+        "--runs",
+        default="canitedit_runs",
+        help="the data's folder of recorded CanItEdit runs (default canitedit_runs; canitedit_runs_more: 8 more)",
+    )
+    ap.add_argument(
         "--samples", type=number_arg(int, 1), default=1, help="distinct passing completions per problem, kind and run"
     )
     ap.add_argument("--max-runs", type=number_arg(int, 1), default=32, help="sandbox runs per analysis")
@@ -458,7 +479,9 @@ def main(argv: list[str] | None = None) -> int:
     started = time.monotonic()
     if args.items:
         items = [
-            msgspec.json.decode(line, type=StudyItem) for line in args.items.read_bytes().splitlines() if line.strip()
+            _as_now(msgspec.json.decode(line, type=StudyItem))
+            for line in args.items.read_bytes().splitlines()
+            if line.strip()
         ]
         summary = summarise(items)
     else:

@@ -149,7 +149,9 @@ def render_text(summary: dict) -> str:
                 f"{cond}: reference-free excess {fmt(d['excess_ref_free_mean'], 4)} (token excess of the "
                 f"edit over its smallest sub-edit that passes the tests; {d['necessity_analysed']} analysed, "
                 f"{fmt(d['necessity_runs_mean'], 1)} runs each; MAE against ELev "
-                f"{fmt(d['excess_ref_free_mae_vs_gold'], 4)})"
+                f"{fmt(d['excess_ref_free_mae_vs_gold'], 4)}); pooled over the condition's passing samples "
+                f"of each problem {fmt(d.get('excess_pooled_mean'), 4)} (over the smallest such sub-edit among "
+                f"them; MAE {fmt(d.get('excess_pooled_mae_vs_gold'), 4)})"
             )
     lines.append(
         "pass@1 and ExcessCode as CanItEdit (x100); ELev: token excess over the gold patch (no_comments), "

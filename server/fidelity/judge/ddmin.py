@@ -91,8 +91,11 @@ def sub_edit(
 
 
 def reference_free_excess(original: str, edited: str, minimal: str) -> ExcessEstimate:
-    """d(edited, original) - d(minimal, original) in every variant (normalised)."""
-    full, least = distances(original, edited), distances(original, minimal)
+    """d(edited, original) - d(minimal, original) in every variant (normalised). The whole edit passes
+    too, so where the sub-edit is farther from the original than the edit itself (a normaliser of another
+    length, a statement left as `pass`) the edit is the smallest and the excess is 0, never negative."""
+    full, reduced = distances(original, edited), distances(original, minimal)
+    least = {v: min(full[v], reduced[v], key=lambda d: d.normalized) for v in full}
     return ExcessEstimate(
         distance=full, d_min=least, excess={v: full[v].normalized - least[v].normalized for v in full}
     )
