@@ -159,10 +159,17 @@ class LlamaModel:
         p.warmup = False
         p.verbosity = -1
         p.hostnames = [os.path.join(self._sockets, f"llama-{threads}.sock")]
+        p.endpoint_metrics = True  # the request below goes through the task loop only when metrics are on
         try:
-            return xlc.Server(p)
+            server = xlc.Server(p)
         except RuntimeError as exc:
             raise ModelUnavailable(f"llama.cpp cannot load {self.path}: {exc}") from None
+        # `Server()` returns before its thread enters llama.cpp's task loop, and that loop's start sets
+        # `running`: a server dropped in between (the thread probe drops one, a worker may close at once)
+        # loses its terminate and its destructor waits for ever (seen on a busy machine). A request the
+        # loop answers proves it runs; from then on a drop stops it.
+        server.handle_metrics()
+        return server
 
     def _measure_threads(self, channel: Any) -> tuple[int, Any, dict[int, float]]:
         one = self._load(1)

@@ -4,6 +4,9 @@ why) where it is not, and a clear refusal when the direct engine was asked for b
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import pytest
 from local_model import NAME, fetch_test_model
 
@@ -69,3 +72,40 @@ def test_the_direct_engine_by_name_refuses_in_one_line(model_dir, monkeypatch):
     monkeypatch.setattr(llama_capi, "_FINGERPRINT", {0: 4096})
     with pytest.raises(ModelUnavailable, match="direct llama.cpp engine is unavailable: .*not the layout"):
         load_gguf(config(model_dir, llama_api="direct"), Channel())
+
+
+DROP_AT_ONCE = """
+import sys
+from server.backends.local_llama import LlamaModel
+from server.backends.local_protocol import WorkerConfig
+
+class Channel:
+    def send(self, event):
+        pass
+
+cfg = WorkerConfig(source="named", model=sys.argv[1], threads=1, context=512, models_dir=sys.argv[2], llama_api="server")
+for i in range(6):
+    engine = LlamaModel(cfg, Channel())
+    engine.close()
+    del engine  # the server object goes here, a moment after it was made
+    print("dropped", i, flush=True)
+"""
+
+
+def test_the_server_engine_can_be_dropped_right_after_loading(model_dir):
+    # llama.cpp's task loop starts after its server object exists, and an object dropped before the loop
+    # ran hung the process for ever (its terminate was lost, the destructor joined the loop's thread).
+    # Loaded and dropped at once, six times, with both cores kept busy: every drop returns.
+    busy = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(2)]
+    try:
+        run = subprocess.run(
+            [sys.executable, "-c", DROP_AT_ONCE, NAME, model_dir], capture_output=True, text=True, timeout=300
+        )
+    except subprocess.TimeoutExpired as exc:
+        pytest.fail(f"dropping a just-loaded server engine hung: {exc.stdout!r}")
+    finally:
+        for p in busy:
+            p.kill()
+            p.wait()
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert run.stdout.count("dropped") == 6
