@@ -200,6 +200,35 @@ def test_the_pooled_estimate_measures_against_the_problem_smallest_minimal_edit(
     assert items[0].excess_ref_free == 0.0 < pooled[0]
 
 
+def test_the_gold_edits_own_minimal_sub_edit_is_reported():
+    def item(source: str, task: str, distance: float, d_min: float, gold: float) -> ns.StudyItem:
+        return ns.StudyItem(
+            source=source,
+            task_id=task,
+            condition=source,
+            status="minimal",
+            distance=distance,
+            d_min=d_min,
+            excess_gold=gold,
+            excess_ref_free=distance - d_min,
+        )
+
+    items = [
+        item("gold", "a", 0.30, 0.20, 0.0),  # a third of the gold patch is not needed by the tests
+        item("gold", "b", 0.10, 0.10, 0.0),
+        item("canitedit", "a", 0.15, 0.15, -0.15),  # smaller than even the gold's minimal sub-edit
+        item("canitedit", "a", 0.25, 0.20, -0.05),
+        item("canitedit", "b", 0.05, 0.05, -0.05),
+        item("canitedit", "c", 0.05, 0.05, 0.0),  # no gold analysed for c: not counted
+    ]
+    summary = ns.summarise(items)
+    assert summary["gold"]["untested"] == 1
+    assert (summary["canitedit"]["below_gold_minimum"], summary["canitedit"]["with_gold_minimum"]) == (2, 3)
+    text = ns.render_text(summary, {"max_runs": 32})
+    assert "1 of 2 gold edits hold changes the tests do not need" in text
+    assert "2 of 3 completions change less than the gold edit's own minimal sub-edit" in text
+
+
 def test_a_runs_folder_without_runs_is_one_line(shared_data: Path):
     argv = ["--data", str(shared_data), "--runs", "no_such_folder", "--canitedit-tasks", "1", "--overedit-tasks", "0"]
     with pytest.raises(SystemExit, match=r"no recorded CanItEdit runs .*no_such_folder: name a folder .* --runs"):
@@ -208,7 +237,17 @@ def test_a_runs_folder_without_runs_is_one_line(shared_data: Path):
 
 @pytest.mark.skipif(not envs.is_prepared("canitedit"), reason="sandbox suite env missing: run scripts/setup-sandbox")
 def test_command_on_the_shared_data(shared_data: Path, tmp_path, capsys):
-    argv = ["--data", str(shared_data), "--canitedit-tasks", "3", "--overedit-tasks", "0", "--out", str(tmp_path)]
+    argv = [
+        "--data",
+        str(shared_data),
+        "--canitedit-tasks",
+        "3",
+        "--overedit-tasks",
+        "0",
+        "--gold",
+        "--out",
+        str(tmp_path),
+    ]
     with_overedit = "overedit" in envs.SUITES and envs.is_prepared("overedit")
     if with_overedit:
         argv += ["--overedit-ids", "BigCodeBench/1", "--per-task", "1"]
@@ -217,6 +256,8 @@ def test_command_on_the_shared_data(shared_data: Path, tmp_path, capsys):
     assert "pearson" in printed and "canitedit" in printed
     items = [json.loads(line) for line in (tmp_path / "items.jsonl").read_text().splitlines()]
     cie = [i for i in items if i["source"] == "canitedit"]
+    golds = [i for i in items if i["source"] == "gold"]
+    assert len(golds) == 3 and all(i["status"] == "minimal" and i["excess_gold"] == 0.0 for i in golds)
     assert len(cie) >= 6 and all(i["status"] == "minimal" for i in cie)
     assert all(i["excess_code"] is not None for i in cie)
     for i in cie:
@@ -228,7 +269,8 @@ def test_command_on_the_shared_data(shared_data: Path, tmp_path, capsys):
     report = (tmp_path / "report.html").read_text()
     # a scatter without information (all points in one place) is left out with a line saying why
     # per source: own and pooled estimate against the gold-based excess; CanItEdit also against ExcessCode
-    assert report.count("<svg") + report.count('class="left-out"') == 3 + (2 if with_overedit else 0)
+    assert report.count("<svg") + report.count('class="left-out"') == 3 + 2 + (2 if with_overedit else 0)
+    assert summary["canitedit"]["with_gold_minimum"] == len(cie) and "gold edits hold" in printed
     assert "pooled" in printed and summary["canitedit"]["pooled"]["n"] == len(cie)
     if with_overedit:
         [bcb] = [i for i in items if i["source"] == "overedit"]

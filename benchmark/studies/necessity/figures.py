@@ -180,7 +180,23 @@ def summarise(items: Sequence[StudyItem], extras: Sequence[str] = ()) -> dict[st
         if any(groups.values()):
             row["by_extra"] = {k: _agreement(_pairs(v, lambda i: i.excess_gold)) for k, v in groups.items()}
         out[source] = row
+    _against_gold_minimum(items, out)
     return out
+
+
+def _against_gold_minimum(items: Sequence[StudyItem], out: dict[str, Any]) -> None:
+    """With the gold edits analysed (source `gold`): how many gold edits hold changes the tests do not
+    need, and how many completions change less than the gold's own minimal sub-edit (a negative
+    gold-based excess that no estimate from the completion can see)."""
+    gold_min = {i.task_id: i.d_min for i in items if i.source == "gold" and i.d_min is not None}
+    if not gold_min or "gold" not in out:
+        return
+    golds = [i for i in items if i.source == "gold" and i.excess_ref_free is not None]
+    out["gold"]["untested"] = sum(_num(i.excess_ref_free) > 1e-12 for i in golds)
+    mine = [i for i in items if i.source == "canitedit" and i.distance is not None and i.task_id in gold_min]
+    if "canitedit" in out and mine:
+        out["canitedit"]["below_gold_minimum"] = sum(_num(i.distance) < _num(gold_min[i.task_id]) - 1e-12 for i in mine)
+        out["canitedit"]["with_gold_minimum"] = len(mine)
 
 
 def _f(v: Any, nd: int = 3) -> str:
@@ -210,6 +226,16 @@ def render_text(summary: dict[str, Any], settings: dict[str, Any]) -> str:
             f"{source}: statuses {r['statuses']}; mean excess ref-free {_f(r['mean_excess_ref_free'], 4)}, "
             f"gold {_f(r['mean_excess_gold'], 4)}"
         )
+        if "untested" in r:
+            lines.append(
+                f"{source}: {r['untested']} of {r['analysed']} gold edits hold changes the tests do not need "
+                f"(mean {_f(r['mean_excess_ref_free'], 4)} of the distance)"
+            )
+        if "below_gold_minimum" in r:
+            lines.append(
+                f"{source}: {r['below_gold_minimum']} of {r['with_gold_minimum']} completions change less than "
+                f"the gold edit's own minimal sub-edit"
+            )
         p = r.get("pooled")
         if p and p["n"]:
             lines.append(

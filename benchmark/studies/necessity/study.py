@@ -3,7 +3,7 @@ tests accept" estimate the gold-based excess, where a gold patch is known?
 
     EDIT_FIDELITY_DATA=../shared/data .venv/bin/python -m benchmark.studies.necessity.study \\
         [--overedit-tasks 20] [--canitedit-tasks 10] [--runs canitedit_runs] [--samples 1] [--max-runs 32] \\
-        [--granularity units] [--out DIR]
+        [--granularity units] [--gold] [--out DIR]
 
 For each candidate edit M of an original C with a gold patch G and hidden tests:
 - gold-based excess = d(M, C) - d(G, C);
@@ -18,7 +18,9 @@ with d the normalised `no_comments` token distance (SPEC 3.1). Sources:
   sandbox environment `overedit` (`edit-fidelity sandbox prepare --suite overedit`);
 - canitedit (SPEC 3.3): C = `before`, G = `after`, the candidates are the recorded runs' completions
   that passed (distinct ones, `--samples` per problem and kind), checked again in the sandbox
-  (`canitedit` environment), with their ExcessCode from the coverage run.
+  (`canitedit` environment), with their ExcessCode from the coverage run;
+- gold (`--gold`): every CanItEdit problem's gold edit analysed the same way, to show how much of the
+  reference the tests do not need, and how many completions change less than even its minimal sub-edit.
 
 It prints, per source, Pearson and Spearman correlation and the mean absolute error between the two
 excesses (and, for CanItEdit, the correlation of each with ExcessCode), the sandbox runs per analysis
@@ -333,6 +335,33 @@ async def canitedit_items(
     return list(await asyncio.gather(*jobs))
 
 
+async def gold_items(
+    box: Any, data: Path, *, tasks: int, max_runs: int, parallel: int, concurrency: int, statements: bool = False
+) -> list[StudyItem]:
+    """The gold edit of every problem analysed like a completion (source `gold`): how much of the gold
+    patch the tests do not need, the reference that the gold-based excess measures against."""
+    sem = asyncio.Semaphore(concurrency)
+    jobs = []
+    for problem in canitedit.load(data, tasks):
+
+        async def passes(text: str, problem: canitedit.Problem = problem) -> bool | None:
+            return await canitedit.passes(box, problem, text)
+
+        item = StudyItem(source="gold", task_id=problem.task_id, condition="gold")
+        job = analyse(
+            item,
+            problem.before,
+            problem.after,
+            problem.after,
+            passes,
+            max_runs=max_runs,
+            parallel=parallel,
+            statements=statements,
+        )
+        jobs.append(_limited(sem, job))
+    return list(await asyncio.gather(*jobs))
+
+
 async def _canitedit_one(
     box: Any,
     item: StudyItem,
@@ -425,6 +454,16 @@ async def study(args: argparse.Namespace) -> tuple[list[StudyItem], dict[str, An
                 statements=args.granularity == "statements",
                 runs_dir=args.runs,
             )
+        if args.gold and args.canitedit_tasks:
+            items += await gold_items(
+                box,
+                data,
+                tasks=args.canitedit_tasks,
+                max_runs=args.max_runs,
+                parallel=args.parallel,
+                concurrency=concurrency,
+                statements=args.granularity == "statements",
+            )
     finally:
         box.close()
     return items, summarise(items)
@@ -468,6 +507,11 @@ def main(argv: list[str] | None = None) -> int:
         choices=("units", "statements"),
         default="units",
         help="what ddmin drops: change units (the published study), or also the needed units' new statements",
+    )
+    ap.add_argument(
+        "--gold",
+        action="store_true",
+        help="also analyse every problem's gold edit: how much of it the tests do not need (source gold)",
     )
     ap.add_argument("--workers", type=number_arg(int, 1), default=os.cpu_count() or 1, help="sandbox slots")
     ap.add_argument(
