@@ -60,7 +60,13 @@ def fetch(
         raise FetchError(f"cannot use {directory} as the models directory: {exc.strerror or exc}") from None
     # one fetch per model at a time: two editors or test workers starting together must not write the
     # same `.partial` or delete each other's parts; the second finds the file the first placed
-    with FileLock(target.with_name(target.name + ".lock")):
+    lock = target.with_name(target.name + ".lock")
+    try:  # opened here first: filelock waits for ever on a lock file it cannot create
+        with open(lock, "a"):
+            pass
+    except OSError as exc:
+        raise FetchError(f"cannot write in the models directory {directory}: {exc.strerror or exc}") from None
+    with FileLock(lock):
         if target.is_file() and target.stat().st_size == entry.size:
             return target
         return _fetch_from(entry, order, source, target, say)

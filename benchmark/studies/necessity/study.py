@@ -65,6 +65,7 @@ from benchmark.studies.necessity.figures import summarise as _summarise
 from benchmark.suites import canitedit
 from benchmark.suites.canitedit.archive import load_archive
 from sandbox import Sandbox, envs
+from server.errors import UserError
 from server.fidelity import distances
 from server.fidelity.text import pyast
 
@@ -417,6 +418,22 @@ def _as_now(item: StudyItem) -> StudyItem:
     return item
 
 
+def read_items(path: Path) -> list[StudyItem]:
+    """The items.jsonl of an earlier study; a UserError (one line) when it cannot be read."""
+    try:
+        lines = path.read_bytes().splitlines()
+    except OSError as exc:
+        raise UserError(f"--items: cannot read {path}: {exc.strerror or exc}") from None
+    items = []
+    for n, line in enumerate(lines, 1):
+        if line.strip():
+            try:
+                items.append(_as_now(msgspec.json.decode(line, type=StudyItem)))
+            except msgspec.DecodeError as exc:  # malformed JSON or not a study item
+                raise UserError(f"--items: {path} line {n} is not a study item ({exc})") from None
+    return items
+
+
 def default_overedit_env() -> str:
     return "overedit" if "overedit" in envs.SUITES and envs.is_prepared("overedit") else "canitedit"
 
@@ -454,7 +471,7 @@ async def study(args: argparse.Namespace) -> tuple[list[StudyItem], dict[str, An
                 statements=args.granularity == "statements",
                 runs_dir=args.runs,
             )
-        if args.gold and args.canitedit_tasks:
+        if args.gold:
             items += await gold_items(
                 box,
                 data,
@@ -520,13 +537,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--items", type=Path, help="summarise the items.jsonl of an earlier study instead of running one")
     args = ap.parse_args(argv)
+    if args.gold and not args.canitedit_tasks and not args.items:
+        raise UserError("--gold analyses the CanItEdit problems' gold edits: give --canitedit-tasks 1 or more")
     started = time.monotonic()
     if args.items:
-        items = [
-            _as_now(msgspec.json.decode(line, type=StudyItem))
-            for line in args.items.read_bytes().splitlines()
-            if line.strip()
-        ]
+        items = read_items(args.items)
         summary = summarise(items)
     else:
         items, summary = asyncio.run(study(args))
