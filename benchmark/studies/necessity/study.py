@@ -317,10 +317,7 @@ async def canitedit_items(
         rec = load_archive(run_path)
         run_name = re.split(r"-baseline|-canitedit", run_path.name)[0]
         for problem in problems:
-
-            async def passes(text: str, problem: canitedit.Problem = problem) -> bool | None:
-                return await canitedit.passes(box, problem, text)
-
+            passes = _problem_passes(box, problem)
             for condition in canitedit.CONDITIONS:
                 completions = rec.get(problem.task_id, condition)
                 chosen: list[tuple[int, str]] = []
@@ -344,23 +341,26 @@ async def gold_items(
     sem = asyncio.Semaphore(concurrency)
     jobs = []
     for problem in canitedit.load(data, tasks):
-
-        async def passes(text: str, problem: canitedit.Problem = problem) -> bool | None:
-            return await canitedit.passes(box, problem, text)
-
         item = StudyItem(source="gold", task_id=problem.task_id, condition="gold")
         job = analyse(
             item,
             problem.before,
             problem.after,
             problem.after,
-            passes,
+            _problem_passes(box, problem),
             max_runs=max_runs,
             parallel=parallel,
             statements=statements,
         )
         jobs.append(_limited(sem, job))
     return list(await asyncio.gather(*jobs))
+
+
+def _problem_passes(box: Any, problem: canitedit.Problem) -> Passes:
+    async def passes(text: str) -> bool | None:
+        return await canitedit.passes(box, problem, text)
+
+    return passes
 
 
 async def _canitedit_one(
@@ -441,7 +441,13 @@ def default_overedit_env() -> str:
 async def study(args: argparse.Namespace) -> tuple[list[StudyItem], dict[str, Any]]:
     data = data_dir(args.data)
     box = Sandbox(workers=args.workers)
-    concurrency = max(1, args.workers // args.parallel)
+    # how every analysis runs, whatever its source
+    how: dict[str, Any] = {
+        "max_runs": args.max_runs,
+        "parallel": args.parallel,
+        "concurrency": max(1, args.workers // args.parallel),
+        "statements": args.granularity == "statements",
+    }
     items: list[StudyItem] = []
     try:
         if args.overedit_tasks or args.overedit_ids:
@@ -452,35 +458,16 @@ async def study(args: argparse.Namespace) -> tuple[list[StudyItem], dict[str, An
                 per_task=args.per_task,
                 env=args.overedit_env or default_overedit_env(),
                 timeout_s=args.timeout,
-                max_runs=args.max_runs,
-                parallel=args.parallel,
                 seed=args.seed,
-                concurrency=concurrency,
                 task_ids=args.overedit_ids,
-                statements=args.granularity == "statements",
+                **how,
             )
         if args.canitedit_tasks:
             items += await canitedit_items(
-                box,
-                data,
-                tasks=args.canitedit_tasks,
-                samples=args.samples,
-                max_runs=args.max_runs,
-                parallel=args.parallel,
-                concurrency=concurrency,
-                statements=args.granularity == "statements",
-                runs_dir=args.runs,
+                box, data, tasks=args.canitedit_tasks, samples=args.samples, runs_dir=args.runs, **how
             )
         if args.gold:
-            items += await gold_items(
-                box,
-                data,
-                tasks=args.canitedit_tasks,
-                max_runs=args.max_runs,
-                parallel=args.parallel,
-                concurrency=concurrency,
-                statements=args.granularity == "statements",
-            )
+            items += await gold_items(box, data, tasks=args.canitedit_tasks, **how)
     finally:
         box.close()
     return items, summarise(items)
