@@ -14,7 +14,7 @@ import pytest
 from benchmark.run.reference_free import reference_free_metrics
 from benchmark.run.testrun import run_tests
 from benchmark.studies.necessity import study as ns
-from benchmark.studies.necessity.figures import pooled_excess
+from benchmark.studies.necessity.figures import DECOMPOSITION_TERMS, pooled_excess
 from sandbox import Sandbox, envs
 from server.errors import UserError
 from server.fidelity import distances
@@ -228,6 +228,46 @@ def test_the_gold_edits_own_minimal_sub_edit_is_reported():
     text = ns.render_text(summary, {"max_runs": 32})
     assert "1 of 2 gold edits hold changes the tests do not need" in text
     assert "2 of 3 completions change less than the gold edit's own minimal sub-edit" in text
+
+
+def test_the_gold_based_excess_is_split_into_its_three_terms():
+    def item(source: str, task: str, distance: float, d_min: float, gold_distance: float) -> ns.StudyItem:
+        return ns.StudyItem(
+            source=source,
+            task_id=task,
+            condition=source,
+            status="minimal",
+            distance=distance,
+            d_min=d_min,
+            excess_gold=distance - gold_distance,
+            excess_ref_free=distance - d_min,
+        )
+
+    golds = [item("gold", "a", 0.30, 0.20, 0.30), item("gold", "b", 0.10, 0.10, 0.10)]
+    comps = [
+        item("canitedit", "a", 0.15, 0.15, 0.30),  # another, smaller solution than the gold's needed part
+        item("canitedit", "a", 0.40, 0.25, 0.30),
+        item("canitedit", "b", 0.32, 0.32, 0.10),  # all needed, but three times the gold
+        item("canitedit", "b", 0.12, 0.10, 0.10),
+    ]
+    row = ns.summarise(golds + comps)["canitedit"]["decomposition"]
+    excess = [i.excess_gold for i in comps]
+    own, needed, untested = [0.0, 0.15, 0.0, 0.02], [-0.05, 0.05, 0.22, 0.0], [-0.10, -0.10, 0.0, 0.0]
+    for c, a, b, u in zip(comps, own, needed, untested, strict=True):  # the terms add up to the gold-based excess
+        assert a + b + u == pytest.approx(c.excess_gold)
+    assert row["n"] == 4
+    for name, term in zip(DECOMPOSITION_TERMS, (own, needed, untested), strict=True):
+        assert row["terms"][name]["spearman"] == pytest.approx(ns.spearman(term, excess))
+        assert row["terms"][name]["variance_share"] == pytest.approx(
+            statistics.pvariance(term) / statistics.pvariance(excess)
+        )
+    assert row["knowing_gold_minimum"] == pytest.approx(ns.spearman([-0.05, 0.20, 0.22, 0.02], excess))
+    # the smallest passing sub-edit of a: the first completion's 0.15, below the gold's 0.20
+    assert row["smallest_known_floor"] == pytest.approx(ns.spearman([0.0, 0.25, 0.22, 0.02], excess))
+    text = ns.render_text(ns.summarise(golds + comps), {"max_runs": 32})
+    assert "necessary difference spearman" in text and "the gold's D_min as the floor" in text
+    # without the gold edits analysed there is nothing to split
+    assert "decomposition" not in ns.summarise(comps)["canitedit"]
 
 
 def test_a_runs_folder_without_runs_is_one_line(shared_data: Path):

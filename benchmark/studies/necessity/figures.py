@@ -197,6 +197,44 @@ def _against_gold_minimum(items: Sequence[StudyItem], out: dict[str, Any]) -> No
     if "canitedit" in out and mine:
         out["canitedit"]["below_gold_minimum"] = sum(_num(i.distance) < _num(gold_min[i.task_id]) - 1e-12 for i in mine)
         out["canitedit"]["with_gold_minimum"] = len(mine)
+        gold = {i.task_id: i for i in items if i.source == "gold" and i.d_min is not None and i.distance is not None}
+        out["canitedit"]["decomposition"] = decompose(mine, gold)
+
+
+DECOMPOSITION_TERMS = ("own", "necessary_difference", "gold_untested")
+
+
+def decompose(completions: Sequence[StudyItem], gold: dict[str, StudyItem]) -> dict[str, Any]:
+    """Each completion's gold-based excess is the sum of three terms:
+    d(M,C) - d(G,C) = [d(M,C) - D_min(M)] + [D_min(M) - D_min(G)] + [D_min(G) - d(G,C)],
+    what the tests do not need of M (`own`), how much larger M's needed part is than the gold's
+    (`necessary_difference`: another solution, not an over-edit) and the gold's own untested part.
+    Only the first is seen without the gold. The row gives each term's Spearman with the gold-based
+    excess and its share of the variance, and two ceilings: the estimate that knew D_min(G), and the one
+    that takes the smallest passing sub-edit known for the problem (the gold's among the completions')."""
+    done = [i for i in completions if i.d_min is not None and i.excess_gold is not None and i.task_id in gold]
+    if len(done) < 3:
+        return {"n": len(done)}
+    excess = [_num(i.excess_gold) for i in done]
+    floor = {t: _num(g.d_min) for t, g in gold.items()}
+    smallest = dict(floor)
+    for i in done:
+        smallest[i.task_id] = min(smallest[i.task_id], _num(i.d_min))
+    terms = {
+        "own": [_num(i.distance) - _num(i.d_min) for i in done],
+        "necessary_difference": [_num(i.d_min) - floor[i.task_id] for i in done],
+        "gold_untested": [floor[i.task_id] - _num(gold[i.task_id].distance) for i in done],
+    }
+    spread = statistics.pvariance(excess)
+    return {
+        "n": len(done),
+        "terms": {
+            k: {"spearman": spearman(v, excess), "variance_share": statistics.pvariance(v) / spread if spread else None}
+            for k, v in terms.items()
+        },
+        "knowing_gold_minimum": spearman([_num(i.distance) - floor[i.task_id] for i in done], excess),
+        "smallest_known_floor": spearman([_num(i.distance) - smallest[i.task_id] for i in done], excess),
+    }
 
 
 def _f(v: Any, nd: int = 3) -> str:
@@ -236,8 +274,23 @@ def render_text(summary: dict[str, Any], settings: dict[str, Any]) -> str:
                 f"{source}: {r['below_gold_minimum']} of {r['with_gold_minimum']} completions change less than "
                 f"the gold edit's own minimal sub-edit"
             )
+        d = r.get("decomposition")
+        if d and "terms" in d:
+            t = d["terms"]
+            lines.append(
+                f"{source}: gold-based excess = own + necessary difference + gold untested (n={d['n']}): "
+                + ", ".join(
+                    f"{k.replace('_', ' ')} spearman {_f(t[k]['spearman'])} (variance share "
+                    f"{_f(t[k]['variance_share'], 2)})"
+                    for k in DECOMPOSITION_TERMS
+                )
+            )
+            lines.append(
+                f"{source}: d(M,C) - a floor, spearman: the gold's D_min as the floor {_f(d['knowing_gold_minimum'])}, "
+                f"the smallest passing sub-edit known (the gold's included) {_f(d['smallest_known_floor'])}"
+            )
         p = r.get("pooled")
-        if p and p["n"]:
+        if p and p["single"] < p["problems"]:  # else pooled is the own estimate everywhere
             lines.append(
                 f"{source}: pooled (d(M,C) - the smallest D_min of the problem's analysed completions): "
                 f"n={p['n']} over {p['problems']} problems ({p['single']} with one completion), pearson "
