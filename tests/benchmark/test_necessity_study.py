@@ -282,6 +282,7 @@ def test_a_runs_folder_without_runs_is_one_line(shared_data: Path):
         (None, r"--items: cannot read .*: No such file"),
         (b"not json\n", r"--items: .* line 1 is not a study item \(JSON is malformed"),
         (b'{"source": "canitedit"}\n', r"--items: .* line 1 is not a study item \(Object missing required field"),
+        (b"\n", r"--items: .* holds no study items: give the items.jsonl a study wrote with --out"),
     ],
 )
 def test_unreadable_items_are_one_line(tmp_path, content, says):
@@ -295,6 +296,12 @@ def test_unreadable_items_are_one_line(tmp_path, content, says):
 def test_gold_without_problems_is_one_line(shared_data: Path):
     with pytest.raises(UserError, match="--gold analyses .* give --canitedit-tasks 1 or more"):
         ns.main(["--data", str(shared_data), "--gold", "--canitedit-tasks", "0", "--overedit-tasks", "0"])
+
+
+def test_a_study_of_nothing_is_one_line(shared_data: Path, tmp_path):
+    with pytest.raises(UserError, match="nothing to study: give --canitedit-tasks N or --overedit-tasks N"):
+        ns.main(["--data", str(shared_data), "--canitedit-tasks", "0", "--overedit-tasks", "0", "--out", str(tmp_path)])
+    assert list(tmp_path.iterdir()) == []  # no empty figures written
 
 
 @pytest.mark.skipif(not envs.is_prepared("canitedit"), reason="sandbox suite env missing: run scripts/setup-sandbox")

@@ -431,6 +431,8 @@ def read_items(path: Path) -> list[StudyItem]:
                 items.append(_as_now(msgspec.json.decode(line, type=StudyItem)))
             except msgspec.DecodeError as exc:  # malformed JSON or not a study item
                 raise UserError(f"--items: {path} line {n} is not a study item ({exc})") from None
+    if not items:  # figures of nothing would read as a study that found nothing
+        raise UserError(f"--items: {path} holds no study items: give the items.jsonl a study wrote with --out")
     return items
 
 
@@ -526,6 +528,8 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     if args.gold and not args.canitedit_tasks and not args.items:
         raise UserError("--gold analyses the CanItEdit problems' gold edits: give --canitedit-tasks 1 or more")
+    if not (args.items or args.canitedit_tasks or args.overedit_tasks or args.overedit_ids):
+        raise UserError("nothing to study: give --canitedit-tasks N or --overedit-tasks N (or --items FILE)")
     started = time.monotonic()
     if args.items:
         items = read_items(args.items)
