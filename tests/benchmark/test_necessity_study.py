@@ -172,25 +172,27 @@ def test_correlation_figures():
     assert (row["ref_free_below_gold"], row["ref_free_above_gold"], row["exact"]) == (1, 2, 0.4)
 
 
-def test_the_pooled_estimate_measures_against_the_problem_smallest_minimal_edit():
-    def item(task: str, distance: float, d_min: float | None, gold: float, source: str = "canitedit") -> ns.StudyItem:
-        return ns.StudyItem(
-            source=source,
-            task_id=task,
-            condition="c",
-            status="minimal" if d_min is not None else "full_fails",
-            distance=distance,
-            d_min=d_min,
-            excess_gold=gold,
-            excess_ref_free=None if d_min is None else distance - d_min,
-        )
+def _analysed(source: str, task: str, distance: float, d_min: float | None, excess_gold: float) -> ns.StudyItem:
+    """A study item as an analysis leaves it (no D_min: the full edit failed)."""
+    return ns.StudyItem(
+        source=source,
+        task_id=task,
+        condition=source,
+        status="minimal" if d_min is not None else "full_fails",
+        distance=distance,
+        d_min=d_min,
+        excess_gold=excess_gold,
+        excess_ref_free=None if d_min is None else distance - d_min,
+    )
 
+
+def test_the_pooled_estimate_measures_against_the_problem_smallest_minimal_edit():
     items = [
-        item("a", 0.30, 0.30, 0.10),  # all needed, but another completion fixes it with less
-        item("a", 0.12, 0.10, -0.08),
-        item("a", 0.50, None, 0.30),  # not analysed: no estimate, and not a floor
-        item("b", 0.05, 0.04, 0.01),
-        item("a", 0.02, 0.01, 0.0, source="overedit"),  # another source is another population
+        _analysed("canitedit", "a", 0.30, 0.30, 0.10),  # all needed, but another completion fixes it with less
+        _analysed("canitedit", "a", 0.12, 0.10, -0.08),
+        _analysed("canitedit", "a", 0.50, None, 0.30),  # not analysed: no estimate, and not a floor
+        _analysed("canitedit", "b", 0.05, 0.04, 0.01),
+        _analysed("overedit", "a", 0.02, 0.01, 0.0),  # another source is another population
     ]
     pooled = pooled_excess(items)
     assert pooled == pytest.approx({0: 0.20, 1: 0.02, 3: 0.01, 4: 0.01})
@@ -202,25 +204,13 @@ def test_the_pooled_estimate_measures_against_the_problem_smallest_minimal_edit(
 
 
 def test_the_gold_edits_own_minimal_sub_edit_is_reported():
-    def item(source: str, task: str, distance: float, d_min: float, gold: float) -> ns.StudyItem:
-        return ns.StudyItem(
-            source=source,
-            task_id=task,
-            condition=source,
-            status="minimal",
-            distance=distance,
-            d_min=d_min,
-            excess_gold=gold,
-            excess_ref_free=distance - d_min,
-        )
-
     items = [
-        item("gold", "a", 0.30, 0.20, 0.0),  # a third of the gold patch is not needed by the tests
-        item("gold", "b", 0.10, 0.10, 0.0),
-        item("canitedit", "a", 0.15, 0.15, -0.15),  # smaller than even the gold's minimal sub-edit
-        item("canitedit", "a", 0.25, 0.20, -0.05),
-        item("canitedit", "b", 0.05, 0.05, -0.05),
-        item("canitedit", "c", 0.05, 0.05, 0.0),  # no gold analysed for c: not counted
+        _analysed("gold", "a", 0.30, 0.20, 0.0),  # a third of the gold patch is not needed by the tests
+        _analysed("gold", "b", 0.10, 0.10, 0.0),
+        _analysed("canitedit", "a", 0.15, 0.15, -0.15),  # smaller than even the gold's minimal sub-edit
+        _analysed("canitedit", "a", 0.25, 0.20, -0.05),
+        _analysed("canitedit", "b", 0.05, 0.05, -0.05),
+        _analysed("canitedit", "c", 0.05, 0.05, 0.0),  # no gold analysed for c: not counted
     ]
     summary = ns.summarise(items)
     assert summary["gold"]["untested"] == 1
@@ -232,16 +222,7 @@ def test_the_gold_edits_own_minimal_sub_edit_is_reported():
 
 def test_the_gold_based_excess_is_split_into_its_three_terms():
     def item(source: str, task: str, distance: float, d_min: float, gold_distance: float) -> ns.StudyItem:
-        return ns.StudyItem(
-            source=source,
-            task_id=task,
-            condition=source,
-            status="minimal",
-            distance=distance,
-            d_min=d_min,
-            excess_gold=distance - gold_distance,
-            excess_ref_free=distance - d_min,
-        )
+        return _analysed(source, task, distance, d_min, distance - gold_distance)
 
     golds = [item("gold", "a", 0.30, 0.20, 0.30), item("gold", "b", 0.10, 0.10, 0.10)]
     comps = [

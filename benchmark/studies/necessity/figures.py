@@ -188,16 +188,17 @@ def _against_gold_minimum(items: Sequence[StudyItem], out: dict[str, Any]) -> No
     """With the gold edits analysed (source `gold`): how many gold edits hold changes the tests do not
     need, and how many completions change less than the gold's own minimal sub-edit (a negative
     gold-based excess that no estimate from the completion can see)."""
-    gold_min = {i.task_id: i.d_min for i in items if i.source == "gold" and i.d_min is not None}
-    if not gold_min or "gold" not in out:
+    gold = {i.task_id: i for i in items if i.source == "gold" and i.d_min is not None and i.distance is not None}
+    if not gold or "gold" not in out:
         return
     golds = [i for i in items if i.source == "gold" and i.excess_ref_free is not None]
     out["gold"]["untested"] = sum(_num(i.excess_ref_free) > 1e-12 for i in golds)
-    mine = [i for i in items if i.source == "canitedit" and i.distance is not None and i.task_id in gold_min]
+    mine = [i for i in items if i.source == "canitedit" and i.distance is not None and i.task_id in gold]
     if "canitedit" in out and mine:
-        out["canitedit"]["below_gold_minimum"] = sum(_num(i.distance) < _num(gold_min[i.task_id]) - 1e-12 for i in mine)
+        out["canitedit"]["below_gold_minimum"] = sum(
+            _num(i.distance) < _num(gold[i.task_id].d_min) - 1e-12 for i in mine
+        )
         out["canitedit"]["with_gold_minimum"] = len(mine)
-        gold = {i.task_id: i for i in items if i.source == "gold" and i.d_min is not None and i.distance is not None}
         out["canitedit"]["decomposition"] = decompose(mine, gold)
 
 
